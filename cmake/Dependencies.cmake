@@ -1,0 +1,15 @@
+# Every dependency is a Debian 12 package that tools/install-deps installs.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PMEM2 REQUIRED IMPORTED_TARGET libpmem2)
+pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Threads REQUIRED)
+if(RPM_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+
+if(RPM_SANITIZE)
+  add_compile_options(-fsanitize=${RPM_SANITIZE} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${RPM_SANITIZE})
+endif()

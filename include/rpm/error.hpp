@@ -1,0 +1,66 @@
+// rpm error codes: one enum, one std::error_category.
+//
+// Every failing call in rpm reports an rpm::errc through std::error_code on
+// the data path, or an rpm::Error (code + detail naming the file, flag or
+// request that was wrong) where there is context worth telling the user.
+// The category's messages say what went wrong and what to do about it.
+#pragma once
+
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace rpm {
+
+enum class errc : int {
+    // 0 is reserved for success, as std::error_code requires.
+    invalid_argument = 1,      ///< a parameter is out of its documented range
+    path_not_found,            ///< a file or device path does not exist
+    permission_denied,         ///< the OS refused access to a file or device
+    bad_size,                  ///< a size is zero, too large, unaligned, or does not match
+    not_pmem,                  ///< a device that must be persistent memory is not
+    granularity_not_supported, ///< the region cannot give the store granularity asked for
+    pmem_failed,               ///< libpmem2 reported an error rpm has no closer code for
+    deep_flush_failed,         ///< the WPQ deep flush could not be performed
+    io_error,                  ///< a read or write of a file failed
+    sysfs_unreadable,          ///< a platform file could not be read
+    bad_override,              ///< an override (environment or configuration) is malformed
+    bad_config,                ///< a configuration file is missing or malformed
+    rdma_unavailable,          ///< no RDMA device, or the verbs library failed
+    unsupported,               ///< the platform or build does not offer this operation
+};
+
+/// The category of rpm::errc ("rpm").
+const std::error_category& rpm_category() noexcept;
+
+std::error_code make_error_code(errc e) noexcept;
+
+} // namespace rpm
+
+template <>
+struct std::is_error_code_enum<rpm::errc> : std::true_type {};
+
+namespace rpm {
+
+/// An error code with the detail that makes it actionable: which path, which
+/// variable, which value. message() = "<detail>: <category message>".
+class Error {
+public:
+    Error() = default;
+    Error(std::error_code code, std::string detail = {})
+        : code_(code), detail_(std::move(detail)) {}
+    Error(errc e, std::string detail = {})
+        : code_(make_error_code(e)), detail_(std::move(detail)) {}
+
+    [[nodiscard]] std::error_code code() const noexcept { return code_; }
+    [[nodiscard]] const std::string& detail() const noexcept { return detail_; }
+    [[nodiscard]] std::string message() const;
+
+    friend bool operator==(const Error& a, errc e) noexcept { return a.code_ == e; }
+
+private:
+    std::error_code code_;
+    std::string detail_;
+};
+
+} // namespace rpm

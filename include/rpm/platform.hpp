@@ -1,0 +1,107 @@
+// Platform detection: what a machine (or a sysfs fixture tree) says about
+// persistence domains, DDIO, the RNICs' root ports, CPU flush instructions
+// and native RDMA FLUSH / atomic write.
+//
+// Every reader works under a root directory (default "/"), so tests point it
+// at a fixture tree in tests/fixtures/. Detection never fails as a whole for
+// a file it cannot read: it records what it could not read in
+// Profile::unreadable and carries on, marking the affected input unknown.
+// Overrides (environment, configuration) are applied by rpm::Overrides, not
+// here: detect() reports only what the machine says.
+#pragma once
+
+#include <rpm/persistence.hpp>
+#include <rpm/result.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rpm::platform {
+
+/// CPU cache-flush instructions (cpuid leaf 1 EDX[19], leaf 7 EBX[23], EBX[24]).
+struct CpuFlush {
+    bool clflush = false;
+    bool clflushopt = false;
+    bool clwb = false;
+};
+
+/// One nd region (/sys/bus/nd/devices/regionN).
+struct NdRegion {
+    std::string name;                   ///< "region0"
+    PersistenceDomain domain = PersistenceDomain::unknown;
+    std::string raw_domain;             ///< the file's text, trimmed ("" on memmap)
+    bool domain_readable = false;       ///< false: file missing/unreadable, domain is unknown
+    std::uint64_t size = 0;             ///< bytes, 0 when unreadable
+    std::vector<std::string> devices;   ///< block (pmemN) and dax (daxN.M) devices in it
+};
+
+/// DDIO as read from an Intel Xeon IIO root port's perfctrlsts_0 (0x180).
+struct DdioReading {
+    Ddio state = Ddio::unknown;
+    std::optional<std::uint8_t> perfctrlsts_0;  ///< the byte at 0x180 when read
+    std::optional<bool> use_allocating_flow_wr; ///< bit 7: 1 = DDIO on
+    std::optional<bool> no_snoop_op_wr_en;      ///< bit 3, reported only
+    std::string detail;                         ///< how it was read, or why unknown
+};
+
+/// The PCIe root port above an RDMA device.
+struct RootPort {
+    std::string bdf;              ///< "0000:17:00.0"
+    std::uint16_t vendor = 0;     ///< 0 when unreadable
+    std::uint16_t device = 0;
+    bool xeon_iio = false;        ///< an Intel Xeon IIO root port rpm knows
+};
+
+/// Yes / no / could not tell.
+enum class Tri { no, yes, unknown };
+std::string_view to_string(Tri t) noexcept;
+
+/// One RDMA device (/sys/class/infiniband/<name>).
+struct RdmaDevice {
+    std::string name;                     ///< "mlx5_0", "rxe0"
+    std::string pci_bdf;                  ///< empty for a software device (rxe)
+    std::vector<std::string> pci_path;    ///< BDFs from the root port down to the device
+    std::optional<RootPort> root_port;    ///< none for software or root-complex devices
+    DdioReading ddio;
+    Tri native_flush = Tri::unknown;      ///< IB_UVERBS_DEVICE_FLUSH_PERSISTENT
+    Tri atomic_write = Tri::unknown;      ///< IB_UVERBS_DEVICE_ATOMIC_WRITE
+    std::string caps_detail;              ///< how the capabilities were learned, or why not
+};
+
+/// Everything detect() found, plus what it could not read and why.
+struct Profile {
+    std::filesystem::path root;
+    CpuFlush cpu;
+    std::string cpu_detail;               ///< "cpuid" or why not
+    std::vector<NdRegion> regions;
+    std::vector<RdmaDevice> rdma_devices;
+    std::vector<std::string> unreadable;  ///< one line per thing that could not be read
+};
+
+struct DetectOptions {
+    std::filesystem::path root = "/";
+    /// Ask libibverbs for device capabilities. Only meaningful when root is
+    /// "/": a fixture tree has no devices behind it, and then the
+    /// capabilities are reported unknown with that reason.
+    bool query_verbs = true;
+    /// Extra Intel root-port device IDs to treat as Xeon IIO ports (for
+    /// CPUs newer than rpm's table; from configuration).
+    std::vector<std::uint16_t> extra_iio_device_ids;
+};
+
+/// Read everything. Never fails for a missing or unreadable file (see
+/// Profile::unreadable); fails with errc::path_not_found only when the root
+/// itself does not exist.
+Result<Profile> detect(const DetectOptions& opts = {});
+
+/// The nd region (name, e.g. "region0") that holds the block or character
+/// device `dev` (st_dev of a file on fsdax, st_rdev of a devdax or pmem
+/// device), found through <root>/sys/dev/{block,char}/MAJ:MIN. nullopt when
+/// the device is not in an nd region.
+std::optional<std::string> nd_region_of(const std::filesystem::path& root, unsigned major,
+                                        unsigned minor, bool char_device);
+
+} // namespace rpm::platform

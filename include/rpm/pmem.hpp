@@ -1,0 +1,121 @@
+// Persistent-memory regions on libpmem2.
+//
+// A Region maps a devdax device, a file on a DAX file system, a regular file
+// or a tmpfs file (emulated PM) and tells what it is: its kind, its store
+// granularity and its persistence domain. persist/flush/drain are pmem2's own
+// function pointers, fetched once at open, so the hot path is one indirect
+// call (as in libpmem2). A caller that needs a granularity says so in
+// OpenOptions and gets errc::granularity_not_supported when the region cannot
+// give it.
+#pragma once
+
+#include <rpm/persistence.hpp>
+#include <rpm/result.hpp>
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string_view>
+
+struct pmem2_map;
+
+namespace rpm::pmem {
+
+enum class Kind {
+    devdax,        ///< a /dev/daxN.M character device
+    fsdax,         ///< a file on a DAX-mounted file system
+    regular_file,  ///< a file in the page cache (not PM)
+    tmpfs_file,    ///< a file in tmpfs or /dev/shm: emulated PM, not durable
+};
+std::string_view to_string(Kind k) noexcept;
+
+struct OpenOptions {
+    /// Create the file if it is missing (never for devices). Needs size.
+    bool create = false;
+    /// Bytes to map. For an existing file: 0 (or unset) maps the whole file;
+    /// a size larger than the file fails with errc::bad_size unless create is
+    /// set, in which case the file is extended. Devices map whole.
+    std::size_t size = 0;
+    /// The coarsest store granularity the caller accepts; opening fails with
+    /// errc::granularity_not_supported when the region's is coarser.
+    std::optional<Granularity> required_granularity;
+    /// Root of the sysfs tree used to find the region's nd region and its
+    /// persistence domain (tests point it at a fixture).
+    std::filesystem::path sysfs_root = "/";
+};
+
+using persist_fn = void (*)(const void* ptr, std::size_t size);
+using flush_fn = void (*)(const void* ptr, std::size_t size);
+using drain_fn = void (*)();
+
+/// An open, mapped region. Move-only; unmaps on destruction.
+class Region {
+public:
+    /// Open (or create, per opts) the region at `path`.
+    ///
+    /// RETURN VALUE: the mapped region, or an Error.
+    /// ERRORS:
+    /// - errc::path_not_found: `path` does not exist and create is not set
+    /// - errc::invalid_argument: create set with size 0, or create on a device
+    /// - errc::bad_size: size larger than an existing file without create, or
+    ///   not a multiple of the mapping alignment the file requires
+    /// - errc::not_pmem: a device that is not a devdax device (e.g. /dev/sda)
+    /// - errc::granularity_not_supported: required_granularity is finer than
+    ///   the region offers
+    /// - errc::permission_denied: the OS refused to open or map the path
+    /// - errc::pmem_failed: any other libpmem2 failure (detail says which)
+    static Result<Region> open(const std::filesystem::path& path, const OpenOptions& opts = {});
+
+    Region(Region&& other) noexcept;
+    Region& operator=(Region&& other) noexcept;
+    Region(const Region&) = delete;
+    Region& operator=(const Region&) = delete;
+    ~Region();
+
+    [[nodiscard]] std::span<std::byte> bytes() const noexcept;
+    [[nodiscard]] void* data() const noexcept;
+    [[nodiscard]] std::size_t size() const noexcept;
+    [[nodiscard]] Kind kind() const noexcept { return kind_; }
+    [[nodiscard]] Granularity granularity() const noexcept { return granularity_; }
+    /// The domain: from the nd region when the region is in one (weakened to
+    /// what the granularity allows), not_pmem for page granularity, unknown
+    /// otherwise.
+    [[nodiscard]] PersistenceDomain domain() const noexcept { return domain_; }
+    /// The nd region holding it ("region0"), empty when none.
+    [[nodiscard]] const std::string& nd_region() const noexcept { return nd_region_; }
+    [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
+
+    /// Make [ptr, ptr+size) durable: pmem2's persist (flush + drain, or msync
+    /// for page granularity). The range must lie inside the region.
+    void persist(const void* ptr, std::size_t size) const noexcept { persist_(ptr, size); }
+    void flush(const void* ptr, std::size_t size) const noexcept { flush_(ptr, size); }
+    void drain() const noexcept { drain_(); }
+    /// The hot-path function pointers themselves, for callers that keep them.
+    [[nodiscard]] persist_fn persist_function() const noexcept { return persist_; }
+    [[nodiscard]] flush_fn flush_function() const noexcept { return flush_; }
+    [[nodiscard]] drain_fn drain_function() const noexcept { return drain_; }
+
+    /// Flush the memory controller's write-pending queues for the range
+    /// (pmem2_deep_flush: the region's deep_flush file on devdax, msync on
+    /// a file). ERRORS: errc::invalid_argument for a range outside the
+    /// region; errc::deep_flush_failed when pmem2 cannot (detail says why).
+    Result<void> deep_flush(const void* ptr, std::size_t size) const;
+
+private:
+    Region() = default;
+    friend struct RegionBuilder;
+
+    pmem2_map* map_ = nullptr;
+    int fd_ = -1;
+    std::filesystem::path path_;
+    Kind kind_ = Kind::regular_file;
+    Granularity granularity_ = Granularity::page;
+    PersistenceDomain domain_ = PersistenceDomain::not_pmem;
+    std::string nd_region_;
+    persist_fn persist_ = nullptr;
+    flush_fn flush_ = nullptr;
+    drain_fn drain_ = nullptr;
+};
+
+} // namespace rpm::pmem

@@ -1,0 +1,68 @@
+// The "rpm" error category: each message says what went wrong and what the
+// user can do about it, because an error is often all a user sees.
+#include <rpm/error.hpp>
+
+namespace rpm {
+namespace {
+
+const char* describe(errc e) noexcept {
+    switch (e) {
+    case errc::invalid_argument:
+        return "invalid argument; check the call against its documentation";
+    case errc::path_not_found:
+        return "no such file or device; check the path, or pass create with a size to make a file";
+    case errc::permission_denied:
+        return "permission denied; run as a user that may open the file or device";
+    case errc::bad_size:
+        return "bad size; give a non-zero size no larger than the file (or set create to extend it), "
+               "aligned as the device requires";
+    case errc::not_pmem:
+        return "not persistent memory; use a devdax device, a file on a DAX file system, "
+               "or a regular/tmpfs file";
+    case errc::granularity_not_supported:
+        return "the region cannot give the store granularity asked for; relax the requirement "
+               "or use a region whose platform offers it";
+    case errc::pmem_failed:
+        return "libpmem2 failed; the detail names the call and its reason";
+    case errc::deep_flush_failed:
+        return "deep flush failed; the region's deep_flush control is missing or not writable";
+    case errc::io_error:
+        return "input/output error reading or writing a file; check the device and the kernel log";
+    case errc::sysfs_unreadable:
+        return "a platform file could not be read; run as root or set an override";
+    case errc::bad_override:
+        return "malformed override; see docs/flush-methods.md for the variables and their values";
+    case errc::bad_config:
+        return "malformed configuration file; see docs/flush-methods.md for its keys";
+    case errc::rdma_unavailable:
+        return "no usable RDMA device; load a driver (or rdma_rxe for Soft-RoCE) or use tcp://";
+    case errc::unsupported:
+        return "not supported on this platform or build; run rpm-probe to see what this machine offers";
+    }
+    return "unknown rpm error";
+}
+
+class Category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "rpm"; }
+    std::string message(int ev) const override { return describe(static_cast<errc>(ev)); }
+};
+
+} // namespace
+
+const std::error_category& rpm_category() noexcept {
+    static const Category category;
+    return category;
+}
+
+std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), rpm_category()};
+}
+
+std::string Error::message() const {
+    if (!code_) return "success";
+    if (detail_.empty()) return code_.message();
+    return detail_ + ": " + code_.message();
+}
+
+} // namespace rpm
