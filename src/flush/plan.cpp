@@ -1,0 +1,69 @@
+// Pairs each region with each RDMA device and asks decide(); keeps the
+// provenance of every input so the plan can explain itself.
+#include <rpm/flush_plan.hpp>
+
+namespace rpm::flush {
+namespace {
+
+Input<Ddio> ddio_input(const platform::RdmaDevice& dev) {
+    Source s = dev.ddio.state == Ddio::unknown ? Source::assumed : Source::detected;
+    std::string origin = dev.root_port ? "root port " + dev.root_port->bdf : dev.ddio.detail;
+    return {dev.ddio.state, s, std::move(origin)};
+}
+
+Input<bool> native_input(const platform::RdmaDevice& dev) {
+    if (dev.native_flush == platform::Tri::unknown)
+        return {false, Source::assumed, dev.caps_detail};
+    return {dev.native_flush == platform::Tri::yes, Source::detected, dev.caps_detail};
+}
+
+Inputs region_inputs(const RegionInput& r, Inputs in) {
+    in.domain = r.domain;
+    if (r.granularity) in.granularity = {r.granularity, Source::detected, "libpmem2"};
+    return in;
+}
+
+Inputs no_device_inputs() {
+    Inputs in;
+    in.ddio = {Ddio::unknown, Source::assumed, "no RDMA device"};
+    in.native_flush = {false, Source::assumed, "no RDMA device"};
+    return in;
+}
+
+} // namespace
+
+std::vector<RegionInput> regions_of(const platform::Profile& profile) {
+    std::vector<RegionInput> out;
+    for (const auto& r : profile.regions) {
+        Source s = r.domain_readable ? Source::detected : Source::assumed;
+        std::string origin = "/sys/bus/nd/devices/" + r.name + "/persistence_domain";
+        out.push_back({r.name, {r.domain, s, origin}, std::nullopt});
+    }
+    return out;
+}
+
+Inputs device_inputs(const platform::RdmaDevice& dev) {
+    Inputs in;
+    in.ddio = ddio_input(dev);
+    in.native_flush = native_input(dev);
+    return in;
+}
+
+std::vector<PlannedDecision> plan(const std::vector<RegionInput>& regions,
+                                  const std::vector<platform::RdmaDevice>& devices,
+                                  const rpm::Overrides& overrides) {
+    std::vector<PlannedDecision> out;
+    for (const auto& r : regions) {
+        if (devices.empty()) {
+            auto d = decide(region_inputs(r, no_device_inputs()), overrides.for_decision(r.name, ""));
+            out.push_back({r.name, std::nullopt, std::move(d)});
+        }
+        for (const auto& dev : devices) {
+            auto d = decide(region_inputs(r, device_inputs(dev)), overrides.for_decision(r.name, dev.name));
+            out.push_back({r.name, dev.name, std::move(d)});
+        }
+    }
+    return out;
+}
+
+} // namespace rpm::flush

@@ -1,0 +1,155 @@
+// rpm-probe as a user runs it: the real binary, on every fixture tree, with
+// its JSON compared against the fixture's expected.json (a subset match:
+// every key given there must be present with that value; arrays must have
+// the same length and match element by element).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct ProcResult {
+    int status = -1;
+    std::string out;
+};
+
+// Clears every RPM_* variable so the developer's environment cannot leak in.
+ProcResult probe(const std::string& args, const std::string& env = "") {
+    std::string cmd = "env -u RPM_DDIO -u RPM_PERSISTENCE_DOMAIN -u RPM_NATIVE_FLUSH -u RPM_ATOMIC_WRITE "
+                      "-u RPM_GRANULARITY -u RPM_CPU_FLUSH -u RPM_IIO_ROOT_PORT_IDS -u RPM_CONFIG " +
+                      env + " " + RPM_BIN_DIR + "/rpm-probe " + args + " 2>&1";
+    ProcResult r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    int st = pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return r;
+}
+
+json probe_json(const std::string& args, const std::string& env = "") {
+    ProcResult r = probe("--json " + args, env);
+    EXPECT_EQ(r.status, 0) << r.out;
+    return json::parse(r.out, nullptr, false);
+}
+
+void expect_subset(const json& want, const json& got, const std::string& where) {
+    if (want.is_object()) {
+        ASSERT_TRUE(got.is_object()) << where << ": expected an object, got " << got.dump();
+        for (const auto& [k, v] : want.items()) {
+            ASSERT_TRUE(got.contains(k)) << where << ": missing key " << k;
+            expect_subset(v, got.at(k), where + "." + k);
+        }
+    } else if (want.is_array()) {
+        ASSERT_TRUE(got.is_array()) << where;
+        ASSERT_EQ(want.size(), got.size()) << where << ": got " << got.dump(1);
+        for (size_t i = 0; i < want.size(); ++i)
+            expect_subset(want[i], got[i], where + "[" + std::to_string(i) + "]");
+    } else {
+        EXPECT_EQ(want, got) << where;
+    }
+}
+
+fs::path fixtures() { return fs::path(RPM_FIXTURES_DIR) / "sysfs"; }
+
+TEST(ProbeCli, EveryFixtureMatchesItsExpectedJson) {
+    int checked = 0;
+    for (const auto& entry : fs::directory_iterator(fixtures())) {
+        fs::path expected = entry.path() / "expected.json";
+        if (!fs::exists(expected)) continue;
+        SCOPED_TRACE(entry.path().filename().string());
+        std::ifstream in(expected);
+        json want = json::parse(in, nullptr, false);
+        ASSERT_FALSE(want.is_discarded()) << expected;
+        ASSERT_TRUE(want.contains("decisions")) << expected << " must state its decisions";
+        json got = probe_json("--sysfs-root " + entry.path().string());
+        expect_subset(want, got, entry.path().filename().string());
+        ++checked;
+    }
+    EXPECT_GE(checked, 8) << "the issue asks for at least eight fixture trees";
+}
+
+TEST(ProbeCli, TextReportNamesMethodAndReason) {
+    ProcResult r = probe("--sysfs-root " + (fixtures() / "adr_ddio_on").string());
+    ASSERT_EQ(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("region0 via mlx5_0: send_flush, server persist cache_flush_sfence"),
+              std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("why: "), std::string::npos);
+}
+
+TEST(ProbeCli, EnvironmentOverrideChangesTheDecisionAndIsReported) {
+    json j = probe_json("--sysfs-root " + (fixtures() / "adr_ddio_on").string(), "RPM_DDIO=off");
+    ASSERT_FALSE(j["decisions"].empty());
+    EXPECT_EQ(j["decisions"][0]["method"], "read_after_write");
+    EXPECT_EQ(j["rdma_devices"][0]["ddio"], "off");
+    EXPECT_EQ(j["rdma_devices"][0]["ddio_source"], "override (environment)");
+    EXPECT_EQ(j["rdma_devices"][0]["ddio_origin"], "RPM_DDIO");
+    EXPECT_EQ(j["decisions"][0]["overridden"][0], "ddio (RPM_DDIO)");
+}
+
+TEST(ProbeCli, ConfigFileOverride) {
+    fs::path cfg = fs::path(testing::TempDir()) / "probe-config.json";
+    std::ofstream(cfg) << R"({"persistence_domain": {"region0": "cpu_cache"}})";
+    json j = probe_json("--config " + cfg.string() + " --sysfs-root " + (fixtures() / "adr_ddio_on").string());
+    EXPECT_EQ(j["regions"][0]["persistence_domain"], "cpu_cache");
+    EXPECT_EQ(j["regions"][0]["persistence_domain_source"], "override (configuration)");
+    EXPECT_EQ(j["decisions"][0]["method"], "read_after_write");
+}
+
+TEST(ProbeCli, PmemPathOnTmpfsIsNotPmemAndStillDecidedWithoutADevice) {
+    fs::path pool = "/dev/shm/rpm-probe-test.pool";
+    std::ofstream(pool).close();
+    fs::resize_file(pool, 1 << 20);
+    json j = probe_json("--sysfs-root " + (fixtures() / "no_nd_regions").string() + " --pmem " + pool.string());
+    fs::remove(pool);
+    ASSERT_EQ(j["regions"].size(), 1u);
+    EXPECT_EQ(j["regions"][0]["kind"], "tmpfs_file");
+    EXPECT_EQ(j["regions"][0]["granularity"], "page");
+    EXPECT_EQ(j["regions"][0]["persistence_domain"], "not_pmem");
+    ASSERT_FALSE(j["decisions"].empty());
+    EXPECT_EQ(j["decisions"][0]["server_persist"], "msync");
+}
+
+TEST(ProbeCli, RunsOnThisMachine) {
+    json j = probe_json("");
+    ASSERT_TRUE(j.is_object());
+    EXPECT_TRUE(j["cpu"]["flush_instructions"].is_array());
+    EXPECT_TRUE(j["regions"].is_array());
+    EXPECT_TRUE(j["rdma_devices"].is_array());
+    EXPECT_TRUE(j["decisions"].is_array());
+}
+
+TEST(ProbeCli, BadInputGetsAClearErrorAndNonZeroExit) {
+    ProcResult missing_root = probe("--sysfs-root /nonexistent/root");
+    EXPECT_NE(missing_root.status, 0);
+    EXPECT_NE(missing_root.out.find("/nonexistent/root"), std::string::npos) << missing_root.out;
+
+    ProcResult missing_pmem = probe("--pmem /nonexistent/pool");
+    EXPECT_EQ(missing_pmem.status, 2);
+    EXPECT_NE(missing_pmem.out.find("--pmem /nonexistent/pool"), std::string::npos) << missing_pmem.out;
+    EXPECT_NE(missing_pmem.out.find("no such file"), std::string::npos) << missing_pmem.out;
+
+    ProcResult bad_env = probe("", "RPM_DDIO=sideways");
+    EXPECT_EQ(bad_env.status, 2);
+    EXPECT_NE(bad_env.out.find("RPM_DDIO=\"sideways\""), std::string::npos) << bad_env.out;
+
+    ProcResult bad_flag = probe("--frobnicate");
+    EXPECT_NE(bad_flag.status, 0);
+    EXPECT_NE(bad_flag.out.find("frobnicate"), std::string::npos) << bad_flag.out;
+
+    ProcResult not_pm = probe("--pmem /dev/null");
+    EXPECT_EQ(not_pm.status, 2);
+    EXPECT_NE(not_pm.out.find("not persistent memory"), std::string::npos) << not_pm.out;
+}
+
+} // namespace

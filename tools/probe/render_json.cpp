@@ -1,0 +1,106 @@
+// rpm-probe --json. The schema is documented in docs/probe.md; fields are
+// only ever added, so scripts can rely on them.
+#include "report.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace rpm::probe {
+namespace {
+using nlohmann::json;
+
+template <class T>
+void put_source(json& j, const std::string& key, const flush::Input<T>& in) {
+    j[key + "_source"] = std::string(flush::to_string(in.source));
+    j[key + "_origin"] = in.origin;
+}
+
+json tri(platform::Tri t) {
+    if (t == platform::Tri::unknown) return nullptr;
+    return t == platform::Tri::yes;
+}
+
+json cpu_json(const Report& r) {
+    json list = json::array();
+    if (r.cpu.value.clwb) list.push_back("clwb");
+    if (r.cpu.value.clflushopt) list.push_back("clflushopt");
+    if (r.cpu.value.clflush) list.push_back("clflush");
+    json j{{"flush_instructions", list}};
+    put_source(j, "flush_instructions", r.cpu);
+    return j;
+}
+
+json region_json(const Report& r, const flush::RegionInput& in) {
+    json j{{"name", in.name}, {"persistence_domain", std::string(to_string(in.domain.value))}};
+    put_source(j, "persistence_domain", in.domain);
+    j["granularity"] = in.granularity ? json(std::string(to_string(*in.granularity))) : json(nullptr);
+    for (const auto& nd : r.profile.regions)
+        if (nd.name == in.name) {
+            j["kind"] = "nd_region";
+            j["raw_persistence_domain"] = nd.raw_domain;
+            j["size"] = nd.size;
+            j["devices"] = nd.devices;
+        }
+    for (const auto& p : r.paths)
+        if (p.path == in.name) {
+            j["kind"] = std::string(pmem::to_string(p.kind));
+            j["nd_region"] = p.nd_region.empty() ? json(nullptr) : json(p.nd_region);
+            j["size"] = p.size;
+        }
+    return j;
+}
+
+json device_json(const DeviceView& v) {
+    const auto& d = v.dev;
+    json j{{"name", d.name},
+           {"pci_bdf", d.pci_bdf.empty() ? json(nullptr) : json(d.pci_bdf)},
+           {"pci_path", d.pci_path},
+           {"root_port", d.root_port ? json(d.root_port->bdf) : json(nullptr)},
+           {"ddio", std::string(to_string(v.ddio.value))},
+           {"ddio_detail", d.ddio.detail},
+           {"native_flush", tri(v.native_flush.value)},
+           {"atomic_write", tri(v.atomic_write.value)},
+           {"caps_detail", d.caps_detail}};
+    put_source(j, "ddio", v.ddio);
+    put_source(j, "native_flush", v.native_flush);
+    put_source(j, "atomic_write", v.atomic_write);
+    if (d.root_port) {
+        char id[16];
+        std::snprintf(id, sizeof id, "%04x:%04x", d.root_port->vendor, d.root_port->device);
+        j["root_port_id"] = id;
+        j["root_port_xeon_iio"] = d.root_port->xeon_iio;
+    }
+    if (d.ddio.perfctrlsts_0) j["perfctrlsts_0"] = *d.ddio.perfctrlsts_0;
+    if (d.ddio.no_snoop_op_wr_en) j["no_snoop_op_wr_en"] = *d.ddio.no_snoop_op_wr_en;
+    return j;
+}
+
+json decision_json(const flush::PlannedDecision& p) {
+    const auto& d = p.decision;
+    return json{{"region", p.region},
+                {"device", p.device ? json(*p.device) : json(nullptr)},
+                {"method", std::string(flush::to_string(d.method))},
+                {"server_persist", std::string(flush::to_string(d.server_persist))},
+                {"effective_persistence_domain", std::string(to_string(d.effective_domain))},
+                {"ddio", std::string(to_string(d.inputs.ddio.value))},
+                {"native_flush", d.inputs.native_flush.value},
+                {"overridden", d.overridden},
+                {"reason", d.reason}};
+}
+
+} // namespace
+
+std::string render_json(const Report& r) {
+    json j;
+    j["sysfs_root"] = r.profile.root.string();
+    j["cpu"] = cpu_json(r);
+    j["regions"] = json::array();
+    for (const auto& in : r.regions) j["regions"].push_back(region_json(r, in));
+    j["rdma_devices"] = json::array();
+    for (const auto& v : r.devices) j["rdma_devices"].push_back(device_json(v));
+    j["decisions"] = json::array();
+    for (const auto& p : r.decisions) j["decisions"].push_back(decision_json(p));
+    j["unreadable"] = r.profile.unreadable;
+    return j.dump(2) + "\n";
+}
+
+} // namespace rpm::probe

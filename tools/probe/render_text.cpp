@@ -1,0 +1,85 @@
+// rpm-probe's human-readable report: inputs, then decisions with reasons,
+// then what could not be read.
+#include "report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace rpm::probe {
+namespace {
+
+template <class T>
+std::string provenance(const flush::Input<T>& in) {
+    std::string s = " [" + std::string(flush::to_string(in.source));
+    if (!in.origin.empty()) s += ": " + in.origin;
+    return s + "]";
+}
+
+std::string cpu_line(const Report& r) {
+    std::string s;
+    if (r.cpu.value.clwb) s += " CLWB";
+    if (r.cpu.value.clflushopt) s += " CLFLUSHOPT";
+    if (r.cpu.value.clflush) s += " CLFLUSH";
+    if (s.empty()) s = " none";
+    return "CPU flush instructions:" + s + provenance(r.cpu) + "\n";
+}
+
+void regions(std::ostringstream& o, const Report& r) {
+    o << "\nPersistent-memory regions:\n";
+    if (r.regions.empty()) o << "  none (no nd regions; pass --pmem PATH to inspect a file or device)\n";
+    for (const auto& in : r.regions) {
+        o << "  " << in.name << ": persistence_domain " << to_string(in.domain.value);
+        if (in.granularity) o << ", granularity " << to_string(*in.granularity);
+        for (const auto& p : r.paths)
+            if (p.path == in.name)
+                o << ", " << pmem::to_string(p.kind) << (p.nd_region.empty() ? "" : " in " + p.nd_region);
+        o << provenance(in.domain) << "\n";
+    }
+}
+
+std::string root_port_text(const platform::RdmaDevice& d) {
+    if (!d.root_port) return "no root port";
+    char id[16];
+    std::snprintf(id, sizeof id, "%04x:%04x", d.root_port->vendor, d.root_port->device);
+    return "root port " + d.root_port->bdf + " (" + id + ")";
+}
+
+void devices(std::ostringstream& o, const Report& r) {
+    o << "\nRDMA devices:\n";
+    if (r.devices.empty()) o << "  none (decisions below treat DDIO as unknown, which counts as on)\n";
+    for (const auto& v : r.devices) {
+        const auto& d = v.dev;
+        o << "  " << d.name << ": " << (d.pci_bdf.empty() ? "software device" : "pci " + d.pci_bdf)
+          << ", " << root_port_text(d) << "\n"
+          << "    DDIO " << to_string(v.ddio.value) << ": " << d.ddio.detail << provenance(v.ddio) << "\n"
+          << "    native flush " << platform::to_string(v.native_flush.value) << ", atomic write "
+          << platform::to_string(v.atomic_write.value) << provenance(v.native_flush) << "\n";
+    }
+}
+
+void decisions(std::ostringstream& o, const Report& r) {
+    o << "\nFlush decisions:\n";
+    if (r.decisions.empty()) o << "  none (no regions)\n";
+    for (const auto& p : r.decisions) {
+        o << "  " << p.region << " via " << (p.device ? *p.device : "(no RDMA device)") << ": "
+          << flush::to_string(p.decision.method) << ", server persist "
+          << flush::to_string(p.decision.server_persist) << "\n    why: " << p.decision.reason << "\n";
+    }
+}
+
+} // namespace
+
+std::string render_text(const Report& r) {
+    std::ostringstream o;
+    o << "rpm-probe: sysfs root " << r.profile.root.string() << "\n" << cpu_line(r);
+    regions(o, r);
+    devices(o, r);
+    decisions(o, r);
+    if (!r.profile.unreadable.empty()) {
+        o << "\nCould not read:\n";
+        for (const auto& u : r.profile.unreadable) o << "  - " << u << "\n";
+    }
+    return o.str();
+}
+
+} // namespace rpm::probe
