@@ -48,17 +48,7 @@ std::optional<fs::path> any_block_device() {
     return std::nullopt;
 }
 
-class RegionErrors : public ::testing::Test {
-protected:
-    void SetUp() override {
-        auto shm = rpm_test::shm_dir();
-        if (!shm) GTEST_SKIP() << "/dev/shm is not tmpfs on this machine";
-        scratch.emplace(*shm);
-        path = scratch->path() / "pool";
-    }
-    std::optional<rpm_test::ScratchDir> scratch;
-    fs::path path;
-};
+class RegionErrors : public rpm_test::ShmPoolTest {};
 
 TEST_F(RegionErrors, MissingPathIsPathNotFound) {
     auto r = Region::open(path);

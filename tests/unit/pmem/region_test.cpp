@@ -38,17 +38,7 @@ bool has_record(const rpm::pmem::Region& r, std::size_t offset) {
                             kRecord.size()) == kRecord;
 }
 
-class Region : public ::testing::Test {
-protected:
-    void SetUp() override {
-        auto shm = rpm_test::shm_dir();
-        if (!shm) GTEST_SKIP() << "/dev/shm is not tmpfs on this machine";
-        scratch.emplace(*shm);
-        path = scratch->path() / "pool";
-    }
-    std::optional<rpm_test::ScratchDir> scratch;
-    fs::path path;
-};
+class Region : public rpm_test::ShmPoolTest {};
 
 TEST_F(Region, CreatesTmpfsFileWithPageGranularity) {
     auto r = rpm::pmem::Region::open(path, create_opts(kMiB));

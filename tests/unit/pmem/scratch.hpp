@@ -73,4 +73,17 @@ inline void make_link(const fs::path& target, const fs::path& link) {
     fs::create_symlink(fs::relative(target, link.parent_path()), link);
 }
 
+/// A test with a scratch directory on /dev/shm and a pool path inside it.
+class ShmPoolTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        auto shm = shm_dir();
+        if (!shm) GTEST_SKIP() << "/dev/shm is not tmpfs on this machine";
+        scratch.emplace(*shm);
+        path = scratch->path() / "pool";
+    }
+    std::optional<ScratchDir> scratch;
+    fs::path path;
+};
+
 }  // namespace rpm_test
