@@ -1,0 +1,136 @@
+// rpm::Client, rpm::Connection and rpm::RemoteRegion: write into a server's
+// persistent-memory region and know, when persist (or flush) returns, that
+// the bytes are durable there.
+//
+// Semantics: write/atomic_write complete when the server (TCP) or the NIC
+// (RDMA) has the bytes; they are NOT durable yet. flush(range) returns once
+// every write to that range issued before it on this connection is durable,
+// by the method the region needs. persist = write + flush. Many operations
+// may be in flight; callbacks run on the connection's I/O thread and must
+// not block. Buffers passed to an async call must stay valid until its
+// callback runs.
+#pragma once
+
+#include <rpm/flush.hpp>
+#include <rpm/persistence.hpp>
+#include <rpm/result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace rpm {
+
+using Callback = std::function<void(std::error_code)>;
+using RecvCallback = std::function<void(std::error_code, std::size_t)>;
+
+struct ClientOptions {
+    std::string client_id = "default";
+    std::string secret;
+    bool tls = false;                                  ///< tcp:// over TLS
+    std::optional<std::filesystem::path> tls_ca;       ///< PEM CA to verify the server; none = no verification
+    std::chrono::milliseconds timeout{10000};          ///< connect, handshake and synchronous calls
+};
+
+struct RegionOptions {
+    /// Use this method instead of the server's decision (benchmarks, tests).
+    std::optional<flush::Method> force_method;
+    /// Allow a forced method that cannot guarantee durability for the region.
+    bool unsafe = false;
+};
+
+namespace detail {
+class ConnectionState;
+}
+
+/// A region the server granted. A cheap handle; valid while its Connection lives.
+class RemoteRegion {
+public:
+    [[nodiscard]] const std::string& name() const noexcept;
+    [[nodiscard]] std::uint64_t size() const noexcept;
+    [[nodiscard]] flush::Method method() const noexcept;
+    [[nodiscard]] flush::ServerPersist server_persist() const noexcept;
+    [[nodiscard]] PersistenceDomain domain() const noexcept;
+    [[nodiscard]] const std::string& reason() const noexcept;  ///< why this method
+
+    // Synchronous forms: return once complete (or timed out: errc::io_error).
+    std::error_code write(std::uint64_t offset, std::span<const std::byte> data);
+    std::error_code read(std::uint64_t offset, std::span<std::byte> out);
+    std::error_code atomic_write(std::uint64_t offset, std::uint64_t value);
+    std::error_code flush(std::uint64_t offset, std::uint64_t length);
+    std::error_code persist(std::uint64_t offset, std::span<const std::byte> data);
+
+    // Asynchronous forms.
+    void write(std::uint64_t offset, std::span<const std::byte> data, Callback done);
+    void read(std::uint64_t offset, std::span<std::byte> out, Callback done);
+    void atomic_write(std::uint64_t offset, std::uint64_t value, Callback done);
+    void flush(std::uint64_t offset, std::uint64_t length, Callback done);
+    void persist(std::uint64_t offset, std::span<const std::byte> data, Callback done);
+
+    // Future forms.
+    std::future<std::error_code> write_async(std::uint64_t offset, std::span<const std::byte> data);
+    std::future<std::error_code> flush_async(std::uint64_t offset, std::uint64_t length);
+    std::future<std::error_code> persist_async(std::uint64_t offset, std::span<const std::byte> data);
+
+private:
+    friend class Connection;
+    RemoteRegion(std::shared_ptr<detail::ConnectionState> conn, std::size_t index) noexcept
+        : conn_(std::move(conn)), index_(index) {}
+    std::shared_ptr<detail::ConnectionState> conn_;
+    std::size_t index_ = 0;
+};
+
+/// One authenticated connection to a server.
+class Connection {
+public:
+    /// Ask for a region by name.
+    /// ERRORS: errc::invalid_argument (unknown region, or not granted to this
+    /// client: the same answer, so names do not leak); errc::unsupported (a
+    /// forced method the transport cannot do); errc::invalid_argument with
+    /// detail "unsafe" when a forced method is unsafe and unsafe was not set.
+    Result<RemoteRegion> open_region(std::string_view name, const RegionOptions& opts = {});
+
+    std::error_code send(std::span<const std::byte> payload);
+    void send(std::span<const std::byte> payload, Callback done);
+    /// Receive one application message from the server into `out`.
+    /// ERRORS: errc::bad_size when the message is larger than `out`.
+    Result<std::size_t> recv(std::span<std::byte> out);
+    void recv(std::span<std::byte> out, RecvCallback done);
+
+    [[nodiscard]] const std::string& server_profile_json() const noexcept;
+    [[nodiscard]] std::string_view transport() const noexcept;  ///< "tcp" or "rdma"
+    void close();
+
+    Connection(Connection&&) noexcept;
+    Connection& operator=(Connection&&) noexcept;
+    ~Connection();
+
+private:
+    friend class Client;
+    explicit Connection(std::shared_ptr<detail::ConnectionState> s) noexcept : s_(std::move(s)) {}
+    std::shared_ptr<detail::ConnectionState> s_;
+};
+
+class Client {
+public:
+    explicit Client(ClientOptions opts = {}) : opts_(std::move(opts)) {}
+    /// Connect and authenticate. uri: tcp://host:port or rdma://host:port.
+    /// ERRORS: errc::invalid_argument (bad URI); errc::io_error (cannot
+    /// connect, detail: the address); errc::permission_denied (authentication
+    /// failed, either way round); errc::unsupported (version mismatch);
+    /// errc::rdma_unavailable (rdma:// without a usable device).
+    Result<Connection> connect(std::string_view uri) const;
+
+private:
+    ClientOptions opts_;
+};
+
+} // namespace rpm

@@ -1,0 +1,99 @@
+// rpm::Server: serves persistent-memory regions to authenticated clients
+// over tcp:// and rdma://. Each region is granted only to the clients named
+// for it; every write is bounds-checked against the granted region; a flush
+// runs the persist step the region's platform needs (docs/flush-methods.md).
+#pragma once
+
+#include <rpm/flush.hpp>
+#include <rpm/persistence.hpp>
+#include <rpm/pmem.hpp>
+#include <rpm/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rpm {
+
+/// One region a server offers.
+struct ServedRegion {
+    std::string name;                ///< what clients ask for (1..255 bytes)
+    std::filesystem::path path;      ///< devdax device, DAX file, regular or tmpfs file
+    std::size_t size = 0;            ///< with create: the size to create; else 0 = whole file
+    bool create = false;
+    std::set<std::string> clients;   ///< client ids allowed; empty = every authenticated client
+};
+
+struct TlsOptions {
+    std::filesystem::path certificate;  ///< PEM certificate chain
+    std::filesystem::path private_key;  ///< PEM key
+};
+
+struct ServerOptions {
+    /// "tcp://127.0.0.1:7000", "rdma://192.168.1.5:7001"; port 0 picks a free one.
+    std::vector<std::string> listen;
+    /// client id -> shared secret. The secret never crosses the wire.
+    std::map<std::string, std::string> secrets;
+    std::vector<ServedRegion> regions;
+    std::filesystem::path sysfs_root = "/";
+    std::optional<std::filesystem::path> config;  ///< overrides file (else $RPM_CONFIG)
+    std::optional<TlsOptions> tls;                ///< TLS for tcp:// listeners
+    std::uint32_t max_payload = (1u << 20) + 4096;
+    /// Called (on a server thread) for each message a client sends.
+    std::function<void(std::uint64_t session, std::span<const std::byte> payload)> on_message;
+};
+
+/// What the server decided for one region.
+struct RegionReport {
+    std::string name;
+    std::string path;
+    std::uint64_t size = 0;
+    PersistenceDomain domain = PersistenceDomain::unknown;
+    flush::Decision rdma_decision;                 ///< for writes arriving by RDMA (no device: DDIO unknown)
+    flush::ServerPersist tcp_persist{};            ///< for the server's own stores (TCP)
+};
+
+class Server {
+public:
+    /// Open the regions, detect the platform, decide, and start listening.
+    /// RETURN VALUE: a running server, or an Error.
+    /// ERRORS: errc::invalid_argument (no listen address, a bad URI, an
+    /// empty or duplicate region name, no secrets); the errors of
+    /// pmem::Region::open for a region; errc::io_error when a listener
+    /// cannot bind (detail: the address); errc::rdma_unavailable for an
+    /// rdma:// listener without a usable device; errc::bad_override /
+    /// errc::bad_config for overrides.
+    static Result<Server> start(ServerOptions opts);
+
+    Server(Server&&) noexcept;
+    Server& operator=(Server&&) noexcept;
+    ~Server();  ///< stops
+
+    /// The bound port of the listener for `scheme` ("tcp" or "rdma"); 0 if none.
+    [[nodiscard]] std::uint16_t port(std::string_view scheme) const noexcept;
+    [[nodiscard]] const std::vector<RegionReport>& regions() const noexcept;
+    [[nodiscard]] const std::string& profile_json() const noexcept;
+
+    /// Send an application message to a session. ERRORS: errc::invalid_argument
+    /// for an unknown (or closed) session.
+    Result<void> send(std::uint64_t session, std::span<const std::byte> payload);
+
+    /// Stop listening, close every session, and persist nothing further.
+    void stop();
+
+    struct Impl;
+
+private:
+    explicit Server(std::unique_ptr<Impl> impl) noexcept;
+    std::unique_ptr<Impl> impl_;
+};
+
+} // namespace rpm

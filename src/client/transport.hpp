@@ -1,0 +1,60 @@
+// The client side of a transport (eRPC style: every transport behind one
+// interface). A Transport is created already connected and authenticated
+// by its factory; Connection/RemoteRegion (src/client/) sit on top.
+#pragma once
+
+#include <rpm/client.hpp>
+#include <rpm/result.hpp>
+
+#include "transport/protocol/protocol.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace rpm::client {
+
+using Done = std::function<void(std::error_code)>;
+using RecvDone = std::function<void(std::error_code, std::size_t)>;
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+    /// Synchronous: ask for a region (see Connection::open_region).
+    virtual Result<proto::RegionGrant> open_region(const proto::OpenRegion& req) = 0;
+    // Asynchronous operations; `done` runs exactly once, on the I/O thread.
+    // Ranges are checked by the caller against grant.size before posting.
+    virtual void write(const proto::RegionGrant& g, std::uint64_t offset,
+                       std::span<const std::byte> data, Done done) = 0;
+    virtual void read(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                      Done done) = 0;
+    virtual void atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value,
+                              Done done) = 0;
+    /// Make writes to `ranges` issued before this call durable, by g.method.
+    virtual void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, Done done) = 0;
+    virtual void send(std::span<const std::byte> payload, Done done) = 0;
+    virtual void recv(std::span<std::byte> out, RecvDone done) = 0;
+    [[nodiscard]] virtual const std::string& profile_json() const noexcept = 0;
+    [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+    /// Close; every pending operation completes with an error.
+    virtual void close() noexcept = 0;
+};
+
+/// Shared client half of the handshake: answer a Hello, check a Welcome.
+struct HandshakeState {
+    proto::Hello hello;
+    std::array<std::uint8_t, proto::kNonceSize> client_nonce{};
+};
+/// ERRORS: errc::unsupported when no common protocol version exists.
+Result<proto::Auth> answer_hello(const proto::Hello& hello, const ClientOptions& opts, HandshakeState& st);
+/// ERRORS: errc::permission_denied when the server's proof is wrong.
+Result<void> check_welcome(const proto::Welcome& w, const ClientOptions& opts, const HandshakeState& st);
+
+Result<std::unique_ptr<Transport>> connect_tcp(const std::string& host, std::uint16_t port,
+                                               const ClientOptions& opts);
+Result<std::unique_ptr<Transport>> connect_rdma(const std::string& host, std::uint16_t port,
+                                                const ClientOptions& opts);
+
+} // namespace rpm::client

@@ -1,0 +1,92 @@
+// The transport-independent half of the server: regions, secrets, grants,
+// the handshake and the request handlers. Listeners (TCP, RDMA) own the
+// sockets / queue pairs and call into Core; Core never does I/O itself.
+#pragma once
+
+#include <rpm/server.hpp>
+
+#include "server/target.hpp"
+#include "transport/protocol/protocol.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rpm::server {
+
+/// A served region with its target and decisions.
+struct Region {
+    RegionReport report;
+    std::set<std::string> clients;
+    std::unique_ptr<Target> target;
+};
+
+/// What one client was granted on one connection.
+struct Grant {
+    std::uint32_t id = 0;
+    Region* region = nullptr;
+    flush::Method method = flush::Method::send_flush;
+    flush::ServerPersist step = flush::ServerPersist::cache_flush_sfence_deep_flush;
+};
+
+/// One connection's server-side state.
+struct Session {
+    std::uint64_t id = 0;
+    std::string client_id;  ///< empty until authenticated
+    bool authenticated = false;
+    proto::Hello hello;     ///< the challenge this session was sent
+    std::vector<Grant> grants;
+    [[nodiscard]] const Grant* grant(std::uint32_t id) const noexcept;
+};
+
+enum class TransportKind { tcp, rdma };
+
+class Core {
+public:
+    /// Regions must be opened already (Server::start does it).
+    Core(ServerOptions opts, std::vector<std::unique_ptr<Region>> regions, std::string profile_json);
+
+    /// A new session with a fresh challenge.
+    Session new_session();
+    proto::Hello hello_for(Session& s);
+    /// ERRORS: errc::unsupported (version), errc::permission_denied (unknown
+    /// client or wrong MAC; the same message for both).
+    Result<proto::Welcome> authenticate(Session& s, const proto::Auth& auth) const;
+    /// ERRORS: errc::permission_denied before authentication;
+    /// errc::invalid_argument for an unknown or ungranted name (same text);
+    /// errc::invalid_argument "unsafe" for a refused forced method;
+    /// errc::unsupported for native_flush on TCP.
+    /// For RDMA, `rdma_device` names the RNIC the session arrived on, so the
+    /// decision uses that device's DDIO (empty: unknown).
+    Result<proto::RegionGrant> open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
+                                           const platform::RdmaDevice* rdma_device);
+
+    // Request handlers. Each validates the session, the grant and the range
+    // first; on error the region is untouched.
+    Result<void> handle_write(const Session& s, const proto::Write& w);
+    Result<void> handle_read(const Session& s, const proto::Read& r, std::span<std::byte> out);
+    Result<void> handle_atomic_write(const Session& s, const proto::AtomicWrite& a);
+    Result<void> handle_flush(const Session& s, const proto::Flush& f);
+
+    [[nodiscard]] const ServerOptions& options() const noexcept { return opts_; }
+    [[nodiscard]] const std::string& profile_json() const noexcept { return profile_json_; }
+    [[nodiscard]] std::vector<std::unique_ptr<Region>>& regions() noexcept { return regions_; }
+    void deliver_message(std::uint64_t session, std::span<const std::byte> payload) const;
+
+private:
+    ServerOptions opts_;
+    std::vector<std::unique_ptr<Region>> regions_;
+    std::string profile_json_;
+    std::atomic<std::uint64_t> next_session_{1};
+};
+
+/// Check [offset, offset+length) against a region of `size` bytes without
+/// overflow. ERRORS: errc::invalid_argument naming the range and the size.
+Result<void> check_range(const Region& r, std::uint64_t offset, std::uint64_t length);
+
+} // namespace rpm::server
