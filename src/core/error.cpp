@@ -12,7 +12,7 @@ const char* describe(errc e) noexcept {
     case errc::path_not_found:
         return "no such file or device; check the path, or pass create with a size to make a file";
     case errc::permission_denied:
-        return "permission denied; run as a user that may open the file or device";
+        return "permission denied; check the file's permissions, or the client id and secret";
     case errc::bad_size:
         return "bad size; give a non-zero size no larger than the file (or set create to extend it), "
                "aligned as the device requires";

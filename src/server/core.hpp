@@ -3,6 +3,8 @@
 // sockets / queue pairs and call into Core; Core never does I/O itself.
 #pragma once
 
+#include <rpm/overrides.hpp>
+#include <rpm/platform.hpp>
 #include <rpm/server.hpp>
 
 #include "server/target.hpp"
@@ -22,6 +24,8 @@ namespace rpm::server {
 /// A served region with its target and decisions.
 struct Region {
     RegionReport report;
+    std::optional<Granularity> granularity;  ///< from libpmem2, when mapped
+    flush::Input<PersistenceDomain> domain_input;  ///< as detected, before overrides
     std::set<std::string> clients;
     std::unique_ptr<Target> target;
 };
@@ -41,7 +45,7 @@ struct Session {
     bool authenticated = false;
     proto::Hello hello;     ///< the challenge this session was sent
     std::vector<Grant> grants;
-    [[nodiscard]] const Grant* grant(std::uint32_t id) const noexcept;
+    [[nodiscard]] const Grant* grant(std::uint32_t grant_id) const noexcept;
 };
 
 enum class TransportKind { tcp, rdma };
@@ -49,7 +53,8 @@ enum class TransportKind { tcp, rdma };
 class Core {
 public:
     /// Regions must be opened already (Server::start does it).
-    Core(ServerOptions opts, std::vector<std::unique_ptr<Region>> regions, std::string profile_json);
+    Core(ServerOptions opts, std::vector<std::unique_ptr<Region>> regions, std::string profile_json,
+         rpm::Overrides overrides = {});
 
     /// A new session with a fresh challenge.
     Session new_session();
@@ -82,6 +87,7 @@ private:
     ServerOptions opts_;
     std::vector<std::unique_ptr<Region>> regions_;
     std::string profile_json_;
+    rpm::Overrides overrides_;
     std::atomic<std::uint64_t> next_session_{1};
 };
 

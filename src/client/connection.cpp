@@ -1,0 +1,68 @@
+// Connection and Client::connect: pick the transport from the URI, then
+// hand out RemoteRegion handles for the regions the server grants.
+#include "client/connection_state.hpp"
+#include "core/uri.hpp"
+
+namespace rpm {
+
+Result<RemoteRegion> Connection::open_region(std::string_view name, const RegionOptions& opts) {
+    if (!s_) return Error(errc::invalid_argument, "open_region on a closed connection");
+    if (name.empty() || name.size() > proto::kMaxName)
+        return Error(errc::invalid_argument, "region names are 1 to 255 bytes");
+    proto::OpenRegion req{std::string(name), opts.force_method, opts.unsafe};
+    auto grant = s_->transport->open_region(req);
+    if (!grant) return grant.error();
+    std::lock_guard lock(s_->mu);
+    s_->regions.push_back({std::string(name), std::move(*grant)});
+    return RemoteRegion(s_, s_->regions.size() - 1);
+}
+
+std::error_code Connection::send(std::span<const std::byte> payload) {
+    return detail::wait_for(*s_, [&](Callback cb) { send(payload, std::move(cb)); });
+}
+
+void Connection::send(std::span<const std::byte> payload, Callback done) {
+    s_->transport->send(payload, std::move(done));
+}
+
+Result<std::size_t> Connection::recv(std::span<std::byte> out) {
+    auto p = std::make_shared<std::promise<std::pair<std::error_code, std::size_t>>>();
+    auto f = p->get_future();
+    recv(out, [p](std::error_code ec, std::size_t n) { p->set_value({ec, n}); });
+    if (f.wait_for(s_->options.timeout) != std::future_status::ready) {
+        s_->transport->close();
+        return Error(errc::io_error, "recv timed out; the connection was closed");
+    }
+    auto [ec, n] = f.get();
+    if (ec) return Error(ec, "recv");
+    return n;
+}
+
+void Connection::recv(std::span<std::byte> out, RecvCallback done) {
+    s_->transport->recv(out, std::move(done));
+}
+
+const std::string& Connection::server_profile_json() const noexcept {
+    return s_->transport->profile_json();
+}
+
+std::string_view Connection::transport() const noexcept { return s_->transport->name(); }
+
+void Connection::close() {
+    if (s_) s_->transport->close();
+}
+
+Connection::Connection(Connection&&) noexcept = default;
+Connection& Connection::operator=(Connection&&) noexcept = default;
+Connection::~Connection() = default;
+
+Result<Connection> Client::connect(std::string_view uri) const {
+    auto u = detail::parse_uri(uri);
+    if (!u) return u.error();
+    auto t = u->scheme == "tcp" ? client::connect_tcp(u->host, u->port, opts_)
+                                : client::connect_rdma(u->host, u->port, opts_);
+    if (!t) return t.error();
+    return Connection(std::make_shared<detail::ConnectionState>(std::move(*t), opts_));
+}
+
+} // namespace rpm

@@ -1,0 +1,21 @@
+// tcp://host:port and rdma://host:port, parsed once for clients and servers.
+#pragma once
+
+#include <rpm/result.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace rpm::detail {
+
+struct Uri {
+    std::string scheme;  ///< "tcp" or "rdma"
+    std::string host;    ///< without brackets for IPv6
+    std::uint16_t port = 0;
+};
+
+/// ERRORS: errc::invalid_argument naming the URI and what is wrong with it.
+Result<Uri> parse_uri(std::string_view uri);
+
+} // namespace rpm::detail

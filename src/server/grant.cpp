@@ -1,0 +1,102 @@
+// Core::open_region: which method and persist step a session gets for a
+// region, and the refusal of a forced method that would lose data.
+#include "server/core.hpp"
+
+#include <rpm/flush_plan.hpp>
+
+#include <algorithm>
+
+namespace rpm::server {
+namespace {
+
+struct Choice {
+    flush::Method method;
+    flush::ServerPersist step;
+    std::string reason;
+};
+
+// TCP: the server stores the bytes with the CPU, so they sit in the cache
+// like DDIO-on NIC writes; the step is what the domain needs for CPU stores.
+Choice tcp_choice(const Region& r) {
+    const auto step = r.report.tcp_persist;
+    return {flush::Method::send_flush, step,
+            "tcp: the server stores the bytes itself, then runs " + std::string(flush::to_string(step)) +
+                " for domain " + std::string(to_string(r.report.rdma_decision.effective_domain))};
+}
+
+Choice rdma_choice(const Region& r, const platform::RdmaDevice* dev, const rpm::Overrides& ov) {
+    flush::Inputs in = dev ? flush::device_inputs(*dev) : flush::Inputs{};
+    if (!dev) in.ddio.origin = "RNIC not identified";
+    in.domain = r.domain_input;
+    if (r.granularity) in.granularity = {r.granularity, flush::Source::detected, "libpmem2"};
+    auto d = flush::decide(in, ov.for_decision(r.report.name, dev ? dev->name : ""));
+    return {d.method, d.server_persist, d.reason};
+}
+
+// The step a forced method implies: the server's own persist step for a
+// send, nothing for the one-sided methods.
+flush::ServerPersist forced_step(flush::Method m, PersistenceDomain effective) {
+    return m == flush::Method::send_flush ? flush::server_persist_for(effective) : flush::ServerPersist::none;
+}
+
+Result<Choice> apply_force(Choice c, const proto::OpenRegion& req, const Region& r, TransportKind kind,
+                           const platform::RdmaDevice* dev) {
+    const auto m = *req.force_method;
+    const auto effective = r.report.rdma_decision.effective_domain;
+    if (kind == TransportKind::tcp && m == flush::Method::native_flush)
+        return Error(errc::unsupported, "native_flush is an RDMA operation; tcp:// cannot do it");
+    // CPU stores behave like DDIO-on writes; an unknown RNIC counts as DDIO on.
+    const Ddio ddio = (kind == TransportKind::rdma && dev) ? dev->ddio.state : Ddio::on;
+    const bool native = kind == TransportKind::rdma && dev && dev->native_flush == platform::Tri::yes;
+    if (!flush::is_safe(m, effective, ddio, native) && !req.unsafe)
+        return Error(errc::invalid_argument,
+                     "forcing " + std::string(flush::to_string(m)) + " is unsafe for region '" + req.name +
+                         "' (" + c.reason + "); set unsafe to allow it");
+    c.method = m;
+    c.step = forced_step(m, effective);
+    c.reason = "forced by the client" + std::string(req.unsafe ? " (unsafe allowed)" : "") + "; decision was: " + c.reason;
+    return c;
+}
+
+// One answer for "no such region" and "not yours": names do not leak.
+Result<Region*> find_granted(std::vector<std::unique_ptr<Region>>& regions, const Session& s,
+                             const std::string& name) {
+    auto it = std::find_if(regions.begin(), regions.end(),
+                           [&](const auto& r) { return r->report.name == name; });
+    if (it == regions.end() || (!(*it)->clients.empty() && !(*it)->clients.count(s.client_id)))
+        return Error(errc::invalid_argument, "no region named '" + name + "' is granted to this client");
+    return it->get();
+}
+
+proto::RegionGrant grant_message(std::uint32_t id, const Region& r, Choice c, bool forced) {
+    proto::RegionGrant g;
+    g.id = id;
+    g.size = r.target->size();
+    g.method = c.method;
+    g.server_persist = c.step;
+    g.domain = r.report.rdma_decision.effective_domain;
+    g.forced = forced;
+    g.reason = std::move(c.reason);
+    return g;
+}
+
+} // namespace
+
+Result<proto::RegionGrant> Core::open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
+                                             const platform::RdmaDevice* dev) {
+    if (!s.authenticated) return Error(errc::permission_denied, "open_region before authentication");
+    auto found = find_granted(regions_, s, req.name);
+    if (!found) return found.error();
+    Region& r = **found;
+    Choice c = kind == TransportKind::tcp ? tcp_choice(r) : rdma_choice(r, dev, overrides_);
+    if (req.force_method) {
+        auto forced = apply_force(std::move(c), req, r, kind, dev);
+        if (!forced) return forced.error();
+        c = std::move(*forced);
+    }
+    const auto id = static_cast<std::uint32_t>(s.grants.size());
+    s.grants.push_back(Grant{id, &r, c.method, c.step});
+    return grant_message(id, r, std::move(c), req.force_method.has_value());
+}
+
+} // namespace rpm::server

@@ -1,0 +1,156 @@
+// Server::start: validate the options, detect the platform, open and decide
+// every region, then start one listener per URI.
+#include <rpm/flush_plan.hpp>
+#include <rpm/server.hpp>
+
+#include "core/uri.hpp"
+#include "server/core.hpp"
+#include "server/listener.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <set>
+
+namespace rpm {
+
+struct Server::Impl {
+    std::unique_ptr<server::Core> core;
+    std::vector<std::pair<std::string, std::unique_ptr<server::Listener>>> listeners;  // scheme, listener
+    std::vector<RegionReport> reports;
+};
+
+namespace {
+
+Result<void> validate(const ServerOptions& o) {
+    if (o.listen.empty()) return Error(errc::invalid_argument, "ServerOptions.listen is empty: give tcp://HOST:PORT");
+    if (o.secrets.empty()) return Error(errc::invalid_argument, "ServerOptions.secrets is empty: no client could log in");
+    if (o.regions.empty()) return Error(errc::invalid_argument, "ServerOptions.regions is empty: nothing to serve");
+    std::set<std::string> names;
+    for (const auto& r : o.regions) {
+        if (r.name.empty() || r.name.size() > proto::kMaxName)
+            return Error(errc::invalid_argument, "region names are 1 to 255 bytes ('" + r.name + "')");
+        if (!names.insert(r.name).second) return Error(errc::invalid_argument, "region name '" + r.name + "' is used twice");
+    }
+    for (const auto& [id, secret] : o.secrets)
+        if (id.empty() || id.size() > proto::kMaxName || secret.empty())
+            return Error(errc::invalid_argument, "client ids are 1 to 255 bytes and secrets must not be empty");
+    return {};
+}
+
+Result<std::unique_ptr<server::Region>> open_region(const ServedRegion& s, const ServerOptions& o) {
+    pmem::OpenOptions po;
+    po.create = s.create;
+    po.size = s.size;
+    po.sysfs_root = o.sysfs_root;
+    auto region = pmem::Region::open(s.path, po);
+    if (!region) return Error(region.error().code(), "region '" + s.name + "': " + region.error().message());
+    auto r = std::make_unique<server::Region>();
+    r->report.name = s.name;
+    r->report.path = s.path.string();
+    r->report.size = region->size();
+    r->report.domain = region->domain();
+    r->granularity = region->granularity();
+    r->clients = s.clients;
+    r->target = std::make_unique<server::PmemTarget>(std::move(*region));
+    return r;
+}
+
+// The decision without a known RNIC (DDIO unknown) and the step for the
+// server's own stores; per-connection RDMA decisions refine the former.
+void decide(server::Region& r, const Overrides& ov) {
+    flush::Inputs in;
+    in.domain = {r.report.domain, flush::Source::detected, r.report.path};
+    in.granularity = {r.granularity, flush::Source::detected, "libpmem2"};
+    in.ddio.origin = "RNIC not identified";
+    r.domain_input = in.domain;
+    r.report.rdma_decision = flush::decide(in, ov.for_decision(r.report.name, ""));
+    r.report.tcp_persist = flush::server_persist_for(r.report.rdma_decision.effective_domain);
+}
+
+std::string profile_to_json(const platform::Profile& p, const std::vector<std::unique_ptr<server::Region>>& regions) {
+    nlohmann::json j;
+    j["cpu"]["clwb"] = p.cpu.clwb;
+    j["cpu"]["clflushopt"] = p.cpu.clflushopt;
+    j["cpu"]["clflush"] = p.cpu.clflush;
+    j["rdma_devices"] = nlohmann::json::array();
+    for (const auto& d : p.rdma_devices)
+        j["rdma_devices"].push_back({{"name", d.name}, {"ddio", std::string(to_string(d.ddio.state))}});
+    j["regions"] = nlohmann::json::array();
+    for (const auto& r : regions) {
+        const auto& d = r->report.rdma_decision;
+        j["regions"].push_back({{"name", r->report.name},
+                                {"size", r->report.size},
+                                {"persistence_domain", std::string(to_string(r->report.domain))},
+                                {"rdma_method", std::string(flush::to_string(d.method))},
+                                {"rdma_server_persist", std::string(flush::to_string(d.server_persist))},
+                                {"tcp_server_persist", std::string(flush::to_string(r->report.tcp_persist))},
+                                {"reason", d.reason}});
+    }
+    return j.dump();
+}
+
+Result<std::unique_ptr<server::Listener>> listen(server::Core& core, const detail::Uri& u) {
+    return u.scheme == "tcp" ? server::listen_tcp(core, u.host, u.port) : server::listen_rdma(core, u.host, u.port);
+}
+
+} // namespace
+
+Result<Server> Server::start(ServerOptions opts) {
+    if (auto v = validate(opts); !v) return v.error();
+    auto ov = load_overrides(opts.config, [](const char* k) { return std::getenv(k); });
+    if (!ov) return ov.error();
+    platform::DetectOptions d;
+    d.root = opts.sysfs_root;
+    d.extra_iio_device_ids = ov->iio_root_port_ids;
+    auto profile = platform::detect(d);
+    if (!profile) return profile.error();
+    std::vector<std::unique_ptr<server::Region>> regions;
+    for (const auto& s : opts.regions) {
+        auto r = open_region(s, opts);
+        if (!r) return r.error();
+        decide(**r, *ov);
+        regions.push_back(std::move(*r));
+    }
+    auto impl = std::make_unique<Impl>();
+    for (const auto& r : regions) impl->reports.push_back(r->report);
+    std::string pj = profile_to_json(*profile, regions);
+    auto listen_uris = opts.listen;
+    impl->core = std::make_unique<server::Core>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov));
+    for (const auto& uri : listen_uris) {
+        auto u = detail::parse_uri(uri);
+        if (!u) return u.error();
+        auto l = listen(*impl->core, *u);
+        if (!l) return l.error();
+        impl->listeners.emplace_back(u->scheme, std::move(*l));
+    }
+    return Server(std::move(impl));
+}
+
+Server::Server(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+Server::Server(Server&&) noexcept = default;
+Server& Server::operator=(Server&&) noexcept = default;
+Server::~Server() { stop(); }
+
+std::uint16_t Server::port(std::string_view scheme) const noexcept {
+    if (!impl_) return 0;
+    for (const auto& [s, l] : impl_->listeners)
+        if (s == scheme) return l->port();
+    return 0;
+}
+
+const std::vector<RegionReport>& Server::regions() const noexcept { return impl_->reports; }
+const std::string& Server::profile_json() const noexcept { return impl_->core->profile_json(); }
+
+Result<void> Server::send(std::uint64_t session, std::span<const std::byte> payload) {
+    for (auto& [s, l] : impl_->listeners)
+        if (l->send(session, payload)) return {};
+    return Error(errc::invalid_argument, "no open session " + std::to_string(session));
+}
+
+void Server::stop() {
+    if (!impl_) return;
+    for (auto& [s, l] : impl_->listeners) l->stop();
+}
+
+} // namespace rpm
