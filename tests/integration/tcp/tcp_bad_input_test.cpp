@@ -1,0 +1,174 @@
+// Bad input over tcp://: each case gets a clear error, the region stays
+// untouched, and the server goes on serving a well-behaved client.
+#include "raw_peer.hpp"
+#include "server_fixture.hpp"
+
+#include <cstring>
+
+namespace {
+using namespace rpm;
+using rpm::test::bytes_of;
+using rpm::test::RawPeer;
+using rpm::test::TcpServerTest;
+
+class TcpBadInput : public TcpServerTest {
+protected:
+    // A sentinel a good client wrote; every test checks it is still there.
+    void SetUp() override {
+        TcpServerTest::SetUp();
+        auto c = connect();
+        ASSERT_TRUE(c);
+        auto r = c->open_region("kv");
+        ASSERT_TRUE(r);
+        ASSERT_FALSE(r->persist(0, bytes_of(kSentinel)));
+    }
+    void expect_untouched_and_serving() {
+        auto c = connect();
+        ASSERT_TRUE(c) << "the server stopped serving: " << c.error().message();
+        auto r = c->open_region("kv");
+        ASSERT_TRUE(r);
+        std::string back(kSentinel.size(), '\0');
+        ASSERT_FALSE(r->read(0, std::as_writable_bytes(std::span(back.data(), back.size()))));
+        EXPECT_EQ(back, kSentinel);
+        std::vector<std::byte> rest(4096);
+        ASSERT_FALSE(r->read((1 << 20) - 4096, rest));
+        EXPECT_EQ(rest, std::vector<std::byte>(4096)) << "bytes near the end were written";
+    }
+    // Logged-in raw peer with region "kv" granted as id 0.
+    std::unique_ptr<RawPeer> logged_in() {
+        auto p = std::make_unique<RawPeer>(server->port("tcp"));
+        auto w = p->login("app", "app-secret");
+        EXPECT_TRUE(w && w->first.type == proto::Type::welcome);
+        auto g = p->request(2, proto::OpenRegion{"kv", std::nullopt, false});
+        EXPECT_TRUE(g && g->first.type == proto::Type::region);
+        return p;
+    }
+    static proto::Response status_of(const std::optional<std::pair<proto::Header, std::vector<std::byte>>>& f) {
+        EXPECT_TRUE(f.has_value());
+        if (!f) return {};
+        EXPECT_EQ(f->first.type, proto::Type::response);
+        auto r = proto::decode_response(f->second);
+        EXPECT_TRUE(r);
+        if (!r) return {};
+        proto::Response copy = *r;
+        copy.data = {};
+        return copy;
+    }
+    static constexpr std::string_view kSentinel = "sentinel: must never change";
+};
+
+TEST_F(TcpBadInput, WriteOutsideTheGrantedRegion) {
+    auto p = logged_in();
+    std::string data(64, 'X');
+    auto resp = status_of(p->request(3, proto::Write{0, (1u << 20) - 32, bytes_of(data)}));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_NE(resp.message.find("outside region 'kv'"), std::string::npos) << resp.message;
+    auto wrap = status_of(p->request(4, proto::Write{0, ~0ull - 8, bytes_of(data)}));
+    EXPECT_EQ(wrap.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, UnknownRegionIdAndUngrantedRegion) {
+    auto p = logged_in();
+    std::string data(8, 'X');
+    auto resp = status_of(p->request(3, proto::Write{7, 0, bytes_of(data)}));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_NE(resp.message.find("not granted"), std::string::npos) << resp.message;
+    auto other = std::make_unique<RawPeer>(server->port("tcp"));
+    ASSERT_TRUE(other->login("other", "other-secret"));
+    auto g = status_of(other->request(2, proto::OpenRegion{"kv", std::nullopt, false}));
+    EXPECT_EQ(g.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, MisalignedAtomicWrite) {
+    auto p = logged_in();
+    auto resp = status_of(p->request(3, proto::AtomicWrite{0, 4, 42}));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_NE(resp.message.find("8-byte aligned"), std::string::npos) << resp.message;
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, TruncatedBodyIsAnErrorAndTheSessionGoesOn) {
+    auto p = logged_in();
+    std::vector<std::byte> frame;
+    proto::encode(frame, 3, proto::AtomicWrite{0, 8, 42});
+    // Cut the body short but keep the header's length honest about it.
+    frame.resize(frame.size() - 4);
+    const std::uint32_t len = static_cast<std::uint32_t>(frame.size() - proto::kHeaderSize);
+    std::memcpy(frame.data() + 12, &len, 4);
+    ASSERT_TRUE(p->send_bytes(frame));
+    auto resp = status_of(p->next());
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    // Same connection still works.
+    auto ok = status_of(p->request(4, proto::AtomicWrite{0, 4096, 42}));
+    EXPECT_EQ(ok.status, 0u);
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, OversizedFrameClosesTheConnection) {
+    auto p = logged_in();
+    std::vector<std::byte> header(proto::kHeaderSize);
+    proto::write_header(std::span<std::byte, proto::kHeaderSize>(header.data(), proto::kHeaderSize),
+                        proto::Header{proto::Type::write, 0, 3, 64u << 20});
+    ASSERT_TRUE(p->send_bytes(header));
+    auto resp = status_of(p->next());
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::bad_size));
+    EXPECT_FALSE(p->next()) << "the connection should be closed";
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, GarbageHeaderClosesTheConnection) {
+    auto p = logged_in();
+    std::vector<std::byte> junk(proto::kHeaderSize, std::byte{0x41});
+    ASSERT_TRUE(p->send_bytes(junk));
+    auto resp = status_of(p->next());
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_FALSE(p->next());
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, WrongSecretAndVersionMismatch) {
+    RawPeer wrong(server->port("tcp"));
+    auto w = wrong.login("app", "not-the-secret");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(status_of(w).status, static_cast<std::uint32_t>(errc::permission_denied));
+    EXPECT_FALSE(wrong.next()) << "a refused login must close the connection";
+    RawPeer old(server->port("tcp"));
+    auto v = old.login("app", "app-secret", 99);
+    ASSERT_TRUE(v);
+    auto resp = status_of(v);
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::unsupported));
+    EXPECT_NE(resp.message.find("version 99"), std::string::npos) << resp.message;
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, RequestsBeforeAuthenticationAreRefused) {
+    RawPeer p(server->port("tcp"));
+    ASSERT_TRUE(p.next());  // hello
+    std::string data(8, 'X');
+    auto resp = status_of(p.request(1, proto::Write{0, 0, bytes_of(data)}));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::permission_denied));
+    EXPECT_FALSE(p.next());
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, ClientVanishingMidFrameLeavesNoTrace) {
+    {
+        auto p = logged_in();
+        std::string data(1000, 'V');
+        std::vector<std::byte> frame;
+        proto::encode(frame, 3, proto::Write{0, 0, bytes_of(data)});
+        ASSERT_TRUE(p->send_bytes(std::span(frame).first(frame.size() / 2)));
+    }  // closed mid-frame: the half write must never be applied
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, ReadLargerThanAFrameIsRefused) {
+    auto p = logged_in();
+    auto resp = status_of(p->request(3, proto::Read{0, 0, 64u << 20}));
+    EXPECT_NE(resp.status, 0u);
+    expect_untouched_and_serving();
+}
+
+} // namespace

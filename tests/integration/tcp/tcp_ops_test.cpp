@@ -1,0 +1,203 @@
+// Every operation over tcp:// against a real server on 127.0.0.1.
+#include "server_fixture.hpp"
+
+#include <atomic>
+#include <cstring>
+#include <fstream>
+#include <future>
+
+namespace {
+using namespace rpm;
+using rpm::test::bytes_of;
+using rpm::test::TcpServerTest;
+
+std::string read_file_at(const std::filesystem::path& p, std::size_t off, std::size_t n) {
+    std::ifstream in(p, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(off));
+    std::string s(n, '\0');
+    in.read(s.data(), static_cast<std::streamsize>(n));
+    return s;
+}
+
+TEST_F(TcpServerTest, PersistThenReadBackAndFindItInTheFile) {
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    EXPECT_EQ(c->transport(), "tcp");
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(r->size(), 1u << 20);
+    // tmpfs: not PM, so the server's step is msync and it says why.
+    EXPECT_EQ(r->server_persist(), flush::ServerPersist::msync);
+    EXPECT_EQ(r->domain(), PersistenceDomain::not_pmem);
+    EXPECT_NE(r->reason().find("msync"), std::string::npos) << r->reason();
+    const std::string rec = "durable record #1";
+    ASSERT_FALSE(r->persist(4096, bytes_of(rec)));
+    std::string back(rec.size(), '\0');
+    ASSERT_FALSE(r->read(4096, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    EXPECT_EQ(back, rec);
+    EXPECT_EQ(read_file_at(kv_path, 4096, rec.size()), rec);  // in the server's region file itself
+}
+
+TEST_F(TcpServerTest, AtomicWriteStoresEightBytes) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    ASSERT_FALSE(r->atomic_write(64, 0x1122334455667788ull));
+    ASSERT_FALSE(r->flush(64, 8));
+    std::uint64_t v = 0;
+    ASSERT_FALSE(r->read(64, std::as_writable_bytes(std::span(&v, 1))));
+    EXPECT_EQ(v, 0x1122334455667788ull);
+    EXPECT_EQ(r->atomic_write(65, 1), errc::invalid_argument);  // misaligned: refused before sending
+}
+
+TEST_F(TcpServerTest, ManyWritesInFlightThenOneFlushCoversThemAll) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    constexpr int kWrites = 2000;
+    std::vector<std::uint64_t> values(kWrites);
+    std::atomic<int> done{0}, failed{0};
+    for (int i = 0; i < kWrites; ++i) {
+        values[i] = 0xA5A5000000000000ull + static_cast<std::uint64_t>(i);
+        r->write(static_cast<std::uint64_t>(i) * 8, std::as_bytes(std::span(&values[i], 1)),
+                 [&](std::error_code ec) { failed += ec ? 1 : 0; ++done; });
+    }
+    ASSERT_FALSE(r->flush(0, kWrites * 8));  // issued after all writes: covers them
+    EXPECT_EQ(done.load(), kWrites) << "the flush completed before earlier writes";
+    EXPECT_EQ(failed.load(), 0);
+    std::vector<std::uint64_t> back(kWrites);
+    ASSERT_FALSE(r->read(0, std::as_writable_bytes(std::span(back))));
+    EXPECT_EQ(back, values);
+}
+
+TEST_F(TcpServerTest, FutureForms) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    const std::string a = "future write", b = "future persist";
+    auto f1 = r->write_async(0, bytes_of(a));
+    auto f2 = r->persist_async(100, bytes_of(b));
+    auto f3 = r->flush_async(0, 200);
+    EXPECT_FALSE(f1.get());
+    EXPECT_FALSE(f2.get());
+    EXPECT_FALSE(f3.get());
+}
+
+TEST_F(TcpServerTest, LargeWriteAndReadOfOneMebibyte) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    std::vector<std::byte> big(1 << 20);
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>(i * 7);
+    ASSERT_FALSE(r->persist(0, big));
+    std::vector<std::byte> back(big.size());
+    ASSERT_FALSE(r->read(0, back));
+    EXPECT_EQ(back, big);
+}
+
+TEST_F(TcpServerTest, MessagesBothWays) {
+    auto c = connect();
+    ASSERT_TRUE(c);
+    ASSERT_FALSE(c->send(bytes_of("ping from client")));
+    std::uint64_t session = 0;
+    {
+        std::lock_guard lock(mu);
+        ASSERT_EQ(messages.size(), 1u);
+        EXPECT_EQ(messages[0].second, "ping from client");
+        session = messages[0].first;
+    }
+    const std::string reply = "pong from server";
+    ASSERT_TRUE(server->send(session, bytes_of(reply)));
+    std::string got(64, '\0');
+    auto n = c->recv(std::as_writable_bytes(std::span(got.data(), got.size())));
+    ASSERT_TRUE(n) << n.error().message();
+    EXPECT_EQ(got.substr(0, *n), reply);
+    EXPECT_FALSE(server->send(999999, bytes_of("x")));
+}
+
+TEST_F(TcpServerTest, RegionsAreGrantedOnlyToTheirClients) {
+    auto other = connect("other", "other-secret");
+    ASSERT_TRUE(other) << other.error().message();
+    auto denied = other->open_region("kv");
+    ASSERT_FALSE(denied);
+    auto unknown = other->open_region("nope");
+    ASSERT_FALSE(unknown);
+    // The same answer for "not yours" and "does not exist": names do not leak.
+    EXPECT_EQ(denied.error().code(), unknown.error().code());
+    EXPECT_NE(denied.error().message().find("is granted to this client"), std::string::npos);
+    EXPECT_TRUE(other->open_region("logs"));
+}
+
+TEST_F(TcpServerTest, ForcedUnsafeMethodIsRefusedUnlessUnsafe) {
+    auto c = connect();
+    RegionOptions force;
+    force.force_method = flush::Method::read_after_write;
+    auto refused = c->open_region("kv", force);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("unsafe"), std::string::npos) << refused.error().message();
+    force.unsafe = true;
+    auto allowed = c->open_region("kv", force);
+    ASSERT_TRUE(allowed) << allowed.error().message();
+    EXPECT_EQ(allowed->method(), flush::Method::read_after_write);
+    EXPECT_EQ(allowed->server_persist(), flush::ServerPersist::none);
+    RegionOptions native;
+    native.force_method = flush::Method::native_flush;
+    native.unsafe = true;
+    auto r = c->open_region("kv", native);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), errc::unsupported);
+}
+
+TEST_F(TcpServerTest, WrongSecretIsRefusedAndTheServerGoesOn) {
+    auto bad = connect("app", "wrong");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code(), errc::permission_denied);
+    auto unknown_client = connect("nobody", "x");
+    ASSERT_FALSE(unknown_client);
+    EXPECT_EQ(unknown_client.error().message(), bad.error().message());  // no oracle for ids
+    auto good = connect();
+    EXPECT_TRUE(good) << good.error().message();
+}
+
+TEST_F(TcpServerTest, ConnectErrorsAreClear) {
+    ClientOptions o;
+    o.secret = "x";
+    auto bad_uri = Client(o).connect("tcp//127.0.0.1:1");
+    ASSERT_FALSE(bad_uri);
+    EXPECT_EQ(bad_uri.error().code(), errc::invalid_argument);
+    auto refused = Client(o).connect("tcp://127.0.0.1:1");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), errc::io_error);
+    EXPECT_NE(refused.error().message().find("127.0.0.1:1"), std::string::npos) << refused.error().message();
+}
+
+TEST_F(TcpServerTest, ClientSideRangeChecks) {
+    auto c = connect();
+    auto r = c->open_region("logs");
+    ASSERT_TRUE(r);
+    std::string s(16, 'x');
+    EXPECT_EQ(r->write(r->size() - 8, bytes_of(s)), errc::invalid_argument);
+    EXPECT_EQ(r->flush(r->size(), 1), errc::invalid_argument);
+    EXPECT_EQ(r->write(~0ull, bytes_of(s)), errc::invalid_argument);
+}
+
+TEST_F(TcpServerTest, ServerStopFailsPendingCallsAndDataSurvivesARestart) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    const std::string rec = "acknowledged before the restart";
+    ASSERT_FALSE(r->persist(512, bytes_of(rec)));
+    server->stop();
+    EXPECT_TRUE(r->write(0, bytes_of(rec)));  // the connection is gone: an error, not a hang
+    server.reset();
+    start_server();  // reopens the same files (create on an existing file keeps it)
+    auto c2 = connect();
+    ASSERT_TRUE(c2) << c2.error().message();
+    auto r2 = c2->open_region("kv");
+    ASSERT_TRUE(r2);
+    std::string back(rec.size(), '\0');
+    ASSERT_FALSE(r2->read(512, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    EXPECT_EQ(back, rec);
+}
+
+} // namespace
