@@ -91,6 +91,11 @@ private:
     std::atomic<std::uint64_t> next_session_{1};
 };
 
+/// Fill r.domain_input, r.report.rdma_decision (no RNIC known: DDIO unknown)
+/// and r.report.tcp_persist from r.report.domain / r.granularity. Per-session
+/// RDMA decisions (Core::open_region) refine the former for the RNIC used.
+void decide_region(Region& r, const rpm::Overrides& ov);
+
 /// Check [offset, offset+length) against a region of `size` bytes without
 /// overflow. ERRORS: errc::invalid_argument naming the range and the size.
 Result<void> check_range(const Region& r, std::uint64_t offset, std::uint64_t length);

@@ -82,6 +82,16 @@ proto::RegionGrant grant_message(std::uint32_t id, const Region& r, Choice c, bo
 
 } // namespace
 
+void decide_region(Region& r, const rpm::Overrides& ov) {
+    flush::Inputs in;
+    in.domain = {r.report.domain, flush::Source::detected, r.report.path};
+    in.granularity = {r.granularity, flush::Source::detected, "libpmem2"};
+    in.ddio.origin = "RNIC not identified";
+    r.domain_input = in.domain;
+    r.report.rdma_decision = flush::decide(in, ov.for_decision(r.report.name, ""));
+    r.report.tcp_persist = flush::server_persist_for(r.report.rdma_decision.effective_domain);
+}
+
 Result<proto::RegionGrant> Core::open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
                                              const platform::RdmaDevice* dev) {
     if (!s.authenticated) return Error(errc::permission_denied, "open_region before authentication");

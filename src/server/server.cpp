@@ -56,17 +56,6 @@ Result<std::unique_ptr<server::Region>> open_region(const ServedRegion& s, const
     return r;
 }
 
-// The decision without a known RNIC (DDIO unknown) and the step for the
-// server's own stores; per-connection RDMA decisions refine the former.
-void decide(server::Region& r, const Overrides& ov) {
-    flush::Inputs in;
-    in.domain = {r.report.domain, flush::Source::detected, r.report.path};
-    in.granularity = {r.granularity, flush::Source::detected, "libpmem2"};
-    in.ddio.origin = "RNIC not identified";
-    r.domain_input = in.domain;
-    r.report.rdma_decision = flush::decide(in, ov.for_decision(r.report.name, ""));
-    r.report.tcp_persist = flush::server_persist_for(r.report.rdma_decision.effective_domain);
-}
 
 std::string profile_to_json(const platform::Profile& p, const std::vector<std::unique_ptr<server::Region>>& regions) {
     nlohmann::json j;
@@ -109,7 +98,7 @@ Result<Server> Server::start(ServerOptions opts) {
     for (const auto& s : opts.regions) {
         auto r = open_region(s, opts);
         if (!r) return r.error();
-        decide(**r, *ov);
+        server::decide_region(**r, *ov);
         regions.push_back(std::move(*r));
     }
     auto impl = std::make_unique<Impl>();

@@ -19,6 +19,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rpm::proto {
@@ -30,6 +32,7 @@ inline constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
 inline constexpr std::size_t kNonceSize = 32;
 inline constexpr std::size_t kMaxName = 255;          // region names, client ids
 inline constexpr std::uint32_t kDefaultMaxPayload = (1u << 20) + 4096;  // 1 MiB of data + slack
+inline constexpr std::size_t kMaxMessage = 1024;      // Response.message bytes (encode truncates)
 
 enum class Type : std::uint8_t {
     hello = 1,       ///< server -> client: versions, challenge
@@ -45,6 +48,9 @@ enum class Type : std::uint8_t {
     response = 11,   ///< server -> client: status for request_id, optional data
     goodbye = 12,    ///< either way: orderly close
 };
+
+/// "hello", "auth", ... (for logs and error details); "invalid" otherwise.
+std::string_view type_name(Type t) noexcept;
 
 /// The 16-byte frame header: magic u32, type u8, flags u8, reserved u16 (0),
 /// request_id u32, payload length u32.
@@ -133,7 +139,10 @@ struct Response {
     std::span<const std::byte> data;  ///< READ data; points into the decoded buffer
 };
 
-// Encoders append one whole frame (header + body) to `out`.
+// Encoders append one whole frame (header + body) to `out`. They cannot
+// fail: Response.message is cut at kMaxMessage; a name over kMaxName or
+// more than kMaxRanges ranges is sent as given, for the peer to refuse
+// (never silently shortened).
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Hello& m);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Auth& m);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Welcome& m);
@@ -172,6 +181,10 @@ public:
     std::optional<std::pair<Header, std::span<const std::byte>>> next();
     [[nodiscard]] const std::optional<Error>& error() const noexcept { return error_; }
     [[nodiscard]] std::size_t buffered() const noexcept { return buf_.size() - pos_; }
+    /// Bytes held, including frames already taken out: feed() drops those,
+    /// so for a caller that drains next() after each feed this stays within
+    /// one partial frame plus the latest feed.
+    [[nodiscard]] std::size_t held() const noexcept { return buf_.size(); }
 
 private:
     std::uint32_t max_payload_;

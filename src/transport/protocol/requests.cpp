@@ -1,0 +1,131 @@
+// Bodies of the data-path messages: Write, Read, AtomicWrite, Flush,
+// Response, and the body-less framing of Message and Goodbye. Layouts are
+// in docs/protocol.md.
+#include "transport/protocol/codec.hpp"
+
+namespace rpm::proto {
+namespace {
+
+using detail::FrameWriter;
+using detail::Reader;
+
+constexpr std::size_t kRangeSize = 16;  // offset u64, length u64
+
+} // namespace
+
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Write& m) {
+    FrameWriter w(out, Type::write, request_id);
+    w.u32(m.region);
+    w.u64(m.offset);
+    w.bytes(m.data);
+    w.finish();
+}
+
+Result<Write> decode_write(std::span<const std::byte> body) {
+    Reader r(body, "write");
+    Write m;
+    r.u32(m.region, "region");
+    r.u64(m.offset, "offset");
+    m.data = r.rest();
+    return r.finish(m);
+}
+
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Read& m) {
+    FrameWriter w(out, Type::read, request_id);
+    w.u32(m.region);
+    w.u64(m.offset);
+    w.u32(m.length);
+    w.finish();
+}
+
+Result<Read> decode_read(std::span<const std::byte> body) {
+    Reader r(body, "read");
+    Read m;
+    r.u32(m.region, "region");
+    r.u64(m.offset, "offset");
+    r.u32(m.length, "length");
+    return r.finish(m);
+}
+
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const AtomicWrite& m) {
+    FrameWriter w(out, Type::atomic_write, request_id);
+    w.u32(m.region);
+    w.u64(m.offset);
+    w.u64(m.value);
+    w.finish();
+}
+
+Result<AtomicWrite> decode_atomic_write(std::span<const std::byte> body) {
+    Reader r(body, "atomic_write");
+    AtomicWrite m;
+    r.u32(m.region, "region");
+    r.u64(m.offset, "offset");
+    r.u64(m.value, "value");
+    return r.finish(m);
+}
+
+// More than kMaxRanges ranges are written as given, so the peer refuses
+// the request with a clear error instead of this side dropping ranges (a
+// flush that silently covered less would be a durability bug).
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Flush& m) {
+    FrameWriter w(out, Type::flush, request_id);
+    w.u32(m.region);
+    w.u32(static_cast<std::uint32_t>(m.ranges.size()));
+    for (const Range& range : m.ranges) {
+        w.u64(range.offset);
+        w.u64(range.length);
+    }
+    w.finish();
+}
+
+Result<Flush> decode_flush(std::span<const std::byte> body) {
+    Reader r(body, "flush");
+    Flush m;
+    std::uint32_t count = 0;
+    r.u32(m.region, "region");
+    r.u32(count, "count");
+    if (r.ok() && count > kMaxRanges)
+        r.fail("count " + std::to_string(count) + " exceeds the limit of " + std::to_string(kMaxRanges));
+    // The count is checked against the body before anything is allocated.
+    if (r.ok() && r.remaining() != count * kRangeSize)
+        r.fail("count " + std::to_string(count) + " needs " + std::to_string(count * kRangeSize) +
+               " bytes of ranges, the body has " + std::to_string(r.remaining()));
+    if (r.ok()) m.ranges.resize(count);
+    for (Range& range : m.ranges) {
+        r.u64(range.offset, "range.offset");
+        r.u64(range.length, "range.length");
+    }
+    return r.finish(std::move(m));
+}
+
+// The message is for people; one longer than kMaxMessage is cut rather than
+// turned into a malformed frame.
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Response& m) {
+    FrameWriter w(out, Type::response, request_id);
+    w.u32(m.status);
+    w.str16(std::string_view(m.message).substr(0, kMaxMessage));
+    w.bytes(m.data);
+    w.finish();
+}
+
+Result<Response> decode_response(std::span<const std::byte> body) {
+    Reader r(body, "response");
+    Response m;
+    r.u32(m.status, "status");
+    r.str16(m.message, kMaxMessage, "message");
+    m.data = r.rest();
+    return r.finish(std::move(m));
+}
+
+void encode_message(std::vector<std::byte>& out, std::uint32_t request_id,
+                    std::span<const std::byte> payload) {
+    FrameWriter w(out, Type::message, request_id);
+    w.bytes(payload);
+    w.finish();
+}
+
+void encode_goodbye(std::vector<std::byte>& out, std::uint32_t request_id) {
+    FrameWriter(out, Type::goodbye, request_id).finish();
+}
+
+} // namespace rpm::proto
