@@ -24,11 +24,6 @@ Profile detect_fixture(const std::string& name, std::vector<std::uint16_t> extra
     return p ? std::move(*p) : Profile{};
 }
 
-bool mentions(const std::vector<std::string>& lines, const std::string& what) {
-    return std::any_of(lines.begin(), lines.end(),
-                       [&](const std::string& l) { return l.find(what) != std::string::npos; });
-}
-
 bool contains(const std::string& s, const std::string& what) {
     return s.find(what) != std::string::npos;
 }
