@@ -6,6 +6,7 @@
 #include <rpm/flush_plan.hpp>
 
 #include <algorithm>
+#include <string_view>
 
 namespace rpm::server {
 namespace {
@@ -23,9 +24,15 @@ const Grant* Session::grant(std::uint32_t grant_id) const noexcept {
 }
 
 Core::Core(ServerOptions opts, std::vector<std::unique_ptr<Region>> regions, std::string profile_json,
-           rpm::Overrides overrides)
+           rpm::Overrides overrides, platform::Profile profile, TransportCaps caps)
     : opts_(std::move(opts)), regions_(std::move(regions)), profile_json_(std::move(profile_json)),
-      overrides_(std::move(overrides)) {}
+      overrides_(std::move(overrides)), profile_(std::move(profile)), caps_(caps) {}
+
+const platform::RdmaDevice* Core::rdma_device(std::string_view name) const noexcept {
+    for (const auto& d : profile_.rdma_devices)
+        if (d.name == name) return &d;
+    return nullptr;
+}
 
 Session Core::new_session() {
     Session s;

@@ -50,11 +50,20 @@ struct Session {
 
 enum class TransportKind { tcp, rdma };
 
+/// What this build's transports can do, where it limits the decision.
+struct TransportCaps {
+    /// rdma:// can issue native persistent FLUSH. librpma 1.2.0 cannot
+    /// (docs/rdma.md), so a server never grants it over RDMA today, even on
+    /// an RNIC that reports the capability; the persistence model sets it to
+    /// exercise the method.
+    bool rdma_native_flush = false;
+};
+
 class Core {
 public:
     /// Regions must be opened already (Server::start does it).
     Core(ServerOptions opts, std::vector<std::unique_ptr<Region>> regions, std::string profile_json,
-         rpm::Overrides overrides = {});
+         rpm::Overrides overrides = {}, platform::Profile profile = {}, TransportCaps caps = {});
 
     /// A new session with a fresh challenge.
     Session new_session();
@@ -79,6 +88,9 @@ public:
     Result<void> handle_flush(const Session& s, const proto::Flush& f);
 
     [[nodiscard]] const ServerOptions& options() const noexcept { return opts_; }
+    /// The RDMA device `name` as detected at start-up (with the configured
+    /// IIO root-port ids), or nullptr.
+    [[nodiscard]] const platform::RdmaDevice* rdma_device(std::string_view name) const noexcept;
     [[nodiscard]] const std::string& profile_json() const noexcept { return profile_json_; }
     [[nodiscard]] std::vector<std::unique_ptr<Region>>& regions() noexcept { return regions_; }
     void deliver_message(std::uint64_t session, std::span<const std::byte> payload) const;
@@ -88,6 +100,8 @@ private:
     std::vector<std::unique_ptr<Region>> regions_;
     std::string profile_json_;
     rpm::Overrides overrides_;
+    platform::Profile profile_;
+    TransportCaps caps_;
     std::atomic<std::uint64_t> next_session_{1};
 };
 

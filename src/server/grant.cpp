@@ -24,9 +24,13 @@ Choice tcp_choice(const Region& r) {
                 " for domain " + std::string(to_string(r.report.rdma_decision.effective_domain))};
 }
 
-Choice rdma_choice(const Region& r, const platform::RdmaDevice* dev, const rpm::Overrides& ov) {
+Choice rdma_choice(const Region& r, const platform::RdmaDevice* dev, const rpm::Overrides& ov,
+                   const TransportCaps& caps) {
     flush::Inputs in = dev ? flush::device_inputs(*dev) : flush::Inputs{};
     if (!dev) in.ddio.origin = "RNIC not identified";
+    if (in.native_flush.value && !caps.rdma_native_flush)
+        in.native_flush = {false, flush::Source::assumed,
+                           "the RNIC reports native flush, but librpma 1.2.0 cannot issue it"};
     in.domain = r.domain_input;
     if (r.granularity) in.granularity = {r.granularity, flush::Source::detected, "libpmem2"};
     auto d = flush::decide(in, ov.for_decision(r.report.name, dev ? dev->name : ""));
@@ -40,14 +44,15 @@ flush::ServerPersist forced_step(flush::Method m, PersistenceDomain effective) {
 }
 
 Result<Choice> apply_force(Choice c, const proto::OpenRegion& req, const Region& r, TransportKind kind,
-                           const platform::RdmaDevice* dev) {
+                           const platform::RdmaDevice* dev, const TransportCaps& caps) {
     const auto m = *req.force_method;
     const auto effective = r.report.rdma_decision.effective_domain;
     if (kind == TransportKind::tcp && m == flush::Method::native_flush)
         return Error(errc::unsupported, "native_flush is an RDMA operation; tcp:// cannot do it");
     // CPU stores behave like DDIO-on writes; an unknown RNIC counts as DDIO on.
     const Ddio ddio = (kind == TransportKind::rdma && dev) ? dev->ddio.state : Ddio::on;
-    const bool native = kind == TransportKind::rdma && dev && dev->native_flush == platform::Tri::yes;
+    const bool native = kind == TransportKind::rdma && dev && dev->native_flush == platform::Tri::yes &&
+                        caps.rdma_native_flush;
     if (!flush::is_safe(m, effective, ddio, native) && !req.unsafe)
         return Error(errc::invalid_argument,
                      "forcing " + std::string(flush::to_string(m)) + " is unsafe for region '" + req.name +
@@ -98,9 +103,9 @@ Result<proto::RegionGrant> Core::open_region(Session& s, const proto::OpenRegion
     auto found = find_granted(regions_, s, req.name);
     if (!found) return found.error();
     Region& r = **found;
-    Choice c = kind == TransportKind::tcp ? tcp_choice(r) : rdma_choice(r, dev, overrides_);
+    Choice c = kind == TransportKind::tcp ? tcp_choice(r) : rdma_choice(r, dev, overrides_, caps_);
     if (req.force_method) {
-        auto forced = apply_force(std::move(c), req, r, kind, dev);
+        auto forced = apply_force(std::move(c), req, r, kind, dev, caps_);
         if (!forced) return forced.error();
         c = std::move(*forced);
     }

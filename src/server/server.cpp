@@ -105,7 +105,8 @@ Result<Server> Server::start(ServerOptions opts) {
     for (const auto& r : regions) impl->reports.push_back(r->report);
     std::string pj = profile_to_json(*profile, regions);
     auto listen_uris = opts.listen;
-    impl->core = std::make_unique<server::Core>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov));
+    impl->core = std::make_unique<server::Core>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov),
+                                                std::move(*profile));
     for (const auto& uri : listen_uris) {
         auto u = detail::parse_uri(uri);
         if (!u) return u.error();

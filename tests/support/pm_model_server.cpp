@@ -57,7 +57,10 @@ Result<std::unique_ptr<ModelServer>> ModelServer::start(const ModelServerOptions
     regions.push_back(std::move(region));
 
     std::unique_ptr<ModelServer> ms(new ModelServer);
-    ms->core_ = std::make_unique<server::Core>(std::move(so), std::move(regions), "{}");
+    // The model's NIC can do native flush, so the method is exercised here
+    // even though librpma 1.2.0 cannot issue it on real hardware.
+    ms->core_ = std::make_unique<server::Core>(std::move(so), std::move(regions), "{}", rpm::Overrides{},
+                                               platform::Profile{}, server::TransportCaps{true});
     ms->model_ = model;
     ms->session_ = ms->core_->new_session();
     if (auto ok = authenticate(*ms->core_, ms->session_); !ok) return ok.error();

@@ -1,0 +1,57 @@
+#include "transport/rdma/buffers.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace rpm::rdma {
+namespace {
+
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kAlign = 64;  // a cache line: no two operations share one
+
+std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
+
+} // namespace
+
+Result<RegisteredBuffer> RegisteredBuffer::create(const Api& api, rpma_peer* peer, std::size_t size, int usage,
+                                                  std::string_view what) {
+    const std::size_t bytes = round_up(std::max<std::size_t>(size, 1), kPage);
+    std::unique_ptr<std::byte, Free> mem(static_cast<std::byte*>(std::aligned_alloc(kPage, bytes)));
+    if (!mem) return Error(errc::rdma_unavailable, std::string(what) + ": out of memory");
+    std::memset(mem.get(), 0, bytes);
+    MrHandle mr(api);
+    if (int ret = api.mr_reg(peer, mem.get(), bytes, usage, mr.out()); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, what, "rpma_mr_reg", ret);
+    return RegisteredBuffer(std::move(mem), bytes, std::move(mr));
+}
+
+SlotPool::SlotPool(std::uint32_t n) {
+    // Handed out lowest first: easier to read in traces and tests.
+    for (std::uint32_t i = n; i > 0; --i) free_.push_back(i - 1);
+}
+
+std::optional<std::uint32_t> SlotPool::acquire() noexcept {
+    if (free_.empty()) return std::nullopt;
+    const auto s = free_.back();
+    free_.pop_back();
+    return s;
+}
+
+void SlotPool::release(std::uint32_t slot) { free_.push_back(slot); }
+
+std::optional<BounceRing::Reservation> BounceRing::reserve(std::size_t n) noexcept {
+    if (n == 0 || n > cap_) return std::nullopt;
+    // An empty ring starts over at offset 0, so a reservation of the whole
+    // capacity is always possible eventually.
+    if (head_ == tail_) head_ = tail_ = 0;
+    const std::size_t len = std::min(round_up(n, kAlign), cap_);
+    const std::size_t pos = static_cast<std::size_t>(head_ % cap_);
+    const std::size_t pad = pos + len > cap_ ? cap_ - pos : 0;  // never wrap inside a reservation
+    if (head_ + pad + len - tail_ > cap_) return std::nullopt;
+    head_ += pad + len;
+    return Reservation{(pos + pad) % cap_, head_};
+}
+
+void BounceRing::release(std::uint64_t end) noexcept { tail_ = std::max(tail_, std::min(end, head_)); }
+
+} // namespace rpm::rdma

@@ -1,0 +1,206 @@
+// The RDMA client transport (connect_rdma).
+//
+// Control frames (handshake, region grants, send_flush requests, messages)
+// travel as protocol frames in RDMA send/receive messages; data moves
+// one-sided: rpma_write / rpma_read / rpma_atomic_write against the
+// region's registered memory, through a per-connection bounce buffer.
+// One I/O thread per connection polls the completion queue and runs every
+// callback, in posting order. docs/rdma.md describes the whole of it.
+#pragma once
+
+#include "client/transport.hpp"
+#include "transport/rdma/api.hpp"
+#include "transport/rdma/buffers.hpp"
+#include "transport/rdma/handles.hpp"
+#include "transport/rdma/limits.hpp"
+#include "transport/rdma/loop.hpp"
+#include "transport/rdma/op_queue.hpp"
+
+#include <atomic>
+#include <deque>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+namespace rpm::rdma {
+
+/// The sizes of one client connection (tests make them small).
+struct ClientLimits {
+    std::uint32_t sq_depth = kSqDepth;
+    std::uint32_t recv_slots = kRecvSlots;
+    std::uint32_t send_slots = kSendSlots;
+    std::size_t slot_size = kSlotSize;
+    std::size_t bounce_size = kBounceSize;
+    std::size_t chunk = kMaxChunk;
+};
+
+/// connect_rdma through `api` (the real librpma, or a test's fake).
+Result<std::unique_ptr<client::Transport>> connect_rdma_with(const Api& api, const std::string& host,
+                                                             std::uint16_t port, const ClientOptions& opts,
+                                                             const ClientLimits& limits = {});
+
+/// Usage of the bounce buffer (tests check it).
+inline constexpr int kBounceUsage = RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST;
+
+/// Work-request contexts: a receive slot has the top bit set, an operation
+/// is its sequence number (never 0: librpma rejects a NULL context).
+inline constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 63;
+
+/// One connection's state, shared by the Transport object and its I/O thread.
+class ClientConn : public std::enable_shared_from_this<ClientConn> {
+public:
+    ClientConn(const Api& api, ClientOptions opts, ClientLimits limits);
+    ~ClientConn();
+    ClientConn(const ClientConn&) = delete;
+    ClientConn& operator=(const ClientConn&) = delete;
+
+    /// Device, registrations, connection, I/O thread, handshake.
+    Result<void> connect(const std::string& host, std::uint16_t port);
+    Result<proto::RegionGrant> open_region(const proto::OpenRegion& req);
+    void write(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data, client::Done done);
+    void read(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out, client::Done done);
+    void atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value, client::Done done);
+    void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
+    void send(std::span<const std::byte> payload, client::Done done);
+    void recv(std::span<std::byte> out, client::RecvDone done);
+    [[nodiscard]] const std::string& profile() const noexcept { return profile_; }
+    /// Fail everything pending and disconnect; the I/O thread runs the
+    /// callbacks. Safe from any thread, including a callback.
+    void close() noexcept;
+    /// Stop and join the I/O thread (detach it when called on it).
+    void finish() noexcept;
+
+private:
+    struct RemoteRegion {
+        RemoteMrHandle mr;
+        flush::Method method = flush::Method::send_flush;
+        std::uint64_t size = 0;
+    };
+    struct RecvWaiter {
+        std::span<std::byte> out;
+        client::RecvDone done;
+    };
+    struct ReadyRecv {
+        client::RecvDone done;
+        std::error_code ec;
+        std::size_t size = 0;
+    };
+    enum class Stage { connecting, awaiting_hello, awaiting_welcome, ready };
+
+    // client_connect.cpp: set-up
+    Result<void> open_device(const std::string& where, const std::string& host);
+    Result<void> make_buffers();
+    Result<void> make_request(const std::string& where, const std::string& host, std::uint16_t port);
+    Result<void> establish(const std::string& where);
+    Result<void> await_handshake(const std::string& where);
+    void start_thread();
+
+    // client_loop.cpp: the I/O thread
+    void run();
+    void poll_cq(bool had_event);
+    void on_event();
+    void on_wc_locked(const ibv_wc& wc);
+    void on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc);
+    void on_recv_locked(std::uint32_t slot, const ibv_wc& wc);
+    void on_frame_locked(const proto::Header& h, std::span<const std::byte> body);
+    void on_hello_locked(std::span<const std::byte> body);
+    Result<void> finish_welcome_locked(const proto::Header& h, std::span<const std::byte> body);
+    void on_message_locked(std::span<const std::byte> payload);
+    void repost_locked(std::uint32_t slot);
+    void fail_locked(std::error_code ec, std::string why);
+    void settle_handshake_locked(Result<void> r);
+    bool deliver();
+    void await_closed() noexcept;
+
+    // client_ops.cpp: posting
+    void submit_locked(Op op);
+    void submit_error(client::Done done, std::error_code ec);
+    std::error_code post_locked(Op& op);
+    int post_request_locked(Op& op, const void* ctx);
+    Op request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply, client::Done done) const;
+    std::uint32_t next_request_id() noexcept;
+    const RemoteRegion* region_locked(std::uint32_t grant_id) const;
+    void submit_transfer(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                         client::Done done);
+    void submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done);
+    std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
+
+    // client_region.cpp: grants
+    Result<void> apply_grant_locked(const proto::RegionGrant& g);
+    Result<void> apply_peer_cfg_locked(const proto::RegionGrant& g, rpma_mr_remote* mr);
+
+    const Api& api_;
+    ClientOptions opts_;
+    ClientLimits lim_;
+    SlotLayout layout_;
+    std::string where_;
+    // Destroyed bottom-up: the connection before the registrations before the peer.
+    PeerHandle peer_;
+    std::optional<RegisteredBuffer> msgs_;
+    std::optional<RegisteredBuffer> bounce_;
+    ConnCfgHandle cfg_;
+    std::map<std::uint32_t, RemoteRegion> regions_;
+    ConnReqHandle req_;
+    ConnHandle conn_;
+    rpma_cq* cq_ = nullptr;
+    int cq_fd_ = -1;
+    int event_fd_ = -1;
+    Wakeup wake_;
+
+    mutable std::mutex mu_;
+    OpQueue ops_;
+    std::unordered_map<std::uint32_t, std::uint64_t> awaiting_;  // request id -> op seq
+    std::deque<std::vector<std::byte>> inbox_;
+    std::deque<RecvWaiter> waiters_;
+    std::vector<ReadyRecv> ready_recvs_;
+    bool failed_ = false;
+    std::error_code fail_ec_;
+    std::string fail_why_;
+    bool closing_ = false;
+    bool closed_event_ = false;
+    Stage stage_ = Stage::connecting;
+    client::HandshakeState hs_;
+    std::string profile_;
+    std::promise<Result<void>> ready_;
+    bool ready_set_ = false;
+
+    std::atomic<std::uint32_t> next_rid_{1};
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+/// The Transport handed to the client layer: a thin owner of a ClientConn.
+class RdmaClient final : public client::Transport {
+public:
+    explicit RdmaClient(std::shared_ptr<ClientConn> c) noexcept : c_(std::move(c)) {}
+    ~RdmaClient() override;
+    Result<proto::RegionGrant> open_region(const proto::OpenRegion& req) override { return c_->open_region(req); }
+    void write(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
+               client::Done done) override {
+        c_->write(g, offset, data, std::move(done));
+    }
+    void read(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+              client::Done done) override {
+        c_->read(g, offset, out, std::move(done));
+    }
+    void atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value,
+                      client::Done done) override {
+        c_->atomic_write(g, offset, value, std::move(done));
+    }
+    void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) override {
+        c_->flush(g, ranges, std::move(done));
+    }
+    void send(std::span<const std::byte> payload, client::Done done) override { c_->send(payload, std::move(done)); }
+    void recv(std::span<std::byte> out, client::RecvDone done) override { c_->recv(out, std::move(done)); }
+    [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }
+    [[nodiscard]] std::string_view name() const noexcept override { return "rdma"; }
+    void close() noexcept override { c_->close(); }
+
+private:
+    std::shared_ptr<ClientConn> c_;
+};
+
+} // namespace rpm::rdma

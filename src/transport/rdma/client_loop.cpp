@@ -1,0 +1,192 @@
+// ClientConn's I/O thread: completions, control frames from the server,
+// connection events, failure, and the callbacks, in posting order.
+#include "transport/rdma/client.hpp"
+#include "transport/rdma/frames.hpp"
+
+#include <cstring>
+
+namespace rpm::rdma {
+
+void ClientConn::run() {
+    while (!stop_) {
+        const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), -1);
+        if (r.wake) wake_.drain();
+        // Completions first: what the server sent before closing (a refusal,
+        // a reply) must be seen before its disconnect fails everything.
+        poll_cq(r.cq);
+        if (r.event) on_event();
+        while (deliver()) {
+        }
+    }
+    while (deliver()) {
+    }
+    await_closed();
+}
+
+void ClientConn::poll_cq(bool had_event) {
+    auto r = drain_cq(api_, cq_, had_event, [this](const ibv_wc& wc) {
+        std::lock_guard lock(mu_);
+        on_wc_locked(wc);
+    });
+    if (!r) {
+        std::lock_guard lock(mu_);
+        fail_locked(errc::io_error, r.error().detail());
+    }
+}
+
+void ClientConn::on_event() {
+    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+    const int ret = api_.conn_next_event(conn_.get(), &ev);
+    if (ret == RPMA_E_NO_EVENT || (ret == 0 && ev == RPMA_CONN_ESTABLISHED)) return;
+    // A completion that raced the event is still the server's last word.
+    if (ret == 0) poll_cq(false);
+    std::lock_guard lock(mu_);
+    if (ret != 0)
+        return fail_locked(errc::io_error, rpma_failure(errc::io_error, where_, "rpma_conn_next_event", ret).detail());
+    closed_event_ = true;
+    fail_locked(errc::io_error, where_ + ": connection " + event_name(ev));
+}
+
+void ClientConn::on_wc_locked(const ibv_wc& wc) {
+    // Only wr_id and status are valid in a failed completion.
+    if (wc.wr_id & kRecvTag) return on_recv_locked(static_cast<std::uint32_t>(wc.wr_id & ~kRecvTag), wc);
+    on_op_wc_locked(wc.wr_id, wc);
+}
+
+void ClientConn::on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc) {
+    Op* op = ops_.find(seq);
+    if (!op) return;  // an operation already failed with the connection
+    ops_.retire_wr(*op);
+    if (wc.status != IBV_WC_SUCCESS) {
+        // RC: one failed work request puts the queue pair in the error state.
+        ops_.settle(*op, errc::io_error);
+        return fail_locked(errc::io_error, where_ + ": work request failed: " + ibv_wc_status_str(wc.status));
+    }
+    if (op->kind == OpKind::read && op->bounce)
+        std::memcpy(op->out.data(), bounce_->data() + op->bounce->offset, op->out.size());
+    ops_.settle(*op, {});
+    if (!failed_) ops_.pump([this](Op& o) { return post_locked(o); });
+}
+
+void ClientConn::on_recv_locked(std::uint32_t slot, const ibv_wc& wc) {
+    if (wc.status != IBV_WC_SUCCESS) {
+        // Flushed receives after a disconnect are expected; anything else is a failure.
+        return fail_locked(errc::io_error, where_ + ": receive failed: " + ibv_wc_status_str(wc.status));
+    }
+    if (slot >= layout_.recv_slots() || wc.byte_len > layout_.slot_size())
+        return fail_locked(errc::io_error, where_ + ": a completion names no receive slot");
+    const std::span<const std::byte> msg(msgs_->data() + layout_.recv_offset(slot), wc.byte_len);
+    auto frame = parse_frame(msg, layout_.slot_size());
+    if (!frame) return fail_locked(errc::io_error, where_ + ": bad frame from the server: " + frame.error().message());
+    on_frame_locked(frame->first, frame->second);
+    if (!failed_) repost_locked(slot);
+}
+
+void ClientConn::repost_locked(std::uint32_t slot) {
+    const auto* ctx = reinterpret_cast<const void*>(kRecvTag | slot);
+    const int ret = api_.recv(conn_.get(), msgs_->mr(), layout_.recv_offset(slot), layout_.slot_size(), ctx);
+    if (ret != 0) fail_locked(errc::io_error, rpma_failure(errc::io_error, where_, "rpma_recv", ret).detail());
+}
+
+void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::byte> body) {
+    switch (h.type) {
+    case proto::Type::hello: return on_hello_locked(body);
+    case proto::Type::message: return on_message_locked(body);
+    case proto::Type::goodbye: return fail_locked(errc::io_error, where_ + ": the server closed the connection");
+    case proto::Type::welcome:
+    case proto::Type::region:
+    case proto::Type::response: break;
+    default: return fail_locked(errc::io_error, where_ + ": unexpected " + std::string(proto::type_name(h.type)) + " frame");
+    }
+    auto it = awaiting_.find(h.request_id);
+    if (it == awaiting_.end()) return;  // the request already failed
+    const std::uint64_t seq = it->second;
+    awaiting_.erase(it);
+    if (Op* op = ops_.find(seq)) ops_.settle(*op, op->on_reply ? op->on_reply(h, body) : errc::io_error);
+}
+
+void ClientConn::on_hello_locked(std::span<const std::byte> body) {
+    if (stage_ != Stage::awaiting_hello) return fail_locked(errc::io_error, where_ + ": a second Hello");
+    auto hello = proto::decode_hello(body);
+    if (!hello) return fail_locked(errc::io_error, where_ + ": bad Hello: " + hello.error().message());
+    auto auth = client::answer_hello(*hello, opts_, hs_);
+    if (!auth) return settle_handshake_locked(auth.error());
+    stage_ = Stage::awaiting_welcome;
+    std::vector<std::byte> frame;
+    const auto rid = next_request_id();
+    proto::encode(frame, rid, *auth);
+    auto on_reply = [this](const proto::Header& h, std::span<const std::byte> b) -> std::error_code {
+        Result<void> r = finish_welcome_locked(h, b);
+        const std::error_code ec = r ? std::error_code{} : r.error().code();
+        settle_handshake_locked(std::move(r));
+        return ec;
+    };
+    submit_locked(request_op(std::move(frame), rid, std::move(on_reply), nullptr));
+}
+
+Result<void> ClientConn::finish_welcome_locked(const proto::Header& h, std::span<const std::byte> body) {
+    if (h.type != proto::Type::welcome) return unexpected_reply(h, body, "Welcome");
+    auto w = proto::decode_welcome(body);
+    if (!w) return w.error();
+    if (auto ok = client::check_welcome(*w, opts_, hs_); !ok) return ok;
+    profile_ = std::move(w->profile_json);
+    stage_ = Stage::ready;
+    return {};
+}
+
+void ClientConn::on_message_locked(std::span<const std::byte> payload) {
+    if (waiters_.empty()) {
+        inbox_.emplace_back(payload.begin(), payload.end());
+        return;
+    }
+    RecvWaiter w = std::move(waiters_.front());
+    waiters_.pop_front();
+    if (payload.size() > w.out.size()) {
+        ready_recvs_.push_back({std::move(w.done), errc::bad_size, payload.size()});
+        return;
+    }
+    std::memcpy(w.out.data(), payload.data(), payload.size());
+    ready_recvs_.push_back({std::move(w.done), {}, payload.size()});
+}
+
+void ClientConn::settle_handshake_locked(Result<void> r) {
+    if (ready_set_) return;
+    ready_set_ = true;
+    ready_.set_value(std::move(r));
+}
+
+void ClientConn::fail_locked(std::error_code ec, std::string why) {
+    if (failed_) return;
+    failed_ = true;
+    fail_ec_ = ec;
+    fail_why_ = why;
+    ops_.fail_all(ec);
+    awaiting_.clear();
+    // Nothing is posted after a failure; the server learns it from the
+    // disconnect (and librpma wants one after RPMA_CONN_CLOSED too).
+    conn_.disconnect();
+    for (auto& w : waiters_) ready_recvs_.push_back({std::move(w.done), ec, 0});
+    waiters_.clear();
+    settle_handshake_locked(Error(ec, std::move(why)));
+    wake_.notify();
+}
+
+bool ClientConn::deliver() {
+    std::vector<Op> finished;
+    std::vector<ReadyRecv> recvs;
+    {
+        std::lock_guard lock(mu_);
+        finished = ops_.take_finished();
+        recvs = std::move(ready_recvs_);
+        ready_recvs_.clear();
+        // Released bounce space may let queued operations go.
+        if (!failed_) ops_.pump([this](Op& o) { return post_locked(o); });
+    }
+    // Callbacks run without the lock: they may post more work.
+    for (auto& op : finished)
+        if (op.done) op.done(op.ec);
+    for (auto& r : recvs) r.done(r.ec, r.size);
+    return !finished.empty() || !recvs.empty();
+}
+
+} // namespace rpm::rdma

@@ -1,0 +1,249 @@
+// ClientConn's operations: each becomes one or more Ops, queued in posting
+// order and posted as soon as their resources are free.
+//
+// write/read go through the bounce buffer in chunks of at most lim_.chunk;
+// atomic_write is one rpma_atomic_write; flush depends on the grant's method:
+// read_after_write is one rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT), which
+// librpma performs as an 8-byte RDMA read behind the writes; send_flush is a
+// Flush frame the server answers after its persist step.
+#include "transport/rdma/client.hpp"
+#include "transport/rdma/frames.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace rpm::rdma {
+namespace {
+
+const void* op_context(std::uint64_t seq) noexcept { return reinterpret_cast<const void*>(seq); }
+
+// The protocol is little-endian; the 8 bytes land in the region as they are sent.
+std::uint64_t to_wire(std::uint64_t v) noexcept {
+    if constexpr (std::endian::native == std::endian::little) return v;
+    std::uint64_t r = 0;
+    for (int i = 0; i < 8; ++i) r = (r << 8) | ((v >> (8 * i)) & 0xff);
+    return r;
+}
+
+// n callbacks for the n chunks of one call: the call's `done` runs after the
+// last chunk (callbacks run in posting order), with the first error.
+std::vector<client::Done> chunk_callbacks(client::Done done, std::size_t n) {
+    if (n == 1) return {std::move(done)};
+    auto first = std::make_shared<std::error_code>();
+    std::vector<client::Done> out;
+    for (std::size_t i = 0; i + 1 < n; ++i)
+        out.emplace_back([first](std::error_code ec) {
+            if (ec && !*first) *first = ec;
+        });
+    out.emplace_back([first, done = std::move(done)](std::error_code ec) { done(*first ? *first : ec); });
+    return out;
+}
+
+std::error_code response_reply(const proto::Header& h, std::span<const std::byte> body) {
+    return response_status(h, body);
+}
+
+} // namespace
+
+std::uint32_t ClientConn::next_request_id() noexcept {
+    // 0 is the Hello's; ids only need to be unique among requests in flight.
+    std::uint32_t id = next_rid_.fetch_add(1, std::memory_order_relaxed);
+    return id != 0 ? id : next_rid_.fetch_add(1, std::memory_order_relaxed);
+}
+
+const ClientConn::RemoteRegion* ClientConn::region_locked(std::uint32_t grant_id) const {
+    auto it = regions_.find(grant_id);
+    return it == regions_.end() ? nullptr : &it->second;
+}
+
+void ClientConn::submit_locked(Op op) {
+    const bool request = op.kind == OpKind::request && !op.ec;
+    const auto rid = op.request_id;
+    const auto seq = ops_.push(std::move(op));
+    if (request) awaiting_[rid] = seq;
+    if (failed_)
+        ops_.fail_all(fail_ec_);
+    else
+        ops_.pump([this](Op& o) { return post_locked(o); });
+    // Callbacks run on the I/O thread only: wake it for anything finished now.
+    if (ops_.front_finished()) wake_.notify();
+}
+
+void ClientConn::submit_error(client::Done done, std::error_code ec) {
+    Op op;
+    op.done = std::move(done);
+    op.ec = ec;
+    std::lock_guard lock(mu_);
+    submit_locked(std::move(op));
+}
+
+Op ClientConn::request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply,
+                          client::Done done) const {
+    Op op;
+    op.kind = OpKind::request;
+    op.ec = frame_fits(frame);
+    op.length = frame.size();
+    op.frame = std::move(frame);
+    op.request_id = rid;
+    op.on_reply = std::move(on_reply);
+    op.done = std::move(done);
+    return op;
+}
+
+std::error_code ClientConn::frame_fits(const std::vector<std::byte>& frame) const noexcept {
+    return frame.size() <= layout_.slot_size() ? std::error_code{} : std::error_code(errc::bad_size);
+}
+
+void ClientConn::submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done) {
+    const std::size_t n = length == 0 ? 1 : (length + lim_.chunk - 1) / lim_.chunk;
+    auto dones = chunk_callbacks(std::move(done), n);
+    for (std::size_t i = 0; i < n; ++i) {
+        Op op = tmpl;
+        const std::size_t at = i * lim_.chunk;
+        const std::size_t len = std::min(lim_.chunk, length - at);
+        op.kind = length == 0 ? OpKind::none : tmpl.kind;
+        op.remote_offset = offset + at;
+        op.length = len;
+        if (!tmpl.src.empty()) op.src = tmpl.src.subspan(at, len);
+        if (!tmpl.out.empty()) op.out = tmpl.out.subspan(at, len);
+        op.done = std::move(dones[i]);
+        submit_locked(std::move(op));
+    }
+}
+
+void ClientConn::submit_transfer(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                                 client::Done done) {
+    std::lock_guard lock(mu_);
+    const RemoteRegion* r = region_locked(grant_id);
+    if (!r) {
+        op.kind = OpKind::none;
+        op.ec = errc::invalid_argument;
+        op.done = std::move(done);
+        return submit_locked(std::move(op));
+    }
+    op.remote = r->mr.get();
+    submit_chunks_locked(std::move(op), offset, length, std::move(done));
+}
+
+void ClientConn::write(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
+                       client::Done done) {
+    Op op;
+    op.kind = OpKind::write;
+    op.src = data;
+    submit_transfer(std::move(op), g.id, offset, data.size(), std::move(done));
+}
+
+void ClientConn::read(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                      client::Done done) {
+    Op op;
+    op.kind = OpKind::read;
+    op.out = out;
+    submit_transfer(std::move(op), g.id, offset, out.size(), std::move(done));
+}
+
+void ClientConn::atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value,
+                              client::Done done) {
+    std::lock_guard lock(mu_);
+    const RemoteRegion* r = region_locked(g.id);
+    Op op;
+    op.kind = OpKind::atomic_write;
+    op.done = std::move(done);
+    // librpma needs an 8-byte aligned destination (RPMA_ATOMIC_WRITE_ALIGNMENT).
+    if (!r || offset % RPMA_ATOMIC_WRITE_ALIGNMENT != 0) op.ec = errc::invalid_argument;
+    op.remote = r ? r->mr.get() : nullptr;
+    op.remote_offset = offset;
+    op.length = 8;
+    op.value = to_wire(value);
+    submit_locked(std::move(op));
+}
+
+void ClientConn::flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) {
+    std::lock_guard lock(mu_);
+    const RemoteRegion* r = region_locked(g.id);
+    Op op;
+    op.done = std::move(done);
+    if (!r || ranges.size() > proto::kMaxRanges) {
+        op.ec = errc::invalid_argument;
+    } else if (r->method == flush::Method::read_after_write) {
+        // One read pushes every earlier write on this connection out of the
+        // target's I/O buffers, whatever the range; librpma reads 8 bytes at
+        // the offset it is given, so name the last range (or the region's start).
+        op.kind = OpKind::flush;
+        op.remote = r->mr.get();
+        op.length = ranges.empty() ? r->size : ranges.back().length;
+        // librpma reads 8 bytes there: keep them inside the region.
+        const std::uint64_t last = r->size >= 8 ? r->size - 8 : 0;
+        op.remote_offset = std::min(ranges.empty() ? 0 : ranges.back().offset, last);
+    } else if (r->method == flush::Method::send_flush) {
+        std::vector<std::byte> frame;
+        const auto rid = next_request_id();
+        proto::encode(frame, rid, proto::Flush{g.id, {ranges.begin(), ranges.end()}});
+        op = request_op(std::move(frame), rid, response_reply, std::move(op.done));
+    } else {
+        op.ec = errc::unsupported;  // native_flush: refused when the region was opened
+    }
+    submit_locked(std::move(op));
+}
+
+void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
+    std::vector<std::byte> frame;
+    const auto rid = next_request_id();
+    proto::encode_message(frame, rid, payload);
+    std::lock_guard lock(mu_);
+    // The server answers every message with a Response, as over TCP.
+    submit_locked(request_op(std::move(frame), rid, response_reply, std::move(done)));
+}
+
+void ClientConn::recv(std::span<std::byte> out, client::RecvDone done) {
+    std::lock_guard lock(mu_);
+    if (inbox_.empty()) {
+        if (failed_) ready_recvs_.push_back({std::move(done), fail_ec_, 0});
+        else waiters_.push_back({out, std::move(done)});
+    } else {
+        auto msg = std::move(inbox_.front());
+        inbox_.pop_front();
+        const bool fits = msg.size() <= out.size();
+        if (fits) std::memcpy(out.data(), msg.data(), msg.size());
+        ready_recvs_.push_back({std::move(done), fits ? std::error_code{} : errc::bad_size, msg.size()});
+    }
+    if (!ready_recvs_.empty()) wake_.notify();
+}
+
+std::error_code ClientConn::post_locked(Op& op) {
+    const void* ctx = op_context(op.seq);
+    int ret = 0;
+    switch (op.kind) {
+    case OpKind::write:
+        std::memcpy(bounce_->data() + op.bounce->offset, op.src.data(), op.src.size());
+        ret = api_.write(conn_.get(), op.remote, op.remote_offset, bounce_->mr(), op.bounce->offset, op.length,
+                         RPMA_F_COMPLETION_ALWAYS, ctx);
+        break;
+    case OpKind::read:
+        ret = api_.read(conn_.get(), bounce_->mr(), op.bounce->offset, op.remote, op.remote_offset, op.length,
+                        RPMA_F_COMPLETION_ALWAYS, ctx);
+        break;
+    case OpKind::atomic_write:
+        // Sent inline: librpma copies the 8 bytes when posting.
+        ret = api_.atomic_write(conn_.get(), op.remote, op.remote_offset, reinterpret_cast<const char*>(&op.value),
+                                RPMA_F_COMPLETION_ALWAYS, ctx);
+        break;
+    case OpKind::flush:
+        ret = api_.flush(conn_.get(), op.remote, op.remote_offset, op.length, RPMA_FLUSH_TYPE_PERSISTENT,
+                         RPMA_F_COMPLETION_ALWAYS, ctx);
+        break;
+    case OpKind::request: ret = post_request_locked(op, ctx); break;
+    case OpKind::none: break;
+    }
+    return rpma_code(ret);
+}
+
+int ClientConn::post_request_locked(Op& op, const void* ctx) {
+    const std::size_t at = layout_.send_offset(*op.slot);
+    std::memcpy(msgs_->data() + at, op.frame.data(), op.frame.size());
+    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), RPMA_F_COMPLETION_ALWAYS, ctx);
+    if (ret != 0) awaiting_.erase(op.request_id);  // no reply can come
+    return ret;
+}
+
+} // namespace rpm::rdma

@@ -1,0 +1,100 @@
+// ClientConn::open_region: ask for a region, then take the grant's RDMA
+// descriptors into use (rpma_mr_remote_from_descriptor, and for
+// read_after_write the server's peer configuration).
+#include "transport/rdma/client.hpp"
+#include "transport/rdma/frames.hpp"
+
+namespace rpm::rdma {
+namespace {
+
+// Set once, on the I/O thread; waited for on the caller's.
+struct GrantBox {
+    std::promise<Result<proto::RegionGrant>> promise;
+    bool set = false;
+    void put(Result<proto::RegionGrant> r) {
+        if (set) return;
+        set = true;
+        promise.set_value(std::move(r));
+    }
+};
+
+Result<proto::RegionGrant> grant_reply(const proto::Header& h, std::span<const std::byte> body) {
+    if (h.type != proto::Type::region) return unexpected_reply(h, body, "Region");
+    return proto::decode_region(body);
+}
+
+} // namespace
+
+Result<proto::RegionGrant> ClientConn::open_region(const proto::OpenRegion& req) {
+    auto box = std::make_shared<GrantBox>();
+    auto f = box->promise.get_future();
+    std::vector<std::byte> frame;
+    const auto rid = next_request_id();
+    proto::encode(frame, rid, req);
+    auto on_reply = [this, box](const proto::Header& h, std::span<const std::byte> b) -> std::error_code {
+        auto g = grant_reply(h, b);
+        if (g) {
+            if (auto applied = apply_grant_locked(*g); !applied) g = applied.error();
+        }
+        const std::error_code ec = g ? std::error_code{} : g.error().code();
+        box->put(std::move(g));
+        return ec;
+    };
+    auto done = [box, where = where_](std::error_code ec) {
+        if (ec) box->put(Error(ec, where + ": open_region: the connection failed"));
+    };
+    {
+        std::lock_guard lock(mu_);
+        submit_locked(request_op(std::move(frame), rid, std::move(on_reply), std::move(done)));
+    }
+    if (f.wait_for(opts_.timeout) != std::future_status::ready) {
+        close();
+        return Error(errc::io_error, where_ + ": open_region timed out; the connection was closed");
+    }
+    return f.get();
+}
+
+Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
+    // Checked here too, not only on the server: this side's librpma is the
+    // one that would have to post the FLUSH.
+    if (g.method == flush::Method::native_flush && !kNativeFlushAvailable)
+        return Error(errc::unsupported, std::string(kNativeFlushUnavailable));
+    if (g.rdma_mr.empty()) return Error(errc::io_error, where_ + ": the grant carries no memory descriptor");
+    RemoteMrHandle mr(api_);
+    if (int ret = api_.mr_remote_from_descriptor(g.rdma_mr.data(), g.rdma_mr.size(), mr.out()); ret != 0)
+        return rpma_failure(errc::io_error, where_ + ": the grant's memory descriptor", "rpma_mr_remote_from_descriptor", ret);
+    std::size_t size = 0;
+    if (int ret = api_.mr_remote_get_size(mr.get(), &size); ret != 0 || size < g.size)
+        return Error(errc::io_error, where_ + ": the server registered " + std::to_string(size) +
+                                         " bytes for a region of " + std::to_string(g.size));
+    if (g.method == flush::Method::read_after_write) {
+        if (auto r = apply_peer_cfg_locked(g, mr.get()); !r) return r;
+    }
+    regions_[g.id] = RemoteRegion{std::move(mr), g.method, g.size};
+    return {};
+}
+
+Result<void> ClientConn::apply_peer_cfg_locked(const proto::RegionGrant& g, rpma_mr_remote* mr) {
+    // The peer configuration belongs to the connection, not the region. Only
+    // read_after_write grants apply it, and only one that declares direct
+    // write to PMem: a later send_flush grant's "false" must not switch off
+    // rpma_flush for a region that needs it. Regions of other methods never
+    // call rpma_flush, so the connection-wide "true" cannot reach them.
+    PeerCfgHandle cfg(api_);
+    const auto& d = g.rdma_peer_cfg;
+    if (int ret = api_.peer_cfg_from_descriptor(d.data(), d.size(), cfg.out()); ret != 0)
+        return rpma_failure(errc::io_error, where_ + ": the grant's peer configuration", "rpma_peer_cfg_from_descriptor", ret);
+    bool direct = false;
+    if (int ret = api_.peer_cfg_get_direct_write_to_pmem(cfg.get(), &direct); ret != 0 || !direct)
+        return Error(errc::io_error, where_ + ": the server granted read_after_write but its peer configuration "
+                                              "does not declare direct write to PMem");
+    int flush_type = 0;
+    if (int ret = api_.mr_remote_get_flush_type(mr, &flush_type);
+        ret != 0 || (flush_type & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) == 0)
+        return Error(errc::io_error, where_ + ": the region's memory is not registered for persistent flush");
+    if (int ret = api_.conn_apply_remote_peer_cfg(conn_.get(), cfg.get()); ret != 0)
+        return rpma_failure(errc::io_error, where_, "rpma_conn_apply_remote_peer_cfg", ret);
+    return {};
+}
+
+} // namespace rpm::rdma

@@ -1,0 +1,99 @@
+// RAII owners for librpma objects. Each remembers the Api table it was
+// created through, so a fake-made object is never freed by the real library.
+#pragma once
+
+#include "transport/rdma/api.hpp"
+
+#include <utility>
+
+namespace rpm::rdma {
+
+/// Owns one librpma object and frees it with the Api member `Free`
+/// (rpma_peer_delete, rpma_mr_dereg, ...), which takes T** like librpma's.
+template <class T, auto Free>
+class Owned {
+public:
+    Owned() noexcept = default;
+    explicit Owned(const Api& api) noexcept : api_(&api) {}
+    Owned(const Owned&) = delete;
+    Owned& operator=(const Owned&) = delete;
+    Owned(Owned&& o) noexcept : api_(o.api_), p_(std::exchange(o.p_, nullptr)) {}
+    Owned& operator=(Owned&& o) noexcept {
+        if (this != &o) {
+            reset();
+            api_ = o.api_;
+            p_ = std::exchange(o.p_, nullptr);
+        }
+        return *this;
+    }
+    ~Owned() { reset(); }
+
+    [[nodiscard]] T* get() const noexcept { return p_; }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+    /// Where a librpma constructor stores the new object (frees any old one).
+    T** out() noexcept {
+        reset();
+        return &p_;
+    }
+    /// The pointer's address for a call that consumes the object and sets
+    /// it to NULL itself (rpma_conn_req_connect).
+    T** consume() noexcept { return &p_; }
+    void reset() noexcept {
+        // The free functions' failures (ibv_dereg_mr, ...) leave nothing a
+        // destructor could do better; librpma has logged them.
+        if (p_ != nullptr && api_ != nullptr) (void)(api_->*Free)(&p_);
+        p_ = nullptr;
+    }
+
+private:
+    const Api* api_ = nullptr;
+    T* p_ = nullptr;
+};
+
+using PeerHandle = Owned<rpma_peer, &Api::peer_delete>;
+using PeerCfgHandle = Owned<rpma_peer_cfg, &Api::peer_cfg_delete>;
+using MrHandle = Owned<rpma_mr_local, &Api::mr_dereg>;
+using RemoteMrHandle = Owned<rpma_mr_remote, &Api::mr_remote_delete>;
+using ConnCfgHandle = Owned<rpma_conn_cfg, &Api::conn_cfg_delete>;
+using ConnReqHandle = Owned<rpma_conn_req, &Api::conn_req_delete>;
+using EpHandle = Owned<rpma_ep, &Api::ep_shutdown>;
+
+/// Owns a connection: disconnects it (if nobody did) before deleting it,
+/// since librpma deletes only closed connections.
+class ConnHandle {
+public:
+    ConnHandle() noexcept = default;
+    explicit ConnHandle(const Api& api) noexcept : api_(&api) {}
+    ConnHandle(const ConnHandle&) = delete;
+    ConnHandle& operator=(const ConnHandle&) = delete;
+    ~ConnHandle() { reset(); }
+
+    [[nodiscard]] rpma_conn* get() const noexcept { return p_; }
+    explicit operator bool() const noexcept { return p_ != nullptr; }
+    rpma_conn** out() noexcept {
+        reset();
+        return &p_;
+    }
+    /// Initiate the disconnection once: the queue pair goes to the error
+    /// state, so every posted work request completes (flushed).
+    void disconnect() noexcept {
+        if (p_ == nullptr || disconnected_) return;
+        disconnected_ = true;
+        (void)api_->conn_disconnect(p_);
+    }
+    [[nodiscard]] bool disconnected() const noexcept { return disconnected_; }
+    void reset() noexcept {
+        if (p_ == nullptr) return;
+        disconnect();
+        (void)api_->conn_delete(&p_);
+        p_ = nullptr;
+        disconnected_ = false;
+    }
+
+private:
+    const Api* api_ = nullptr;
+    rpma_conn* p_ = nullptr;
+    bool disconnected_ = false;
+};
+
+} // namespace rpm::rdma

@@ -1,0 +1,100 @@
+#include "transport/rdma/loop.hpp"
+
+#include <array>
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+namespace rpm::rdma {
+
+Wakeup::Wakeup() noexcept : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
+
+Wakeup::~Wakeup() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+void Wakeup::notify() noexcept {
+    const std::uint64_t one = 1;
+    // EAGAIN means the counter is already non-zero: the thread wakes anyway.
+    (void)!::write(fd_, &one, sizeof one);
+}
+
+void Wakeup::drain() noexcept {
+    std::uint64_t n = 0;
+    (void)!::read(fd_, &n, sizeof n);
+}
+
+Ready wait_ready(int cq_fd, int event_fd, int wake_fd, int timeout_ms) noexcept {
+    std::array<pollfd, 3> fds{pollfd{cq_fd, POLLIN, 0}, pollfd{event_fd, POLLIN, 0}, pollfd{wake_fd, POLLIN, 0}};
+    int n = 0;
+    do {
+        n = ::poll(fds.data(), fds.size(), timeout_ms);
+    } while (n < 0 && errno == EINTR);
+    Ready r;
+    r.timeout = n == 0;
+    // A hung-up or failed fd counts as ready: the handler then sees the error.
+    const auto hit = [](const pollfd& p) { return p.fd >= 0 && (p.revents & (POLLIN | POLLERR | POLLHUP)) != 0; };
+    r.cq = hit(fds[0]);
+    r.event = hit(fds[1]);
+    r.wake = hit(fds[2]);
+    return r;
+}
+
+Result<void> set_nonblocking(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return Error(errc::io_error, "fcntl(O_NONBLOCK) on a completion channel failed");
+    return {};
+}
+
+Result<void> drain_cq(const Api& api, rpma_cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn) {
+    if (had_event) {
+        // Acknowledges the event and re-arms the CQ before we drain it, so a
+        // completion that arrives while draining raises a new event.
+        const int ret = api.cq_wait(cq);
+        if (ret != 0 && ret != RPMA_E_NO_COMPLETION)
+            return rpma_failure(errc::io_error, "completion queue", "rpma_cq_wait", ret);
+    }
+    std::array<ibv_wc, 16> wcs{};
+    for (;;) {
+        int got = 0;
+        const int ret = api.cq_get_wc(cq, static_cast<int>(wcs.size()), wcs.data(), &got);
+        if (ret == RPMA_E_NO_COMPLETION) return {};
+        if (ret != 0) return rpma_failure(errc::io_error, "completion queue", "rpma_cq_get_wc", ret);
+        for (int i = 0; i < got; ++i) fn(wcs[static_cast<std::size_t>(i)]);
+        if (got < static_cast<int>(wcs.size())) return {};
+    }
+}
+
+Result<rpma_conn_event> wait_event(const Api& api, rpma_conn* conn, int event_fd, std::chrono::milliseconds timeout) {
+    // rpma_conn_next_event() blocks without a timeout; poll the event
+    // channel first so a silent peer cannot hang us.
+    const Ready r = wait_ready(-1, event_fd, -1, to_ms(timeout));
+    if (!r.event) return Error(errc::io_error, "no connection event within " + std::to_string(timeout.count()) + " ms");
+    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+    if (int ret = api.conn_next_event(conn, &ev); ret != 0)
+        return rpma_failure(errc::io_error, "connection event", "rpma_conn_next_event", ret);
+    return ev;
+}
+
+const char* event_name(rpma_conn_event e) noexcept {
+    switch (e) {
+    case RPMA_CONN_ESTABLISHED: return "established";
+    case RPMA_CONN_CLOSED: return "closed by the peer";
+    case RPMA_CONN_LOST: return "lost";
+    case RPMA_CONN_REJECTED: return "rejected";
+    case RPMA_CONN_UNREACHABLE: return "unreachable";
+    default: return "undefined event";
+    }
+}
+
+int to_ms(std::chrono::milliseconds t) noexcept {
+    if (t.count() <= 0) return 0;
+    return t.count() > INT_MAX ? INT_MAX : static_cast<int>(t.count());
+}
+
+} // namespace rpm::rdma

@@ -1,0 +1,108 @@
+#include "transport/rdma/op_queue.hpp"
+
+namespace rpm::rdma {
+
+int owed_for(OpKind k) noexcept {
+    switch (k) {
+    case OpKind::none: return 0;
+    case OpKind::request: return 2;  // the send's completion and the reply
+    default: return 1;
+    }
+}
+
+OpQueue::OpQueue(std::uint32_t credits, std::size_t bounce_size, std::uint32_t send_slots)
+    : credits_(credits), ring_(bounce_size), slots_(send_slots) {}
+
+std::uint64_t OpQueue::push(Op op) {
+    op.seq = next_seq_++;
+    op.owed = owed_for(op.kind);
+    op.finished = op.ec || op.kind == OpKind::none;
+    ops_.push_back(std::move(op));
+    return ops_.back().seq;
+}
+
+bool OpQueue::acquire(Op& op) {
+    const bool bounce = op.kind == OpKind::write || op.kind == OpKind::read;
+    const bool slot = op.kind == OpKind::request;
+    if (credits_ == 0) return false;
+    if (slot && slots_.free_count() == 0) return false;
+    if (bounce) {
+        op.bounce = ring_.reserve(static_cast<std::size_t>(op.length));
+        if (!op.bounce) return false;
+    }
+    if (slot) op.slot = slots_.acquire();
+    --credits_;
+    op.holds_credit = true;
+    return true;
+}
+
+void OpQueue::release_held(Op& op) {
+    if (op.holds_credit) ++credits_;
+    op.holds_credit = false;
+    if (op.slot) slots_.release(*op.slot);
+    op.slot.reset();
+}
+
+void OpQueue::pump(const std::function<std::error_code(Op&)>& post) {
+    while (unposted_ < ops_.size()) {
+        Op& op = ops_[unposted_];
+        if (!op.finished) {
+            if (!acquire(op)) return;  // everything behind it waits too
+            if (auto ec = post(op)) {
+                release_held(op);
+                op.ec = ec;
+                op.owed = 0;
+                op.finished = true;
+            }
+        }
+        op.posted = true;
+        ++unposted_;
+    }
+}
+
+Op* OpQueue::find(std::uint64_t seq) noexcept {
+    if (seq < front_seq_ || seq - front_seq_ >= ops_.size()) return nullptr;
+    return &ops_[static_cast<std::size_t>(seq - front_seq_)];
+}
+
+void OpQueue::settle(Op& op, std::error_code ec) noexcept {
+    if (op.finished) return;
+    if (ec && !op.ec) op.ec = ec;
+    if (--op.owed <= 0) op.finished = true;
+}
+
+void OpQueue::retire_wr(Op& op) {
+    // The send slot of a request stays taken until the reply is in: it is
+    // the client's flow control, so no more requests are in flight than the
+    // server has receives posted (kSendSlots <= kRecvSlots), and a send never
+    // stalls the queue pair in RNR retries.
+    if (op.holds_credit) ++credits_;
+    op.holds_credit = false;
+}
+
+void OpQueue::fail_all(std::error_code ec) {
+    for (auto& op : ops_) {
+        if (op.finished) continue;
+        if (!op.ec) op.ec = ec;
+        op.owed = 0;
+        op.finished = true;
+    }
+}
+
+std::vector<Op> OpQueue::take_finished() {
+    std::vector<Op> out;
+    while (!ops_.empty() && ops_.front().finished) {
+        Op& op = ops_.front();
+        // A failed connection never completes these work requests; nothing
+        // is posted after a failure, so their credit and space can go back.
+        release_held(op);
+        if (op.bounce) ring_.release(op.bounce->end);
+        out.push_back(std::move(op));
+        ops_.pop_front();
+        ++front_seq_;
+        if (unposted_ > 0) --unposted_;
+    }
+    return out;
+}
+
+} // namespace rpm::rdma

@@ -1,0 +1,102 @@
+// The client's operations in posting order.
+//
+// Every operation is queued here first, posted when its resources are free
+// (a send-queue credit, bounce-buffer space, a send slot) and strictly in
+// order: an operation that must wait holds back every later one, so a
+// flush never overtakes the writes it has to cover. Operations finish when
+// their completion (and, for requests, the server's reply) has arrived, and
+// their callbacks are handed out in posting order. Not thread-safe: the
+// client holds its mutex around every call.
+#pragma once
+
+#include "client/transport.hpp"
+#include "transport/rdma/buffers.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+namespace rpm::rdma {
+
+enum class OpKind {
+    none,          ///< no work request: finishes as soon as it is queued (errors, empty spans)
+    write,         ///< rpma_write from the bounce buffer
+    read,          ///< rpma_read into the bounce buffer
+    atomic_write,  ///< rpma_atomic_write (8 bytes, inline)
+    flush,         ///< rpma_flush(PERSISTENT): read-after-write inside librpma
+    request,       ///< rpma_send of a frame, then the server's reply
+};
+
+/// Turns the reply frame of a request into the operation's status.
+using OnReply = std::function<std::error_code(const proto::Header&, std::span<const std::byte>)>;
+
+struct Op {
+    OpKind kind = OpKind::none;
+    client::Done done;
+    std::error_code ec;  ///< the first error; set before queuing for a failed call
+    // What to post.
+    rpma_mr_remote* remote = nullptr;
+    std::uint64_t remote_offset = 0;
+    std::uint64_t length = 0;
+    std::span<const std::byte> src;  ///< write: copied into the bounce buffer when posted
+    std::span<std::byte> out;        ///< read: copied out of the bounce buffer on completion
+    std::uint64_t value = 0;         ///< atomic_write, in wire (little-endian) byte order
+    std::vector<std::byte> frame;    ///< request: copied into a send slot when posted
+    std::uint32_t request_id = 0;
+    OnReply on_reply;
+    // Bookkeeping.
+    std::uint64_t seq = 0;
+    int owed = 0;  ///< completions still to come: the work request's, the reply
+    bool posted = false;
+    bool finished = false;
+    bool holds_credit = false;
+    std::optional<BounceRing::Reservation> bounce;
+    std::optional<std::uint32_t> slot;
+};
+
+class OpQueue {
+public:
+    OpQueue(std::uint32_t credits, std::size_t bounce_size, std::uint32_t send_slots);
+
+    /// Queue an operation; returns its sequence number (>= 1).
+    std::uint64_t push(Op op);
+    /// Post queued operations in order while resources last. `post` issues
+    /// the work request and returns the error of a failed post.
+    void pump(const std::function<std::error_code(Op&)>& post);
+    [[nodiscard]] Op* find(std::uint64_t seq) noexcept;
+    /// One owed completion arrived; the first error sticks.
+    void settle(Op& op, std::error_code ec) noexcept;
+    /// The op's work request completed: its send-queue credit is free (a
+    /// request's send slot is freed when the op finishes).
+    void retire_wr(Op& op);
+    /// Finish every unfinished operation with `ec` (the connection failed).
+    void fail_all(std::error_code ec);
+    /// The finished operations at the front, in posting order; their bounce
+    /// space is released.
+    std::vector<Op> take_finished();
+    [[nodiscard]] bool front_finished() const noexcept { return !ops_.empty() && ops_.front().finished; }
+    [[nodiscard]] std::size_t size() const noexcept { return ops_.size(); }
+    [[nodiscard]] std::uint32_t credits() const noexcept { return credits_; }
+    [[nodiscard]] const BounceRing& ring() const noexcept { return ring_; }
+    [[nodiscard]] const SlotPool& slots() const noexcept { return slots_; }
+
+private:
+    bool acquire(Op& op);
+    void release_held(Op& op);
+
+    std::deque<Op> ops_;  // a deque: posted ops keep their address
+    std::uint64_t front_seq_ = 1;
+    std::uint64_t next_seq_ = 1;
+    std::size_t unposted_ = 0;  // index of the first op not yet posted
+    std::uint32_t credits_;
+    BounceRing ring_;
+    SlotPool slots_;
+};
+
+/// The number of work-request completions plus replies an op owes.
+int owed_for(OpKind k) noexcept;
+
+} // namespace rpm::rdma

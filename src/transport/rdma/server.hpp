@@ -1,0 +1,193 @@
+// The RDMA listener (listen_rdma) and its sessions.
+//
+// librpma's server steps (librpma(7), SERVER OPERATION): rpma_ep_listen ->
+// rpma_ep_next_conn_req -> rpma_conn_req_recv -> rpma_conn_req_connect ->
+// RPMA_CONN_ESTABLISHED. The listener's thread accepts; each session has an
+// I/O thread that runs the handshake and the control requests against
+// server::Core. Clients write and read the regions one-sided: the server
+// CPU sees only Flush (send_flush) requests and application messages.
+#pragma once
+
+#include "server/core.hpp"
+#include "server/listener.hpp"
+#include "transport/rdma/api.hpp"
+#include "transport/rdma/buffers.hpp"
+#include "transport/rdma/handles.hpp"
+#include "transport/rdma/limits.hpp"
+#include "transport/rdma/loop.hpp"
+
+#include <rpm/platform.hpp>
+
+#include <atomic>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+namespace rpm::rdma {
+
+struct ServerLimits {
+    std::uint32_t sq_depth = kSqDepth;
+    std::uint32_t recv_slots = kRecvSlots;
+    std::uint32_t send_slots = kSendSlots;
+    std::size_t slot_size = kSlotSize;
+    std::chrono::milliseconds establish_timeout{10000};
+};
+
+/// listen_rdma through `api` (the real librpma, or a test's fake).
+Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Core& core, const std::string& host,
+                                                           std::uint16_t port, const ServerLimits& limits = {});
+
+/// What a region's memory is registered for: RDMA writes and reads by the
+/// client, and both flush types (librpma's read-after-write needs remote
+/// read access; whether rpma_flush may be used is the peer cfg's business).
+inline constexpr int kRegionUsage = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+                                    RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+inline constexpr std::uint64_t kServerRecvTag = std::uint64_t{1} << 63;
+inline constexpr std::uint64_t kServerSendTag = std::uint64_t{1} << 62;
+
+/// Each region's memory, registered once with the listener's peer, and its descriptor.
+class RegionRegistry {
+public:
+    RegionRegistry(const Api& api, rpma_peer* peer) noexcept : api_(api), peer_(peer) {}
+    /// ERRORS: errc::unsupported (no memory to register), errc::rdma_unavailable.
+    Result<std::vector<std::uint8_t>> descriptor(server::Region& r);
+    void clear();
+
+private:
+    struct Entry {
+        MrHandle mr;
+        std::vector<std::uint8_t> descriptor;
+    };
+    const Api& api_;
+    rpma_peer* peer_;
+    std::mutex mu_;
+    std::map<const server::Region*, Entry> entries_;
+};
+
+/// The descriptor of a peer configuration whose direct_write_to_pmem is
+/// true exactly when `m` is read_after_write.
+Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Method m);
+
+/// Add the RDMA descriptors to a grant Core made, or refuse it.
+/// ERRORS: errc::unsupported for native_flush (see limits.hpp), and those of
+/// RegionRegistry::descriptor / peer_cfg_descriptor.
+Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region& r, proto::RegionGrant& g);
+
+/// The detected RNIC the listener's address belongs to (nullopt: unknown).
+std::optional<platform::RdmaDevice> find_device(const server::Core& core, const ibv_context* ctx);
+
+/// What sessions share with their listener.
+struct SessionEnv {
+    const Api& api;
+    server::Core& core;
+    rpma_peer* peer;
+    RegionRegistry& regions;
+    const platform::RdmaDevice* device;
+    ServerLimits limits;
+    std::function<void()> on_exit;  ///< wakes the listener to reap the session
+};
+
+/// One accepted connection.
+class ServerSession {
+public:
+    ServerSession(SessionEnv& env, server::Session s);
+    ~ServerSession();
+    ServerSession(const ServerSession&) = delete;
+    ServerSession& operator=(const ServerSession&) = delete;
+
+    /// Registrations, posted receives, accept. Consumes `req` whatever happens.
+    Result<void> accept(ConnReqHandle req);
+    /// Start the I/O thread (once the listener can find the session by id).
+    void start();
+    /// Queue an application message. ERRORS: errc::bad_size, errc::invalid_argument (closed).
+    Result<void> send_message(std::span<const std::byte> payload);
+    void stop() noexcept;
+    void join() noexcept;
+    [[nodiscard]] bool exited() const noexcept { return exited_; }
+    [[nodiscard]] std::uint64_t id() const noexcept { return session_.id; }
+
+private:
+    void run();
+    void on_event();
+    void on_wc(const ibv_wc& wc);
+    void on_recv(std::uint32_t slot, const ibv_wc& wc);
+    void on_frame(const proto::Header& h, std::span<const std::byte> body);
+    void on_auth(std::uint32_t rid, std::span<const std::byte> body);
+    void on_open_region(std::uint32_t rid, std::span<const std::byte> body);
+    void on_flush(std::uint32_t rid, std::span<const std::byte> body);
+    void on_message(std::uint32_t rid, std::span<const std::byte> body);
+    Result<proto::RegionGrant> grant(const proto::OpenRegion& req);
+    void reply(std::uint32_t rid, std::vector<std::byte> frame);
+    void refuse(std::uint32_t rid, const Error& e);
+    void queue_frame(std::vector<std::byte> frame);
+    void pump_locked();
+    void repost(std::uint32_t slot);
+    void close_session(std::string why);
+    void teardown() noexcept;
+
+    SessionEnv& env_;
+    const Api& api_;
+    server::Session session_;
+    SlotLayout layout_;
+    std::optional<RegisteredBuffer> msgs_;
+    ConnHandle conn_;
+    rpma_cq* cq_ = nullptr;
+    int cq_fd_ = -1;
+    int event_fd_ = -1;
+    Wakeup wake_;
+    std::mutex mu_;  // the outbox and the send slots: Listener::send comes from other threads
+    std::deque<std::vector<std::byte>> outbox_;
+    SlotPool slots_;
+    bool established_ = false;
+    bool peer_closed_ = false;
+    bool close_when_sent_ = false;
+    bool closed_ = false;
+    std::atomic<bool> stop_{false};
+    std::atomic<bool> exited_{false};
+    std::chrono::steady_clock::time_point accepted_at_;
+    std::thread thread_;
+};
+
+class RdmaListener final : public server::Listener {
+public:
+    RdmaListener(const Api& api, server::Core& core, ServerLimits limits);
+    ~RdmaListener() override;
+    Result<void> start(const std::string& host, std::uint16_t port);
+    [[nodiscard]] std::uint16_t port() const noexcept override { return port_; }
+    void stop() noexcept override;
+    Result<void> send(std::uint64_t session, std::span<const std::byte> payload) override;
+
+private:
+    Result<void> open_device(const std::string& host);
+    Result<void> make_conn_cfg();
+    Result<void> listen(const std::string& host, std::uint16_t port);
+    Result<std::uint16_t> pick_free_port(const std::string& host);
+    void accept_loop();
+    void accept_one();
+    void reap();
+
+    const Api& api_;
+    server::Core& core_;
+    ServerLimits limits_;
+    std::string where_;
+    std::uint16_t port_ = 0;
+    std::optional<platform::RdmaDevice> device_;
+    PeerHandle peer_;
+    std::unique_ptr<RegionRegistry> regions_;
+    std::unique_ptr<SessionEnv> env_;
+    ConnCfgHandle cfg_;
+    EpHandle ep_;
+    int ep_fd_ = -1;
+    Wakeup wake_;
+    std::mutex mu_;
+    std::map<std::uint64_t, std::unique_ptr<ServerSession>> sessions_;
+    std::atomic<bool> stopping_{false};
+    bool stopped_ = false;
+    std::thread accept_thread_;
+};
+
+} // namespace rpm::rdma

@@ -1,0 +1,78 @@
+// What a grant over RDMA carries besides Core's decision: the region's
+// memory descriptor and a peer configuration derived from the method.
+#include "transport/rdma/server.hpp"
+
+#include <algorithm>
+
+namespace rpm::rdma {
+
+Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) {
+    std::lock_guard lock(mu_);
+    if (auto it = entries_.find(&r); it != entries_.end()) return it->second.descriptor;
+    const std::string what = "region '" + r.report.name + "'";
+    std::byte* base = r.target ? r.target->base() : nullptr;
+    if (base == nullptr || r.target->size() == 0)
+        return Error(errc::unsupported, what + " has no memory an RNIC can register");
+    // Registered once per region, on first use: a region nobody opens over
+    // RDMA is never pinned, and a failure (fsdax on rxe, pmem/rpma#1197)
+    // names the region rather than failing the whole listener.
+    MrHandle mr(api_);
+    if (int ret = api_.mr_reg(peer_, base, r.target->size(), kRegionUsage, mr.out()); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, what + " (" + std::to_string(r.target->size()) + " bytes)",
+                            "rpma_mr_reg", ret);
+    std::size_t n = 0;
+    if (int ret = api_.mr_get_descriptor_size(mr.get(), &n); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, what, "rpma_mr_get_descriptor_size", ret);
+    std::vector<std::uint8_t> desc(n);
+    if (int ret = api_.mr_get_descriptor(mr.get(), desc.data()); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, what, "rpma_mr_get_descriptor", ret);
+    entries_.emplace(&r, Entry{std::move(mr), desc});
+    return desc;
+}
+
+void RegionRegistry::clear() {
+    std::lock_guard lock(mu_);
+    entries_.clear();
+}
+
+Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Method m) {
+    PeerCfgHandle cfg(api);
+    if (int ret = api.peer_cfg_new(cfg.out()); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_new", ret);
+    // Derived from the grant's method, itself derived from the detected
+    // platform by flush::decide() (or forced by the client, who was told when
+    // that is unsafe): never declared by hand, unlike librpma's examples.
+    const bool direct = m == flush::Method::read_after_write;
+    if (int ret = api.peer_cfg_set_direct_write_to_pmem(cfg.get(), direct); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_set_direct_write_to_pmem", ret);
+    std::size_t n = 0;
+    if (int ret = api.peer_cfg_get_descriptor_size(cfg.get(), &n); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_get_descriptor_size", ret);
+    std::vector<std::uint8_t> desc(n);
+    if (int ret = api.peer_cfg_get_descriptor(cfg.get(), desc.data()); ret != 0)
+        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_get_descriptor", ret);
+    return desc;
+}
+
+Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region& r, proto::RegionGrant& g) {
+    if (g.method == flush::Method::native_flush && !kNativeFlushAvailable)
+        return Error(errc::unsupported, "region '" + r.report.name + "': " + std::string(kNativeFlushUnavailable));
+    auto mr = regs.descriptor(r);
+    if (!mr) return mr.error();
+    auto cfg = peer_cfg_descriptor(api, g.method);
+    if (!cfg) return cfg.error();
+    g.rdma_mr = std::move(*mr);
+    g.rdma_peer_cfg = std::move(*cfg);
+    return {};
+}
+
+// The device as the server detected it at start-up, with the configured
+// IIO root-port ids (so DDIO overrides and extra ids apply here too).
+std::optional<platform::RdmaDevice> find_device(const server::Core& core, const ibv_context* ctx) {
+    if (ctx == nullptr || ctx->device == nullptr) return std::nullopt;
+    const auto* dev = core.rdma_device(ctx->device->name);
+    if (dev == nullptr) return std::nullopt;
+    return *dev;
+}
+
+} // namespace rpm::rdma

@@ -1,0 +1,450 @@
+// The RDMA client transport against the fake fabric and the real listener:
+// every librpma argument on the data path, the flush methods, ordering,
+// queueing, and failure.
+#include "support.hpp"
+
+#include <thread>
+
+namespace rpm::rdma::test {
+namespace {
+
+proto::RegionGrant open(client::Transport& t, const std::string& name) {
+    auto g = t.open_region(proto::OpenRegion{name, std::nullopt, false});
+    EXPECT_TRUE(g) << g.error().message();
+    return g ? *g : proto::RegionGrant{};
+}
+
+bool is_op_ctx(const void* ctx) {
+    const auto v = reinterpret_cast<std::uint64_t>(ctx);
+    return v != 0 && (v & kRecvTag) == 0;
+}
+
+struct Order {
+    std::mutex mu;
+    std::vector<std::pair<int, std::error_code>> seen;
+    client::Done cb(int id) {
+        return [this, id](std::error_code ec) {
+            std::lock_guard lock(mu);
+            seen.emplace_back(id, ec);
+        };
+    }
+    std::size_t size() {
+        std::lock_guard lock(mu);
+        return seen.size();
+    }
+};
+
+TEST(RdmaClient, ConnectRegistersBuffersAndPostsReceivesBeforeConnecting) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->name(), "rdma");
+    EXPECT_EQ(t->profile_json(), R"({"profile":"test"})");
+    const auto regs = h.fabric.mr_regs();
+    ASSERT_GE(regs.size(), 2u);
+    const SlotLayout layout(kRecvSlots, kSendSlots, kSlotSize);
+    EXPECT_EQ(regs[0].usage, kMessageUsage);
+    EXPECT_GE(regs[0].size, layout.total_bytes());
+    EXPECT_EQ(regs[1].usage, kBounceUsage);
+    EXPECT_EQ(regs[1].size, kBounceSize);
+    const auto reqs = h.fabric.conn_reqs();
+    ASSERT_EQ(reqs.size(), 1u);
+    EXPECT_EQ(reqs[0].addr, kHost);
+    EXPECT_EQ(reqs[0].port, std::to_string(h.listener->port()));
+    EXPECT_EQ(reqs[0].cfg.sq, kSqDepth);
+    EXPECT_EQ(reqs[0].cfg.rq, kRecvSlots);
+    EXPECT_EQ(reqs[0].cfg.cq, kSqDepth + kRecvSlots);
+    EXPECT_EQ(reqs[0].cfg.timeout, 5000);
+    std::vector<fake::RecvCall> early;
+    for (const auto& r : h.fabric.recvs())
+        if (r.before_connect && !r.conn->passive) early.push_back(r);
+    ASSERT_EQ(early.size(), kRecvSlots);
+    for (std::uint32_t i = 0; i < kRecvSlots; ++i) {
+        EXPECT_EQ(early[i].offset, layout.recv_offset(i));
+        EXPECT_EQ(early[i].len, kSlotSize);
+        EXPECT_EQ(reinterpret_cast<std::uint64_t>(early[i].ctx), kRecvTag | i);
+        EXPECT_EQ(early[i].dst->usage, kMessageUsage);
+    }
+}
+
+TEST(RdmaClient, WritePostsRpmaWriteFromTheBounceBuffer) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    const auto data = bytes_of("persistent bytes");
+    Waiter w;
+    t->write(g, 4096, data, w.done());
+    ASSERT_FALSE(w.get());
+    const auto writes = h.fabric.writes();
+    ASSERT_EQ(writes.size(), 1u);
+    const auto& c = writes[0];
+    EXPECT_FALSE(c.conn->passive);
+    EXPECT_EQ(c.dst_offset, 4096u);
+    EXPECT_EQ(c.dst->size, 1u << 20);
+    EXPECT_EQ(c.src->usage, kBounceUsage);
+    EXPECT_EQ(c.src_offset, 0u);
+    EXPECT_EQ(c.len, data.size());
+    EXPECT_EQ(c.flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_TRUE(is_op_ctx(c.ctx));
+    EXPECT_EQ(c.data, data);
+    auto& mem = h.targets["raw"]->bytes();
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), mem.begin() + 4096));
+}
+
+TEST(RdmaClient, ReadPostsRpmaReadIntoTheBounceBufferAndCopiesOut) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    auto& mem = h.targets["raw"]->bytes();
+    for (std::size_t i = 0; i < 64; ++i) mem[128 + i] = static_cast<std::byte>(i);
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    std::vector<std::byte> out(64);
+    Waiter w;
+    t->read(g, 128, out, w.done());
+    ASSERT_FALSE(w.get());
+    const auto reads = h.fabric.reads();
+    ASSERT_EQ(reads.size(), 1u);
+    EXPECT_EQ(reads[0].dst->usage, kBounceUsage);
+    EXPECT_EQ(reads[0].dst_offset, 0u);
+    EXPECT_EQ(reads[0].src_offset, 128u);
+    EXPECT_EQ(reads[0].len, 64u);
+    EXPECT_EQ(reads[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_TRUE(is_op_ctx(reads[0].ctx));
+    EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.begin() + 128));
+}
+
+TEST(RdmaClient, AtomicWriteIsEightAlignedBytes) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    Waiter ok;
+    t->atomic_write(g, 16, 0x1122334455667788ull, ok.done());
+    ASSERT_FALSE(ok.get());
+    auto atomics = h.fabric.atomics();
+    ASSERT_EQ(atomics.size(), 1u);
+    EXPECT_EQ(atomics[0].dst_offset, 16u);
+    EXPECT_EQ(atomics[0].value, 0x1122334455667788ull);
+    EXPECT_EQ(atomics[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_TRUE(is_op_ctx(atomics[0].ctx));
+    EXPECT_EQ(h.targets["raw"]->bytes()[16], std::byte{0x88});  // little-endian on the wire
+    Waiter bad;
+    t->atomic_write(g, 12, 1, bad.done());
+    EXPECT_EQ(bad.get(), errc::invalid_argument);
+    EXPECT_EQ(h.fabric.atomics().size(), 1u);  // nothing posted
+}
+
+TEST(RdmaClient, ReadAfterWriteFlushIsOnePersistentRpmaFlush) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    ASSERT_EQ(g.method, flush::Method::read_after_write);
+    const auto applied = h.fabric.applied_peer_cfgs();
+    ASSERT_EQ(applied.size(), 1u);
+    EXPECT_FALSE(applied[0].first->passive);
+    EXPECT_TRUE(applied[0].second);
+    const std::vector<proto::Range> ranges{{0, 100}, {4096, 64}};
+    Waiter w;
+    t->flush(g, ranges, w.done());
+    ASSERT_FALSE(w.get());
+    const auto flushes = h.fabric.flushes();
+    ASSERT_EQ(flushes.size(), 1u);
+    EXPECT_EQ(flushes[0].type, RPMA_FLUSH_TYPE_PERSISTENT);
+    EXPECT_EQ(flushes[0].dst_offset, 4096u);
+    EXPECT_EQ(flushes[0].len, 64u);
+    EXPECT_EQ(flushes[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_TRUE(flushes[0].direct_write);
+    EXPECT_TRUE(is_op_ctx(flushes[0].ctx));
+    EXPECT_TRUE(h.targets["raw"]->persists().empty());  // no server CPU involved
+}
+
+TEST(RdmaClient, TheReadAfterWriteStaysInsideTheRegion) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache, 4096}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    const proto::Range tail{4092, 4};  // librpma reads 8 bytes: not at 4092
+    Waiter w;
+    t->flush(g, std::span(&tail, 1), w.done());
+    ASSERT_FALSE(w.get());
+    ASSERT_EQ(h.fabric.flushes().size(), 1u);
+    EXPECT_EQ(h.fabric.flushes()[0].dst_offset, 4088u);
+    Waiter empty;
+    t->flush(g, {}, empty.done());
+    ASSERT_FALSE(empty.get());
+    EXPECT_EQ(h.fabric.flushes()[1].dst_offset, 0u);
+}
+
+TEST(RdmaClient, SendFlushSendsAFlushFrameAndWaitsForThePersistStep) {
+    Harness h({{"adr", PersistenceDomain::memory_controller}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "adr");
+    ASSERT_EQ(g.method, flush::Method::send_flush) << g.reason;
+    EXPECT_TRUE(h.fabric.applied_peer_cfgs().empty());
+    const std::vector<proto::Range> ranges{{0, 100}, {4096, 64}};
+    Waiter w;
+    t->flush(g, ranges, w.done());
+    ASSERT_FALSE(w.get());
+    EXPECT_TRUE(h.fabric.flushes().empty());
+    int flush_frames = 0;
+    for (const auto& s : h.fabric.sends()) {
+        if (s.passive) continue;
+        EXPECT_EQ(s.flags, RPMA_F_COMPLETION_ALWAYS);
+        EXPECT_EQ(s.src->usage, kMessageUsage);
+        auto f = parse_frame(s.bytes, kSlotSize);
+        ASSERT_TRUE(f);
+        if (f->first.type != proto::Type::flush) continue;
+        ++flush_frames;
+        auto body = proto::decode_flush(f->second);
+        ASSERT_TRUE(body);
+        EXPECT_EQ(body->region, g.id);
+        ASSERT_EQ(body->ranges.size(), 2u);
+        EXPECT_EQ(body->ranges[1].offset, 4096u);
+        EXPECT_EQ(body->ranges[1].length, 64u);
+    }
+    EXPECT_EQ(flush_frames, 1);
+    const auto persists = h.targets["adr"]->persists();
+    ASSERT_EQ(persists.size(), 1u);
+    EXPECT_EQ(persists[0].step, flush::ServerPersist::cache_flush_sfence);
+    EXPECT_EQ(persists[0].ranges.size(), 2u);
+}
+
+TEST(RdmaClient, ServerErrorsReachTheFlushCallback) {
+    Harness h({{"adr", PersistenceDomain::memory_controller}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "adr");
+    const std::vector<proto::Range> outside{{(1u << 20) - 8, 64}};
+    Waiter w;
+    t->flush(g, outside, w.done());
+    EXPECT_EQ(w.get(), errc::invalid_argument);
+}
+
+TEST(RdmaClient, AFlushIsPostedBehindTheWritesAndCompletesAfterThem) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    h.fabric.hold_client_completions(true);
+    Order order;
+    const auto data = bytes_of("0123456789abcdef");
+    t->write(g, 0, data, order.cb(1));
+    t->write(g, 64, data, order.cb(2));
+    const proto::Range r{64, 16};
+    t->flush(g, std::span(&r, 1), order.cb(3));
+    std::vector<std::string> posted;
+    for (const auto& c : h.fabric.calls())
+        if (c == "rpma_write" || c == "rpma_flush") posted.push_back(c);
+    EXPECT_EQ(posted, (std::vector<std::string>{"rpma_write", "rpma_write", "rpma_flush"}));
+    EXPECT_EQ(order.size(), 0u);
+    h.fabric.release_held();
+    ASSERT_TRUE(eventually([&] { return order.size() == 3; }));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(order.seen[static_cast<std::size_t>(i)].first, i + 1);
+        EXPECT_FALSE(order.seen[static_cast<std::size_t>(i)].second);
+    }
+}
+
+TEST(RdmaClient, AFailingRpmaWriteFailsItsCallbackOnly) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    h.fabric.fail_next("rpma_write", RPMA_E_PROVIDER);
+    const auto data = bytes_of("x");
+    Waiter bad;
+    t->write(g, 0, data, bad.done());
+    EXPECT_EQ(bad.get(), errc::io_error);
+    Waiter good;
+    t->write(g, 0, data, good.done());
+    EXPECT_FALSE(good.get());
+}
+
+TEST(RdmaClient, AFailedCompletionFailsTheConnection) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    h.fabric.fail_wc_next("write", IBV_WC_REM_ACCESS_ERR);
+    const auto data = bytes_of("x");
+    Waiter bad;
+    t->write(g, 0, data, bad.done());
+    EXPECT_EQ(bad.get(), errc::io_error);
+    Waiter after;
+    t->write(g, 0, data, after.done());
+    EXPECT_EQ(after.get(), errc::io_error);  // RC: the queue pair is in the error state
+}
+
+TEST(RdmaClient, AConnectionDropFailsEveryPendingOperation) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    h.fabric.hold_client_completions(true);
+    Order order;
+    const auto data = bytes_of("abc");
+    t->write(g, 0, data, order.cb(1));
+    t->atomic_write(g, 8, 7, order.cb(2));
+    const proto::Range r{0, 3};
+    t->flush(g, std::span(&r, 1), order.cb(3));
+    std::vector<std::byte> in(16);
+    std::promise<std::error_code> recv_done;
+    t->recv(in, [&](std::error_code ec, std::size_t) { recv_done.set_value(ec); });
+    h.fabric.drop_all();
+    ASSERT_TRUE(eventually([&] { return order.size() == 3; }));
+    for (const auto& [id, ec] : order.seen) EXPECT_EQ(ec, errc::io_error) << id;
+    auto f = recv_done.get_future();
+    ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+    EXPECT_EQ(f.get(), errc::io_error);
+    Waiter later;
+    t->write(g, 0, data, later.done());
+    EXPECT_EQ(later.get(), errc::io_error);
+}
+
+TEST(RdmaClient, CloseFailsPendingOperationsExactlyOnce) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    h.fabric.hold_client_completions(true);
+    Order order;
+    const auto data = bytes_of("abc");
+    for (int i = 0; i < 4; ++i) t->write(g, 0, data, order.cb(i));
+    t->close();
+    ASSERT_TRUE(eventually([&] { return order.size() == 4; }));
+    h.fabric.release_held();
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(order.size(), 4u);
+    for (const auto& [id, ec] : order.seen) EXPECT_EQ(ec, errc::io_error);
+}
+
+TEST(RdmaClient, OperationsAfterCloseFailOnTheIoThread) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    t->close();
+    std::promise<std::pair<std::error_code, std::thread::id>> p;
+    t->write(g, 0, bytes_of("late"), [&](std::error_code ec) { p.set_value({ec, std::this_thread::get_id()}); });
+    auto f = p.get_future();
+    ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+    auto [ec, id] = f.get();
+    EXPECT_EQ(ec, errc::io_error);
+    EXPECT_NE(id, std::this_thread::get_id());
+    auto g2 = t->open_region(proto::OpenRegion{"raw", std::nullopt, false});
+    ASSERT_FALSE(g2);
+    EXPECT_EQ(g2.error(), errc::io_error);
+}
+
+TEST(RdmaClient, RequestsInFlightAreBoundedBySendSlots) {
+    Harness h({{"adr", PersistenceDomain::memory_controller}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "adr");
+    h.fabric.hold_client_completions(true);  // no send completes: slots stay taken
+    Order order;
+    const proto::Range r{0, 8};
+    for (int i = 0; i < static_cast<int>(kSendSlots) + 3; ++i) t->flush(g, std::span(&r, 1), order.cb(i));
+    auto client_sends = [&] {
+        std::size_t n = 0;
+        for (const auto& s : h.fabric.sends()) n += s.passive ? 0 : 1;
+        return n;
+    };
+    const std::size_t before = 2;  // Auth and OpenRegion (whose slot frees when its op retires)
+    ASSERT_TRUE(eventually([&] { return client_sends() == before + kSendSlots; }));
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(client_sends(), before + kSendSlots);
+    ASSERT_TRUE(eventually([&] {
+        h.fabric.release_held();
+        return order.size() == kSendSlots + 3;
+    }));
+    EXPECT_EQ(client_sends(), before + kSendSlots + 3);
+    for (const auto& [id, ec] : order.seen) EXPECT_FALSE(ec) << id;
+}
+
+TEST(RdmaClient, OperationsQueueWhenTheSendQueueIsFull) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    ClientLimits lim;
+    lim.sq_depth = 2;
+    auto t = h.connect_ok(lim);
+    auto g = open(*t, "raw");
+    h.fabric.hold_client_completions(true);
+    Order order;
+    for (int i = 0; i < 5; ++i) t->atomic_write(g, static_cast<std::uint64_t>(8 * i), 1, order.cb(i));
+    EXPECT_EQ(h.fabric.atomics().size(), 2u);
+    ASSERT_TRUE(eventually([&] {
+        h.fabric.release_held();
+        return order.size() == 5;
+    }));
+    EXPECT_EQ(h.fabric.atomics().size(), 5u);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(order.seen[static_cast<std::size_t>(i)].first, i);
+}
+
+TEST(RdmaClient, LargeTransfersAreCutIntoChunksThroughTheBounceBuffer) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    ClientLimits lim;
+    lim.bounce_size = 64 * 1024;
+    lim.chunk = 16 * 1024;
+    auto t = h.connect_ok(lim);
+    auto g = open(*t, "raw");
+    std::vector<std::byte> data(100 * 1024);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 7);
+    Waiter w;
+    t->write(g, 1000, data, w.done());
+    ASSERT_FALSE(w.get());
+    const auto writes = h.fabric.writes();
+    ASSERT_EQ(writes.size(), 7u);
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < writes.size(); ++i) {
+        EXPECT_EQ(writes[i].dst_offset, 1000 + i * lim.chunk);
+        EXPECT_LE(writes[i].src_offset + writes[i].len, lim.bounce_size);
+        total += writes[i].len;
+    }
+    EXPECT_EQ(total, data.size());
+    auto& mem = h.targets["raw"]->bytes();
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), mem.begin() + 1000));
+    std::vector<std::byte> back(data.size());
+    Waiter r;
+    t->read(g, 1000, back, r.done());
+    ASSERT_FALSE(r.get());
+    EXPECT_EQ(back, data);
+}
+
+TEST(RdmaClient, EmptyWritesAndUnknownGrants) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    Waiter empty;
+    t->write(g, 0, {}, empty.done());
+    EXPECT_FALSE(empty.get());
+    EXPECT_TRUE(h.fabric.writes().empty());
+    proto::RegionGrant unknown = g;
+    unknown.id = 99;
+    Waiter bad;
+    t->write(unknown, 0, bytes_of("x"), bad.done());
+    EXPECT_EQ(bad.get(), errc::invalid_argument);
+}
+
+TEST(RdmaClient, CallbacksRunOnTheIoThreadEvenForImmediateErrors) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    std::promise<std::thread::id> a, b;
+    t->atomic_write(g, 3, 1, [&](std::error_code) { a.set_value(std::this_thread::get_id()); });
+    t->write(g, 0, bytes_of("y"), [&](std::error_code) { b.set_value(std::this_thread::get_id()); });
+    const auto ta = a.get_future().get();
+    const auto tb = b.get_future().get();
+    EXPECT_NE(ta, std::this_thread::get_id());
+    EXPECT_EQ(ta, tb);
+}
+
+} // namespace
+} // namespace rpm::rdma::test

@@ -1,0 +1,226 @@
+// A fake librpma for machines without an RDMA device.
+//
+// It implements rpm::rdma::Api over an in-process "fabric": connection
+// requests find listening endpoints by port, sends land in the peer's posted
+// receives, RDMA writes / reads / atomic writes copy between registered
+// memory (checking bounds and usage, as an RNIC checks rkeys), rpma_flush
+// behaves like librpma 1.2 (RPMA_E_NOSUPP unless the connection's remote
+// peer cfg declares direct write to PMem), and completions and connection
+// events arrive through eventfds, so the transport's real poll() loops run.
+// Every call is recorded with its arguments; tests can make the next call of
+// a kind fail, fail a completion, hold completions back, or drop a link.
+#pragma once
+
+#include "transport/rdma/api.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// librpma's opaque types, completed for the fake (librpma itself is C and
+// never sees these definitions).
+struct rpma_peer {
+    int id = 0;
+};
+struct rpma_peer_cfg {
+    bool direct = false;
+};
+struct rpma_mr_local {
+    void* ptr = nullptr;
+    std::size_t size = 0;
+    int usage = 0;
+    std::uint32_t id = 0;
+    rpma_peer* peer = nullptr;
+};
+struct rpma_mr_remote {
+    std::uint32_t id = 0;
+    std::size_t size = 0;
+    int usage = 0;
+};
+struct rpma_conn_cfg {
+    std::uint32_t sq = 10, rq = 10, cq = 10;
+    int timeout = 1000;
+};
+struct rpma_cq {
+    int fd = -1;
+    std::deque<ibv_wc> wcs;
+};
+struct FakeRecv {
+    rpma_mr_local* mr = nullptr;
+    std::size_t offset = 0;
+    std::size_t len = 0;
+    const void* ctx = nullptr;
+};
+struct rpma_conn {
+    rpma_peer* peer = nullptr;
+    rpma_conn* remote = nullptr;
+    rpma_cq cq;
+    int event_fd = -1;
+    std::deque<rpma_conn_event> events;
+    std::deque<FakeRecv> recvs;
+    std::deque<std::vector<std::byte>> unmatched;  // sends waiting for a receive
+    std::vector<ibv_wc> held;                      // send-queue completions held back
+    bool hold = false;
+    bool direct_write = false;
+    bool disconnected = false;
+    bool passive = false;
+};
+struct rpma_conn_req {
+    rpma_conn* conn = nullptr;
+    rpma_conn* client = nullptr;  // passive side: the connecting conn
+    bool passive = false;
+    std::string addr;  // active side: where to connect
+    std::string port;
+};
+struct rpma_ep {
+    std::string addr;
+    std::string port;
+    int fd = -1;
+    rpma_peer* peer = nullptr;
+    std::deque<rpma_conn*> incoming;
+};
+
+namespace rpm::rdma::fake {
+
+struct WriteCall {
+    rpma_conn* conn;
+    rpma_mr_remote* dst;
+    std::size_t dst_offset;
+    const rpma_mr_local* src;
+    std::size_t src_offset;
+    std::size_t len;
+    int flags;
+    const void* ctx;
+    std::vector<std::byte> data;  // what the source held when posted
+};
+struct ReadCall {
+    rpma_conn* conn;
+    rpma_mr_local* dst;
+    std::size_t dst_offset;
+    const rpma_mr_remote* src;
+    std::size_t src_offset;
+    std::size_t len;
+    int flags;
+    const void* ctx;
+};
+struct AtomicCall {
+    rpma_conn* conn;
+    rpma_mr_remote* dst;
+    std::size_t dst_offset;
+    std::uint64_t value;
+    int flags;
+    const void* ctx;
+};
+struct FlushCall {
+    rpma_conn* conn;
+    rpma_mr_remote* dst;
+    std::size_t dst_offset;
+    std::size_t len;
+    rpma_flush_type type;
+    int flags;
+    const void* ctx;
+    bool direct_write;  // the connection's applied peer cfg at the time
+};
+struct SendCall {
+    rpma_conn* conn;
+    const rpma_mr_local* src;
+    std::size_t offset;
+    std::size_t len;
+    int flags;
+    const void* ctx;
+    std::vector<std::byte> bytes;
+    bool passive;  // sent by the server side
+};
+struct RecvCall {
+    rpma_conn* conn;
+    rpma_mr_local* dst;
+    std::size_t offset;
+    std::size_t len;
+    const void* ctx;
+    bool before_connect;
+};
+struct MrRegCall {
+    rpma_peer* peer;
+    void* ptr;
+    std::size_t size;
+    int usage;
+};
+struct ConnReqCall {
+    std::string addr;
+    std::string port;
+    rpma_conn_cfg cfg;
+};
+
+class Fabric {
+public:
+    Fabric();  ///< becomes the current fabric
+    ~Fabric();
+    Fabric(const Fabric&) = delete;
+    Fabric& operator=(const Fabric&) = delete;
+
+    static const Api& api() noexcept;
+    static Fabric& current();
+
+    // Configuration (set before use, or under lock()).
+    bool no_device = false;
+    std::string device_name = "fake0";
+    /// The next call named here ("rpma_write", "rpma_mr_reg", ...) returns the code.
+    void fail_next(const std::string& call, int code);
+    /// The next completion of this kind ("write", "read", "atomic", "flush", "send") fails.
+    void fail_wc_next(const std::string& kind, ibv_wc_status status);
+    /// Hold back the send-queue completions of every client connection.
+    void hold_client_completions(bool on);
+    void release_held();
+    /// Both ends of every connection see RPMA_CONN_LOST.
+    void drop_all();
+    /// Deliver raw bytes as a message to the first server-side connection.
+    void inject_to_server(std::vector<std::byte> bytes);
+
+    // Records (copies, taken under the lock).
+    std::vector<WriteCall> writes() const;
+    std::vector<ReadCall> reads() const;
+    std::vector<AtomicCall> atomics() const;
+    std::vector<FlushCall> flushes() const;
+    std::vector<SendCall> sends() const;
+    std::vector<RecvCall> recvs() const;
+    std::vector<MrRegCall> mr_regs() const;
+    std::vector<std::pair<rpma_peer_cfg*, bool>> peer_cfg_sets() const;
+    std::vector<std::pair<rpma_conn*, bool>> applied_peer_cfgs() const;
+    std::vector<ConnReqCall> conn_reqs() const;
+    std::vector<std::string> calls() const;  ///< every call's name, in order
+    std::size_t live_objects() const;        ///< peers, MRs, conns, eps, cfgs not yet freed
+
+    // Internal state, under mu_ (used by the fake's functions).
+    mutable std::mutex mu_;
+    std::map<std::string, int> fail_calls_;
+    std::map<std::string, ibv_wc_status> fail_wcs_;
+    bool hold_ = false;
+    std::vector<WriteCall> writes_;
+    std::vector<ReadCall> reads_;
+    std::vector<AtomicCall> atomics_;
+    std::vector<FlushCall> flushes_;
+    std::vector<SendCall> sends_;
+    std::vector<RecvCall> recvs_;
+    std::vector<MrRegCall> mr_regs_;
+    std::vector<std::pair<rpma_peer_cfg*, bool>> peer_cfg_sets_;
+    std::vector<std::pair<rpma_conn*, bool>> applied_;
+    std::vector<ConnReqCall> conn_reqs_;
+    std::vector<std::string> calls_;
+    std::map<std::uint32_t, rpma_mr_local*> mrs_;
+    std::vector<rpma_conn*> conns_;
+    std::vector<rpma_ep*> eps_;
+    std::uint32_t next_mr_id_ = 1;
+    std::uint16_t next_port_ = 20000;
+    long live_ = 0;
+    ibv_device device_{};
+    ibv_context context_{};
+};
+
+/// Take a failure armed with fail_next (0: none). Caller holds mu_.
+int take_failure(Fabric& f, const std::string& call);
+
+} // namespace rpm::rdma::fake

@@ -1,0 +1,64 @@
+// The real librpma on a machine without an RDMA device: rdma:// must say so
+// clearly (errc::rdma_unavailable), on both sides, and leak nothing.
+#include "client/transport.hpp"
+#include "server/core.hpp"
+#include "server/listener.hpp"
+#include "transport/rdma/api.hpp"
+
+#include <rpm/client.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace rpm {
+namespace {
+
+bool has_rdma_device() {
+    std::error_code ec;
+    return std::filesystem::exists("/sys/class/infiniband", ec) &&
+           !std::filesystem::is_empty("/sys/class/infiniband", ec);
+}
+
+TEST(RdmaNoDevice, ConnectRdmaSaysNoDevice) {
+    if (has_rdma_device()) GTEST_SKIP() << "this machine has an RDMA device";
+    ClientOptions opts;
+    opts.secret = "x";
+    auto t = client::connect_rdma("192.0.2.1", 7000, opts);
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error(), errc::rdma_unavailable);
+    EXPECT_NE(t.error().detail().find("rdma://192.0.2.1:7000"), std::string::npos) << t.error().message();
+    EXPECT_NE(t.error().detail().find("no RDMA device"), std::string::npos) << t.error().message();
+    EXPECT_NE(t.error().detail().find("tcp://"), std::string::npos) << t.error().message();
+}
+
+TEST(RdmaNoDevice, ClientConnectReportsRdmaUnavailable) {
+    if (has_rdma_device()) GTEST_SKIP() << "this machine has an RDMA device";
+    Client c(ClientOptions{"default", "x", false, std::nullopt, std::chrono::milliseconds(2000)});
+    auto conn = c.connect("rdma://192.0.2.1:7000");
+    ASSERT_FALSE(conn);
+    EXPECT_EQ(conn.error(), errc::rdma_unavailable) << conn.error().message();
+}
+
+TEST(RdmaNoDevice, ListenRdmaSaysNoDevice) {
+    if (has_rdma_device()) GTEST_SKIP() << "this machine has an RDMA device";
+    ServerOptions opts;
+    opts.secrets = {{"a", "b"}};
+    server::Core core(opts, {}, "{}");
+    auto l = server::listen_rdma(core, "127.0.0.1", 0);
+    ASSERT_FALSE(l);
+    EXPECT_EQ(l.error(), errc::rdma_unavailable);
+    EXPECT_NE(l.error().detail().find("no RDMA device has the address 127.0.0.1"), std::string::npos)
+        << l.error().message();
+}
+
+TEST(RdmaNoDevice, ErrorNamesAreReadable) {
+    EXPECT_EQ(rdma::rpma_error_name(RPMA_E_PROVIDER).rfind("RPMA_E_PROVIDER", 0), 0u);
+    EXPECT_EQ(rdma::rpma_code(RPMA_E_NOSUPP), errc::unsupported);
+    EXPECT_EQ(rdma::rpma_code(RPMA_E_INVAL), errc::invalid_argument);
+    EXPECT_EQ(rdma::rpma_code(RPMA_E_PROVIDER), errc::io_error);
+    EXPECT_FALSE(rdma::rpma_code(0));
+}
+
+} // namespace
+} // namespace rpm

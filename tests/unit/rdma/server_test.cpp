@@ -1,0 +1,277 @@
+// The RDMA listener against the fake fabric, driven by the real client:
+// region registration, the peer configuration each method gets, the RNIC
+// lookup, messages, refusals, and shutdown.
+#include "support.hpp"
+
+namespace rpm::rdma::test {
+namespace {
+
+Result<proto::RegionGrant> open(client::Transport& t, const std::string& name,
+                                std::optional<flush::Method> force = std::nullopt, bool unsafe = false) {
+    return t.open_region(proto::OpenRegion{name, force, unsafe});
+}
+
+std::vector<fake::MrRegCall> region_regs(const Harness& h, const std::string& name) {
+    std::vector<fake::MrRegCall> out;
+    auto* t = h.targets.at(name);
+    for (const auto& r : h.fabric.mr_regs())
+        if (r.ptr == t->bytes().data()) out.push_back(r);
+    return out;
+}
+
+TEST(RdmaListener, RegistersEachRegionOnceForWritesReadsAndFlushes) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache, 1 << 16}});
+    h.listen();
+    auto a = h.connect_ok();
+    auto b = h.connect_ok();
+    ASSERT_TRUE(open(*a, "raw"));
+    ASSERT_TRUE(open(*b, "raw"));
+    ASSERT_TRUE(open(*a, "raw"));
+    const auto regs = region_regs(h, "raw");
+    ASSERT_EQ(regs.size(), 1u);
+    EXPECT_EQ(regs[0].size, 1u << 16);
+    EXPECT_EQ(regs[0].usage, RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
+                                 RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+}
+
+struct MethodCase {
+    PersistenceDomain domain;
+    flush::Method method;
+};
+
+class RdmaListenerPeerCfg : public ::testing::TestWithParam<MethodCase> {};
+
+TEST_P(RdmaListenerPeerCfg, DirectWriteToPmemIsDeclaredExactlyForReadAfterWrite) {
+    const auto [domain, method] = GetParam();
+    Harness h({{"r", domain}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "r");
+    ASSERT_TRUE(g) << g.error().message();
+    EXPECT_EQ(g->method, method);
+    const bool direct = method == flush::Method::read_after_write;
+    const auto sets = h.fabric.peer_cfg_sets();
+    ASSERT_EQ(sets.size(), 1u);
+    EXPECT_EQ(sets[0].second, direct);
+    EXPECT_EQ(g->rdma_peer_cfg, std::vector<std::uint8_t>{static_cast<std::uint8_t>(direct ? 1 : 0)});
+    EXPECT_EQ(g->rdma_mr.size(), 8u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Domains, RdmaListenerPeerCfg,
+                         ::testing::Values(MethodCase{PersistenceDomain::cpu_cache, flush::Method::read_after_write},
+                                           MethodCase{PersistenceDomain::memory_controller, flush::Method::send_flush},
+                                           MethodCase{PersistenceDomain::unknown, flush::Method::send_flush},
+                                           MethodCase{PersistenceDomain::not_pmem, flush::Method::send_flush}));
+
+TEST(RdmaListener, AForcedMethodGetsTheMatchingPeerCfg) {
+    Harness h({{"adr", PersistenceDomain::memory_controller}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto refused = open(*t, "adr", flush::Method::read_after_write, false);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error(), errc::invalid_argument);
+    auto g = open(*t, "adr", flush::Method::read_after_write, true);
+    ASSERT_TRUE(g) << g.error().message();
+    EXPECT_EQ(g->method, flush::Method::read_after_write);
+    EXPECT_TRUE(h.fabric.peer_cfg_sets().back().second);
+}
+
+TEST(RdmaListener, TheRnicsDdioComesFromSysfs) {
+    // Fixtures: mlx5_0 under an Intel Xeon IIO root port with DDIO off / on,
+    // and an ADR region: DDIO off makes read-after-write enough.
+    for (const auto& [fixture, method] : {std::pair{"adr_ddio_off", flush::Method::read_after_write},
+                                          std::pair{"adr_ddio_on", flush::Method::send_flush}}) {
+        Harness h({{"adr", PersistenceDomain::memory_controller}},
+                  std::filesystem::path(RPM_FIXTURES_DIR) / "sysfs" / fixture);
+        h.fabric.device_name = "mlx5_0";
+        h.listen();
+        auto t = h.connect_ok();
+        auto g = open(*t, "adr");
+        ASSERT_TRUE(g) << g.error().message();
+        EXPECT_EQ(g->method, method) << fixture << ": " << g->reason;
+    }
+}
+
+TEST(RdmaListener, NativeFlushIsRefusedWithAReason) {
+    rpm::Overrides ov;
+    ov.native_flush["*"] = flush::Input<bool>{true, flush::Source::override_api, "test"};
+    Harness h({{"raw", PersistenceDomain::cpu_cache}}, "/", ov);
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error(), errc::unsupported);
+    EXPECT_NE(g.error().detail().find("librpma"), std::string::npos) << g.error().message();
+    EXPECT_NE(g.error().detail().find("RPM_NATIVE_FLUSH=no"), std::string::npos) << g.error().message();
+    auto forced = open(*t, "raw", flush::Method::native_flush, true);
+    ASSERT_FALSE(forced);
+    EXPECT_EQ(forced.error(), errc::unsupported);
+}
+
+TEST(RdmaListener, RegionsWithoutRegistrableMemoryAreUnsupported) {
+    Harness h({{"model", PersistenceDomain::cpu_cache, 4096, /*registrable=*/false}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "model");
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error(), errc::unsupported);
+}
+
+TEST(RdmaListener, ARegistrationFailureNamesTheRegion) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    h.fabric.fail_next("rpma_mr_reg", RPMA_E_PROVIDER);
+    auto g = open(*t, "raw");
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error(), errc::rdma_unavailable);
+    EXPECT_NE(g.error().detail().find("region 'raw'"), std::string::npos) << g.error().message();
+    EXPECT_TRUE(open(*t, "raw"));  // registered on the next try
+}
+
+TEST(RdmaListener, UnknownRegionsAndWrongSecrets) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "nope");
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error(), errc::invalid_argument);
+    ClientOptions wrong;
+    wrong.secret = "wrong";
+    auto bad = h.connect(wrong);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error(), errc::permission_denied) << bad.error().message();
+}
+
+TEST(RdmaListener, PortZeroPicksAPortAndAPortInUseIsRefused) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen(0);
+    EXPECT_EQ(h.listener->port(), 20000);  // the fake rdma_cm's first free port
+    auto again = listen_rdma_with(fake::Fabric::api(), *h.core, kHost, 20000);
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error(), errc::rdma_unavailable);
+    auto fixed = listen_rdma_with(fake::Fabric::api(), *h.core, kHost, 7001);
+    ASSERT_TRUE(fixed);
+    EXPECT_EQ((*fixed)->port(), 7001);
+}
+
+TEST(RdmaListener, NoDeviceIsRdmaUnavailable) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.fabric.no_device = true;
+    auto l = listen_rdma_with(fake::Fabric::api(), *h.core, kHost, 0);
+    ASSERT_FALSE(l);
+    EXPECT_EQ(l.error(), errc::rdma_unavailable);
+    EXPECT_NE(l.error().detail().find("no RDMA device"), std::string::npos);
+}
+
+TEST(RdmaListener, NoServerListeningIsAnIoError) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    ClientOptions opts;
+    opts.client_id = kClientId;
+    opts.secret = kSecret;
+    opts.timeout = 2s;
+    auto t = connect_rdma_with(fake::Fabric::api(), kHost, 9, opts);
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error(), errc::io_error);
+    EXPECT_NE(t.error().detail().find("rejected"), std::string::npos) << t.error().message();
+}
+
+TEST(RdmaListener, MessagesGoBothWays) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    for (int i = 0; i < 3 * static_cast<int>(kRecvSlots); ++i) {  // more than the posted receives
+        Waiter w;
+        t->send(bytes_of("ping " + std::to_string(i)), w.done());
+        ASSERT_FALSE(w.get());
+    }
+    {
+        std::lock_guard lock(h.mu);
+        ASSERT_EQ(h.messages.size(), 3 * kRecvSlots);
+        EXPECT_EQ(h.messages.back(), bytes_of("ping 23"));
+    }
+    ASSERT_TRUE(h.listener->send(1, bytes_of("pong")));
+    ASSERT_TRUE(h.listener->send(1, bytes_of("a longer pong")));
+    std::vector<std::byte> in(16);
+    std::promise<std::pair<std::error_code, std::size_t>> got;
+    t->recv(in, [&](std::error_code ec, std::size_t n) { got.set_value({ec, n}); });
+    auto [ec, n] = got.get_future().get();
+    ASSERT_FALSE(ec);
+    EXPECT_EQ(std::vector<std::byte>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n)), bytes_of("pong"));
+    std::vector<std::byte> small(4);
+    std::promise<std::pair<std::error_code, std::size_t>> got2;
+    t->recv(small, [&](std::error_code e, std::size_t m) { got2.set_value({e, m}); });
+    auto [ec2, n2] = got2.get_future().get();
+    EXPECT_EQ(ec2, errc::bad_size);
+    EXPECT_EQ(n2, 13u);
+}
+
+TEST(RdmaListener, MessagesLargerThanASlotAreBadSize) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    std::vector<std::byte> big(kSlotSize);
+    Waiter w;
+    t->send(big, w.done());
+    EXPECT_EQ(w.get(), errc::bad_size);
+    auto r = h.listener->send(1, big);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::bad_size);
+    auto unknown = h.listener->send(42, bytes_of("x"));
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error(), errc::invalid_argument);
+}
+
+TEST(RdmaListener, ABadFrameIsAnsweredWithRequestIdZeroAndCloses) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    ASSERT_TRUE(g);
+    h.fabric.inject_to_server(bytes_of("definitely not a frame header"));
+    ASSERT_TRUE(eventually([&] {
+        for (const auto& s : h.fabric.sends()) {
+            if (!s.passive) continue;
+            auto f = parse_frame(s.bytes, kSlotSize);
+            if (f && f->first.type == proto::Type::response && f->first.request_id == 0 &&
+                response_status(f->first, f->second) == errc::invalid_argument)
+                return true;
+        }
+        return false;
+    }));
+    ASSERT_TRUE(eventually([&] {
+        Waiter w;
+        t->write(*g, 0, bytes_of("x"), w.done());
+        return w.get() == errc::io_error;
+    }));
+}
+
+TEST(RdmaListener, StopClosesEverySessionAndFreesEverything) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    {
+        auto t = h.connect_ok();
+        auto g = open(*t, "raw");
+        ASSERT_TRUE(g);
+        h.listener->stop();
+        Waiter w;
+        t->write(*g, 0, bytes_of("late"), w.done());
+        EXPECT_EQ(w.get(), errc::io_error);
+        EXPECT_FALSE(h.listener->send(1, bytes_of("x")));
+    }
+    h.listener.reset();
+    EXPECT_EQ(h.fabric.live_objects(), 0u);
+}
+
+TEST(RdmaListener, AClientThatGoesAwayIsReaped) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    { auto t = h.connect_ok(); }
+    EXPECT_TRUE(eventually([&] { return !h.listener->send(1, bytes_of("x")); }));
+    auto t2 = h.connect_ok();
+    EXPECT_TRUE(open(*t2, "raw"));
+}
+
+} // namespace
+} // namespace rpm::rdma::test

@@ -1,0 +1,88 @@
+#include "support.hpp"
+
+#include <thread>
+
+namespace rpm::rdma::test {
+
+std::unique_ptr<server::Region> make_region(const RegionSpec& spec, MemTarget** target_out) {
+    auto r = std::make_unique<server::Region>();
+    r->report.name = spec.name;
+    r->report.path = "/fake/" + spec.name;
+    r->report.size = spec.size;
+    r->report.domain = spec.domain;
+    r->domain_input = {spec.domain, flush::Source::detected, "test"};
+    r->report.rdma_decision.inputs.domain = r->domain_input;
+    r->report.rdma_decision.effective_domain = spec.domain;
+    r->report.tcp_persist = flush::server_persist_for(spec.domain);
+    auto t = std::make_unique<MemTarget>(spec.size);
+    t->registrable_ = spec.registrable;
+    *target_out = t.get();
+    r->target = std::move(t);
+    return r;
+}
+
+Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root, rpm::Overrides ov) {
+    ServerOptions opts;
+    opts.listen = {"rdma://" + std::string(kHost) + ":0"};
+    opts.secrets = {{kClientId, kSecret}};
+    opts.sysfs_root = std::move(sysfs_root);
+    opts.on_message = [this](std::uint64_t, std::span<const std::byte> p) {
+        std::lock_guard lock(mu);
+        messages.emplace_back(p.begin(), p.end());
+    };
+    std::vector<std::unique_ptr<server::Region>> regions;
+    for (const auto& s : specs) {
+        MemTarget* t = nullptr;
+        regions.push_back(make_region(s, &t));
+        targets[s.name] = t;
+    }
+    // As Server::start does: the profile detected under the sysfs root is
+    // where the listener finds its RNIC (and so its DDIO).
+    platform::DetectOptions d;
+    d.root = opts.sysfs_root;
+    d.query_verbs = false;
+    auto profile = platform::detect(d);
+    core = std::make_unique<server::Core>(opts, std::move(regions), R"({"profile":"test"})", std::move(ov),
+                                          profile ? std::move(*profile) : platform::Profile{});
+}
+
+Harness::~Harness() {
+    if (listener) listener->stop();
+    listener.reset();
+}
+
+void Harness::listen(std::uint16_t port, ServerLimits limits) {
+    auto l = listen_rdma_with(fake::Fabric::api(), *core, kHost, port, limits);
+    ASSERT_TRUE(l) << l.error().message();
+    listener = std::move(*l);
+}
+
+Result<std::unique_ptr<client::Transport>> Harness::connect(ClientOptions opts, ClientLimits limits) {
+    if (opts.client_id == "default") opts.client_id = kClientId;
+    if (opts.secret.empty()) opts.secret = kSecret;
+    opts.timeout = 5s;
+    return connect_rdma_with(fake::Fabric::api(), kHost, listener->port(), opts, limits);
+}
+
+std::unique_ptr<client::Transport> Harness::connect_ok(ClientLimits limits) {
+    auto t = connect({}, limits);
+    EXPECT_TRUE(t) << t.error().message();
+    return t ? std::move(*t) : nullptr;
+}
+
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds t) {
+    const auto end = std::chrono::steady_clock::now() + t;
+    while (std::chrono::steady_clock::now() < end) {
+        if (pred()) return true;
+        std::this_thread::sleep_for(2ms);
+    }
+    return pred();
+}
+
+std::vector<std::byte> bytes_of(std::string_view s) {
+    std::vector<std::byte> out(s.size());
+    std::memcpy(out.data(), s.data(), s.size());
+    return out;
+}
+
+} // namespace rpm::rdma::test

@@ -1,0 +1,112 @@
+// Test support: a memory Target that records persist calls, a Core serving
+// such targets, and a harness that runs the real RDMA listener and client
+// against the fake fabric.
+#pragma once
+
+#include "fake_rpma.hpp"
+#include "server/core.hpp"
+#include "transport/rdma/client.hpp"
+#include "transport/rdma/frames.hpp"
+#include "transport/rdma/server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace rpm::rdma::test {
+
+using namespace std::chrono_literals;
+
+/// A region in plain memory that records the server's persist steps.
+class MemTarget final : public server::Target {
+public:
+    explicit MemTarget(std::size_t size) : mem_(size) {}
+    [[nodiscard]] std::uint64_t size() const noexcept override { return mem_.size(); }
+    void store(std::uint64_t off, std::span<const std::byte> d) noexcept override {
+        std::memcpy(mem_.data() + off, d.data(), d.size());
+    }
+    void load(std::uint64_t off, std::span<std::byte> out) const noexcept override {
+        std::memcpy(out.data(), mem_.data() + off, out.size());
+    }
+    void store8(std::uint64_t off, std::uint64_t v) noexcept override { std::memcpy(mem_.data() + off, &v, 8); }
+    Result<void> persist(flush::ServerPersist step, std::span<const server::Range> ranges) noexcept override {
+        std::lock_guard lock(mu_);
+        persists_.push_back({step, {ranges.begin(), ranges.end()}});
+        return {};
+    }
+    [[nodiscard]] std::byte* base() noexcept override { return registrable_ ? mem_.data() : nullptr; }
+
+    struct Persist {
+        flush::ServerPersist step;
+        std::vector<server::Range> ranges;
+    };
+    std::vector<Persist> persists() const {
+        std::lock_guard lock(mu_);
+        return persists_;
+    }
+    std::vector<std::byte>& bytes() noexcept { return mem_; }
+    bool registrable_ = true;
+
+private:
+    std::vector<std::byte> mem_;
+    mutable std::mutex mu_;
+    std::vector<Persist> persists_;
+};
+
+struct RegionSpec {
+    std::string name;
+    PersistenceDomain domain;
+    std::size_t size = 1 << 20;
+    bool registrable = true;
+};
+
+/// A region whose platform says `domain` (DDIO comes from the RNIC).
+std::unique_ptr<server::Region> make_region(const RegionSpec& spec, MemTarget** target_out);
+
+inline const char* kSecret = "s3cret";
+inline const char* kClientId = "alice";
+inline const char* kHost = "192.0.2.10";
+
+/// Fabric + Core + listener, and clients connected to it.
+struct Harness {
+    explicit Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root = "/",
+                     rpm::Overrides ov = {});
+    ~Harness();
+    /// Start listening on kHost (port 0 = pick).
+    void listen(std::uint16_t port = 0, ServerLimits limits = {});
+    Result<std::unique_ptr<client::Transport>> connect(ClientOptions opts = {}, ClientLimits limits = {});
+    std::unique_ptr<client::Transport> connect_ok(ClientLimits limits = {});
+
+    fake::Fabric fabric;
+    std::map<std::string, MemTarget*> targets;
+    std::unique_ptr<server::Core> core;
+    std::unique_ptr<server::Listener> listener;
+    std::vector<std::vector<std::byte>> messages;  // what on_message saw
+    std::mutex mu;
+};
+
+/// Wait for one Done callback.
+struct Waiter {
+    std::shared_ptr<std::promise<std::error_code>> p = std::make_shared<std::promise<std::error_code>>();
+    std::future<std::error_code> f = p->get_future();
+    client::Done done() {
+        return [p = p](std::error_code ec) { p->set_value(ec); };
+    }
+    std::error_code get(std::chrono::milliseconds t = 5s) {
+        if (f.wait_for(t) != std::future_status::ready) return std::make_error_code(std::errc::timed_out);
+        return f.get();
+    }
+};
+
+/// Wait until `pred` holds (polling), up to `t`.
+bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds t = 5s);
+
+std::vector<std::byte> bytes_of(std::string_view s);
+
+} // namespace rpm::rdma::test

@@ -1,0 +1,116 @@
+// Core::open_region: which method a session is granted.
+#include "server/core.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+namespace {
+using namespace rpm;
+
+class VecTarget final : public server::Target {
+public:
+    std::uint64_t size() const noexcept override { return mem.size(); }
+    void store(std::uint64_t o, std::span<const std::byte> d) noexcept override { std::memcpy(&mem[o], d.data(), d.size()); }
+    void load(std::uint64_t o, std::span<std::byte> out) const noexcept override { std::memcpy(out.data(), &mem[o], out.size()); }
+    void store8(std::uint64_t o, std::uint64_t v) noexcept override { std::memcpy(&mem[o], &v, 8); }
+    Result<void> persist(flush::ServerPersist, std::span<const server::Range>) noexcept override { return {}; }
+    std::byte* base() noexcept override { return mem.data(); }
+    std::vector<std::byte> mem = std::vector<std::byte>(4096);
+};
+
+struct Fixture {
+    explicit Fixture(PersistenceDomain domain, server::TransportCaps caps = {}) {
+        auto r = std::make_unique<server::Region>();
+        r->report.name = "r";
+        r->report.domain = domain;
+        r->target = std::make_unique<VecTarget>();
+        server::decide_region(*r, {});
+        std::vector<std::unique_ptr<server::Region>> regions;
+        regions.push_back(std::move(r));
+        ServerOptions o;
+        o.secrets = {{"c", "s"}};
+        core = std::make_unique<server::Core>(o, std::move(regions), "{}", rpm::Overrides{}, platform::Profile{}, caps);
+        session = core->new_session();
+        auto hello = core->hello_for(session);
+        proto::Auth a;
+        a.client_id = "c";
+        a.client_nonce = proto::random_nonce();
+        a.mac = proto::auth_mac("s", hello.challenge, "c", a.client_nonce);
+        EXPECT_TRUE(core->authenticate(session, a));
+    }
+    std::unique_ptr<server::Core> core;
+    server::Session session;
+};
+
+platform::RdmaDevice rnic(Ddio ddio, bool native) {
+    platform::RdmaDevice d;
+    d.name = "rnic0";
+    d.ddio.state = ddio;
+    d.native_flush = native ? platform::Tri::yes : platform::Tri::no;
+    return d;
+}
+
+TEST(ServerGrant, NativeFlushIsNotGrantedWhileTheRdmaTransportCannotIssueIt) {
+    Fixture f(PersistenceDomain::memory_controller);
+    auto dev = rnic(Ddio::on, true);
+    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev);
+    ASSERT_TRUE(g) << g.error().message();
+    EXPECT_EQ(g->method, flush::Method::send_flush);  // the table's ADR + DDIO on cell
+    EXPECT_NE(g->reason.find("native flush no"), std::string::npos) << g->reason;
+}
+
+TEST(ServerGrant, NativeFlushIsGrantedWhereTheTransportCan) {
+    Fixture f(PersistenceDomain::memory_controller, server::TransportCaps{true});
+    auto dev = rnic(Ddio::on, true);
+    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->method, flush::Method::native_flush);
+    EXPECT_EQ(g->server_persist, flush::ServerPersist::none);
+}
+
+TEST(ServerGrant, RdmaGrantFollowsTheRnicsDdioAndTcpTheDomain) {
+    Fixture f(PersistenceDomain::memory_controller);
+    auto off = rnic(Ddio::off, false);
+    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &off);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->method, flush::Method::read_after_write);
+    auto t = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->method, flush::Method::send_flush);
+    EXPECT_EQ(t->server_persist, flush::ServerPersist::cache_flush_sfence);
+    EXPECT_NE(t->id, g->id);
+}
+
+TEST(ServerGrant, UnknownRnicCountsAsDdioOn) {
+    Fixture f(PersistenceDomain::memory_controller);
+    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, nullptr);
+    ASSERT_TRUE(g);
+    EXPECT_EQ(g->method, flush::Method::send_flush);
+}
+
+TEST(ServerGrant, ForcingReadAfterWriteWhereUnsafeNeedsUnsafe) {
+    Fixture f(PersistenceDomain::memory_controller);
+    auto on = rnic(Ddio::on, false);
+    auto refused = f.core->open_region(f.session, {"r", flush::Method::read_after_write, false},
+                                       server::TransportKind::rdma, &on);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("unsafe"), std::string::npos);
+    auto off = rnic(Ddio::off, false);
+    auto safe = f.core->open_region(f.session, {"r", flush::Method::read_after_write, false},
+                                    server::TransportKind::rdma, &off);
+    EXPECT_TRUE(safe) << "read_after_write is safe under ADR with DDIO off";
+}
+
+TEST(ServerGrant, NothingBeforeAuthentication) {
+    Fixture f(PersistenceDomain::cpu_cache);
+    auto fresh = f.core->new_session();
+    auto g = f.core->open_region(fresh, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
+    ASSERT_FALSE(g);
+    EXPECT_EQ(g.error().code(), errc::permission_denied);
+    std::string data = "x";
+    auto w = f.core->handle_write(fresh, {0, 0, std::as_bytes(std::span(data.data(), 1))});
+    EXPECT_FALSE(w);
+}
+
+} // namespace
