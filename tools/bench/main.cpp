@@ -1,0 +1,147 @@
+// rpm-bench: latency and bandwidth of rpm's write, read, persist and
+// atomic_write, each quoted as a ratio to a plain-transport baseline
+// measured in the same run (docs/benchmarks.md).
+//
+//   rpm-bench                                   # in-process server on /dev/shm, loopback TCP
+//   rpm-bench --sizes 64,1M --qd 1,8 --threads 1,2 --duration 2 --json
+//   rpm-bench --connect tcp://host:7000 --id app --secret-file s --region kv --baseline-server host:7100
+//   rpm-bench --serve-baseline 0.0.0.0:7100      # the plain-TCP echo/sink server, on the server host
+//
+// Each test runs --warmup seconds unmeasured, then --duration seconds (or
+// --ops operations); a progress line goes to stderr once a second.
+#include "baseline_tcp.hpp"
+#include "options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <iostream>
+
+namespace {
+
+using rpmbench::Options;
+
+// "64", "4K", "1M" -> bytes; 0 on junk.
+std::size_t parse_size(const std::string& s) {
+    std::size_t pos = 0;
+    unsigned long long v = 0;
+    try { v = std::stoull(s, &pos); } catch (...) { return 0; }
+    const std::string unit = s.substr(pos);
+    if (unit == "K" || unit == "k") v <<= 10;
+    else if (unit == "M" || unit == "m") v <<= 20;
+    else if (!unit.empty()) return 0;
+    return static_cast<std::size_t>(v);
+}
+
+std::string join_args(int argc, char** argv) {
+    std::string s;
+    for (int i = 0; i < argc; ++i) {
+        const std::string a = argv[i];
+        const bool quote = a.empty() || a.find_first_of(" \t'\"$") != std::string::npos;
+        s += (i ? " " : "") + (quote ? "'" + a + "'" : a);
+    }
+    return s;
+}
+
+// --serve-baseline: the echo/sink server alone, until SIGINT or SIGTERM.
+int serve_baseline(const std::string& at) {
+    rpmbench::Endpoint ep;
+    if (!rpmbench::parse_endpoint(at, ep)) return std::cerr << "rpm-bench: --serve-baseline " << at << ": expected HOST:PORT\n", 2;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before the server's threads start
+    std::string error;
+    auto server = rpmbench::TcpBaselineServer::start(ep, error);
+    if (!server) return std::cerr << "rpm-bench: " << error << "\n", 1;
+    std::cout << "rpm-bench: baseline server on " << ep.host << ":" << server->port() << std::endl;
+    int sig = 0;
+    sigwait(&set, &sig);
+    server->stop();
+    return 0;
+}
+
+void add_options(CLI::App& app, Options& o, std::vector<std::string>& ops, std::vector<std::string>& sizes,
+                 std::string& api) {
+    app.add_option("--connect", o.connect, "tcp://HOST:PORT or rdma://HOST:PORT of an external rpm-server "
+                                           "(default: start one in-process)");
+    app.add_option("--id", o.id, "client id (external server)");
+    app.add_option("--secret", o.secret, "shared secret (visible in ps; prefer --secret-file)");
+    app.add_option("--secret-file", o.secret_file, "file holding the shared secret")->check(CLI::ExistingFile);
+    app.add_option("--region", o.region, "region name (external server; its contents are overwritten)");
+    app.add_option("--listen", o.listen, "in-process server: listen URI")->capture_default_str();
+    app.add_option("--pool-dir", o.pool_dir, "in-process server: directory of the pool file")
+        ->check(CLI::ExistingDirectory)->capture_default_str();
+    app.add_option("--pool-size", o.pool_size, "in-process server: pool bytes (default: enough for all slots, >= 64 MiB)");
+    app.add_option("--tests", ops, "operations: write,read,persist,atomic_write")->delimiter(',');
+    app.add_option("--sizes", sizes, "payload sizes, e.g. 8,64,4K,64K,1M (at most 1M)")->delimiter(',');
+    app.add_option("--qd", o.qds, "operations in flight per thread (list)")->delimiter(',')->check(CLI::Range(1, 1024));
+    app.add_option("--threads", o.threads, "threads, each with its own Connection (list)")->delimiter(',')
+        ->check(CLI::Range(1, 256));
+    app.add_option("--duration", o.duration, "seconds per test")->check(CLI::Range(0.001, 3600.0))->capture_default_str();
+    app.add_option("--warmup", o.warmup, "unmeasured seconds before each test")->check(CLI::Range(0.0, 60.0))
+        ->capture_default_str();
+    app.add_option("--rounds", o.rounds, "slices per test, alternating with its baseline's (noise pairing)")
+        ->check(CLI::Range(1, 100))->capture_default_str();
+    app.add_option("--ops", o.op_count, "operations per test over all threads (stops at --duration too)");
+    app.add_option("--api", api, "callback (qd ops in flight) or sync (one blocking call at a time; qd 1)")
+        ->check(CLI::IsMember({"callback", "sync"}))->capture_default_str();
+    app.add_flag("!--no-forced", o.forced, "persist only with the decided method, no forced variants");
+    app.add_option("--cpus", o.cpus, "pin the whole run (every thread) to these CPUs, e.g. 0 or 0,1")->delimiter(',');
+    app.add_option("--baseline-server", o.baseline_server, "HOST:PORT of rpm-bench --serve-baseline (external servers)");
+    app.add_flag("--json", o.json, "print JSON instead of the table");
+    app.add_option("--output", o.output, "also write the JSON to FILE");
+    app.add_flag("--self-check", o.self_check, "validate the JSON report; exit 1 if malformed (asserts no figure)");
+    app.add_flag("--quiet", o.quiet, "no progress lines on stderr");
+}
+
+// Fills o.ops / o.sizes / o.api; false (with a message) on bad values.
+bool finish(Options& o, const std::vector<std::string>& ops, const std::vector<std::string>& sizes,
+            const std::string& api) {
+    if (!ops.empty()) o.ops.clear();
+    for (const auto& s : ops) {
+        auto op = rpmbench::parse_op(s);
+        if (!op) return std::cerr << "rpm-bench: --tests " << s << ": not write, read, persist or atomic_write\n", false;
+        o.ops.push_back(*op);
+    }
+    if (!sizes.empty()) o.sizes.clear();
+    for (const auto& s : sizes) {
+        const auto n = parse_size(s);
+        if (n == 0 || n > (1u << 20)) return std::cerr << "rpm-bench: --sizes " << s << ": 1 byte to 1M\n", false;
+        o.sizes.push_back(n);
+    }
+    o.api = api == "sync" ? rpmbench::Api::sync : rpmbench::Api::callback;
+    if (o.api == rpmbench::Api::sync && (o.qds.size() != 1 || o.qds[0] != 1))
+        return std::cerr << "rpm-bench: --api sync runs one operation at a time: use --qd 1\n", false;
+    if (!o.connect.empty() && o.region.empty())
+        return std::cerr << "rpm-bench: --connect needs --region\n", false;
+    return true;
+}
+
+extern "C" void on_sigint(int) { rpmbench::interrupted().store(true); }
+
+} // namespace
+
+namespace rpmbench {
+std::atomic<bool>& interrupted() noexcept {
+    static std::atomic<bool> flag{false};
+    return flag;
+}
+} // namespace rpmbench
+
+int main(int argc, char** argv) {
+    CLI::App app{"rpm-bench: rpm latency and bandwidth as ratios to plain-transport baselines"};
+    Options o;
+    std::vector<std::string> ops, sizes;
+    std::string api = "callback", serve;
+    add_options(app, o, ops, sizes, api);
+    app.add_option("--serve-baseline", serve, "only run the baseline echo/sink server on HOST:PORT");
+    CLI11_PARSE(app, argc, argv);
+    if (!serve.empty()) return serve_baseline(serve);
+    if (!finish(o, ops, sizes, api)) return 2;
+    o.command_line = join_args(argc, argv);
+    (void)rpmbench::interrupted();  // construct the flag before the handler can run
+    std::signal(SIGINT, on_sigint);
+    return rpmbench::run(o);
+}

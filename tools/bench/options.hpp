@@ -1,0 +1,38 @@
+// rpm-bench's settings, as parsed from the command line (main.cpp).
+#pragma once
+
+#include "rpm_driver.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rpmbench {
+
+struct Options {
+    // (b) an external server; empty connect = (a) start one in-process.
+    std::string connect, id = "bench", secret, secret_file, region;
+    // (a) the in-process server.
+    std::string listen = "tcp://127.0.0.1:0", pool_dir = "/dev/shm";
+    std::uint64_t pool_size = 0;  ///< 0: large enough for every slot, at least 64 MiB
+
+    std::vector<Op> ops{Op::write, Op::read, Op::persist, Op::atomic_write};
+    std::vector<std::size_t> sizes{8, 64, 4096, 65536, 1 << 20};
+    std::vector<unsigned> qds{1}, threads{1};
+    double duration = 1.0, warmup = 0.2;
+    std::uint64_t op_count = 0;  ///< per test, over all threads; 0 = until duration
+    unsigned rounds = 3;         ///< alternating baseline/rpm slices per test
+    Api api = Api::callback;
+    bool forced = true;  ///< also run persist with every other method the transport accepts
+
+    std::vector<unsigned> cpus;   ///< pin every thread (ours, the in-process server's, the baselines') here; empty = no pinning
+    std::string baseline_server;  ///< HOST:PORT of `rpm-bench --serve-baseline`; empty = our own on loopback
+    bool json = false, self_check = false, quiet = false;
+    std::string output;  ///< also write the JSON here
+    std::string command_line;
+};
+
+/// Run everything; returns the exit status.
+int run(const Options& o);
+
+} // namespace rpmbench
