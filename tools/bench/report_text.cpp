@@ -33,13 +33,14 @@ std::string method_label(const TestResult& r) {
     return r.method;
 }
 
+// The round-trip baseline's p50 and p99, and the stream baseline's MB/s.
 std::string baseline_cells(const Report& r, const TestResult& res) {
     const auto* lat = r.baseline(res.latency_baseline);
     const auto* bw = r.baseline(res.bandwidth_baseline);
     std::string s = lat && lat->m ? fmt("%9.2f %9.2f", us(lat->m->latency.summary().p50_ns),
                                         us(lat->m->latency.summary().p99_ns))
                                   : fmt("%9s %9s", "n/a", "n/a");
-    return s + (bw && bw->m ? fmt(" %9.1f", bw->m->mb_per_s()) : fmt(" %9s", "n/a"));
+    return s + fmt(" %9.1f", res.m.mb_per_s()) + (bw && bw->m ? fmt(" %9.1f", bw->m->mb_per_s()) : fmt(" %9s", "n/a"));
 }
 
 // One row per test: rpm's figures, its paired baselines', and the ratios.
@@ -52,18 +53,15 @@ void print_results(const Report& r, std::ostream& out) {
                "p50/rt", "mean/rt", "p99/rt", "bw/strm");
     for (const auto& res : r.results) {
         const auto q = ratios(r, res);
-        const auto* bw = r.baseline(res.bandwidth_baseline);
         out << fmt("  %-12s %7zu %3u %3u %-32s %8llu ", std::string(to_string(res.spec.op)).c_str(), res.spec.size,
                    res.spec.qd, res.threads, method_label(res).c_str(), static_cast<unsigned long long>(res.m.ops))
-            << latency_cells(res.m) << " " << baseline_cells(r, res).substr(0, 19)
-            << fmt(" %9.1f", res.m.mb_per_s()) << (bw && bw->m ? fmt(" %9.1f ", bw->m->mb_per_s()) : fmt(" %9s ", "n/a"))
-            << ratio_cell(q.p50) << " " << ratio_cell(q.mean) << " " << ratio_cell(q.p99) << " "
-            << ratio_cell(q.bandwidth) << "\n";
+            << latency_cells(res.m) << " " << baseline_cells(r, res) << " " << ratio_cell(q.p50) << " "
+            << ratio_cell(q.mean) << " " << ratio_cell(q.p99) << " " << ratio_cell(q.bandwidth) << "\n";
         if (res.m.errors) out << "    errors: " << res.m.errors << " (first: " << res.m.first_error << ")\n";
     }
 }
 
-std::string latency_line(const Baseline& b) {
+std::string stream_line(const Baseline& b) {
     if (!b.m) return b.unavailable;
     return fmt("%.1f MB/s", b.m->mb_per_s());
 }
@@ -81,7 +79,7 @@ void print_text(const Report& r, std::ostream& out) {
         << " slices alternating with its own baseline's slices\n\n";
     if (!r.baselines.empty()) {
         const auto& opening = r.baselines.front();
-        out << "baselines: " << opening.path << "\n  opening stream (1 MiB messages): " << latency_line(opening)
+        out << "baselines: " << opening.path << "\n  opening stream (1 MiB messages): " << stream_line(opening)
             << "\n  every baseline: --json\n\n";
     }
     for (const auto& b : r.baselines)

@@ -88,7 +88,7 @@ private:
         case Op::write: return region_.write(off, s.buf, std::move(done));
         case Op::read: return region_.read(off, s.buf, std::move(done));
         case Op::persist: return region_.persist(off, s.buf, std::move(done));
-        case Op::atomic_write: return region_.atomic_write(off, ++value_, std::move(done));
+        case Op::atomic_write: return region_.atomic_write(off, next_value(), std::move(done));
         }
     }
 
@@ -97,10 +97,14 @@ private:
         case Op::write: return region_.write(s.offset, s.buf);
         case Op::read: return region_.read(s.offset, s.buf);
         case Op::persist: return region_.persist(s.offset, s.buf);
-        case Op::atomic_write: return region_.atomic_write(s.offset, ++value_);
+        case Op::atomic_write: return region_.atomic_write(s.offset, next_value());
         }
         return {};
     }
+
+    // Slots start from this thread while earlier ones already complete on
+    // the I/O thread, so the value counter is shared by both.
+    std::uint64_t next_value() noexcept { return value_.fetch_add(1, std::memory_order_relaxed) + 1; }
 
     // Issue the slot's next operation, or retire the slot.
     void kick(Slot& s, Clock::time_point now) {
@@ -141,7 +145,7 @@ private:
     OpBudget& budget_;
     const Clock::time_point& deadline_;  ///< set by run_rpm once every Worker is built
     std::vector<Slot> slots_;
-    std::uint64_t value_ = 0;
+    std::atomic<std::uint64_t> value_{0};
     std::mutex mu_;
     std::condition_variable cv_;
     unsigned inflight_ = 0;

@@ -1,6 +1,7 @@
 // One run: set up the server (ours or theirs), work out which persist
 // variants the transport accepts, then for every threads x qd x op x size
-// x method: the matching baseline (first use only), a warm-up, the test.
+// x method: warm-ups, then --rounds slices of the test's own baselines
+// alternating with slices of the test.
 #include "baselines.hpp"
 #include "local_server.hpp"
 #include "options.hpp"
@@ -47,7 +48,7 @@ std::optional<Target> make_target(const Options& o, std::string& error) {
         t.region = t.local->region();
         t.client.client_id = t.local->client_id();
         t.client.secret = t.local->secret();
-        t.mode = "in-process (region on " + t.local->pool().string() + ", tmpfs: emulated PM)";
+        t.mode = "in-process (region file " + t.local->pool().string() + ")";
         return t;
     }
     t.uri = o.connect;
