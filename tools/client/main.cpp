@@ -105,12 +105,14 @@ int main(int argc, char** argv) {
     stream_cmd->add_option("--count", so.count)->required();
     stream_cmd->add_option("--record-size", so.record_size)->check(CLI::Range(16, 1 << 20));
     stream_cmd->add_option("--acked-log", so.log)->required();
+    stream_cmd->add_option("--run", so.run, "a number mixed into every record (use a fresh one per run on reused regions)");
     stream_cmd->add_option("--reconnect-for", so.reconnect_seconds, "keep reconnecting this long after a failure");
     stream_cmd->add_option("--fault", so.fault, "log-before-persist: a planted bug for negative controls")
         ->check(CLI::IsMember({"", "log-before-persist"}));
     auto* verify_cmd = app.add_subcommand("verify", "check every record in the acked log");
     verify_cmd->add_option("--region", c.region)->required();
     verify_cmd->add_option("--acked-log", so.log)->required();
+    verify_cmd->add_option("--run", so.run, "the --run the records were streamed with");
     verify_cmd->add_option("--record-size", so.record_size)->check(CLI::Range(16, 1 << 20));
     CLI11_PARSE(app, argc, argv);
 

@@ -27,7 +27,7 @@ bool persist_with_retry(std::uint64_t n, const StreamOptions& o, const Opener& o
                         std::optional<rpm::Connection>& conn, std::optional<rpm::RemoteRegion>& region) {
     const double patience = o.fault.empty() ? o.reconnect_seconds : 0;
     const auto deadline = Clock::now() + std::chrono::duration<double>(patience);
-    const auto rec = record(n, o.record_size);
+    const auto rec = record(n, o.record_size, o.run);
     while (true) {
         if (!region) {
             auto r = open(conn);
@@ -48,10 +48,12 @@ bool persist_with_retry(std::uint64_t n, const StreamOptions& o, const Opener& o
 
 } // namespace
 
-std::vector<std::byte> record(std::uint64_t n, std::size_t size) {
+std::vector<std::byte> record(std::uint64_t n, std::size_t size, std::uint64_t run) {
     std::vector<std::byte> r(size);
     std::memcpy(r.data(), &n, sizeof n);
-    for (std::size_t i = sizeof n; i < size; ++i) r[i] = static_cast<std::byte>((n * 131 + i * 7) & 0xff);
+    const std::uint64_t mix = n * 131 + run * 0x9E3779B97F4A7C15ull;
+    for (std::size_t i = sizeof n; i < size; ++i)
+        r[i] = static_cast<std::byte>(((mix >> (8 * (i % 8))) + i * 7) & 0xff);
     return r;
 }
 
@@ -86,7 +88,7 @@ int verify(const StreamOptions& o, const Opener& open) {
     std::vector<std::byte> got(o.record_size);
     for (std::uint64_t n; in >> n; ++checked) {
         auto ec = region->read(n * o.record_size, got);
-        if (ec || got != record(n, o.record_size)) {
+        if (ec || got != record(n, o.record_size, o.run)) {
             if (bad++ < 5) std::cerr << "verify: acknowledged record " << n << " is missing or wrong\n";
         }
     }

@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     app.add_option("--tls-key", tls_key, "PEM private key for --tls-cert")->check(CLI::ExistingFile);
     app.add_option("--config", config, "JSON overrides (docs/flush-methods.md)")->check(CLI::ExistingFile);
     app.add_option("--sysfs-root", sysfs_root, "read sysfs under DIR")->check(CLI::ExistingDirectory);
-    app.add_option("--port-file", port_file, "write the bound tcp port here once listening");
+    app.add_option("--port-file", port_file, "write the bound port of the first --listen here once listening");
     CLI11_PARSE(app, argc, argv);
 
     rpm::ServerOptions o;
@@ -128,7 +128,8 @@ int main(int argc, char** argv) {
     print_regions(*server);
     std::cout.flush();
     if (!port_file.empty()) {
-        std::ofstream(port_file + ".tmp") << server->port("tcp") << "\n";
+        const auto& first = listen.front();  // the port of the first --listen, whatever its scheme
+        std::ofstream(port_file + ".tmp") << server->port(first.substr(0, first.find(':'))) << "\n";
         std::rename((port_file + ".tmp").c_str(), port_file.c_str());  // readers never see half a number
     }
     int sig = 0;

@@ -1,7 +1,7 @@
 // Bad input over tcp://: each case gets a clear error, the region stays
 // untouched, and the server goes on serving a well-behaved client.
 #include "raw_peer.hpp"
-#include "server_fixture.hpp"
+#include "common/server_fixture.hpp"
 
 #include <cstring>
 

@@ -1,6 +1,6 @@
 // tcp:// over TLS (Asio SSL): a certificate made for the test with the
 // openssl command, verified by the client against it as CA.
-#include "server_fixture.hpp"
+#include "common/server_fixture.hpp"
 
 #include <cstdlib>
 

@@ -1,0 +1,168 @@
+// Bad input and faults over real rdma:// (Soft-RoCE in the lab VM; run by
+// suite.sh, never on a machine without an RDMA device). A client built on
+// the real librpma with one call wrapped (eRPC-style fault injection through
+// rdma::Api) sends what a broken or hostile peer would; each case must end
+// in a clear error, leave the region untouched and the server serving.
+#include "common/server_fixture.hpp"
+#include "transport/rdma/api.hpp"
+#include "transport/rdma/client.hpp"
+
+#include <atomic>
+#include <future>
+
+namespace {
+using namespace rpm;
+using rpm::test::bytes_of;
+
+// The fault to inject into the next rpma_send: cut the frame to this many
+// bytes (0: send it whole).
+std::atomic<std::size_t> g_cut_send_to{0};
+
+int cutting_send(rpma_conn* conn, const rpma_mr_local* src, std::size_t offset, std::size_t len, int flags,
+                 const void* ctx) {
+    const std::size_t cut = g_cut_send_to.exchange(0);
+    return rdma::real_api().send(conn, src, offset, cut ? std::min(cut, len) : len, flags, ctx);
+}
+
+// The fault for the next remote MR the client builds from a grant: corrupt
+// the rkey. librpma's descriptor is address (8 bytes, LE), size (8), rkey
+// (4), usage (1); the test checks the size field sits where this says.
+std::atomic<bool> g_forge_rkey{false};
+
+int forging_mr_remote_from_descriptor(const void* desc, std::size_t size, rpma_mr_remote** out) {
+    std::vector<std::uint8_t> d(static_cast<const std::uint8_t*>(desc), static_cast<const std::uint8_t*>(desc) + size);
+    if (g_forge_rkey.exchange(false) && d.size() >= 20) {
+        d[16] ^= 0x5a;
+        d[17] ^= 0x3c;
+    }
+    return rdma::real_api().mr_remote_from_descriptor(d.data(), d.size(), out);
+}
+
+std::uint64_t le64_at(const std::vector<std::uint8_t>& d, std::size_t at) {
+    std::uint64_t v = 0;
+    for (std::size_t i = 0; i < 8 && at + i < d.size(); ++i) v |= std::uint64_t{d[at + i]} << (8 * i);
+    return v;
+}
+
+class RdmaFaults : public rpm::test::ServerTest {
+protected:
+    void SetUp() override {
+        ServerTest::SetUp();
+        if (HasFatalFailure()) return;
+        ASSERT_EQ(scheme(), "rdma") << "run by tests/lab/suite.sh with RPM_IT_TRANSPORT=rdma";
+        auto c = connect();
+        ASSERT_TRUE(c) << c.error().message();
+        auto r = c->open_region("logs");
+        ASSERT_TRUE(r) << r.error().message();
+        logs_size = r->size();
+        ASSERT_FALSE(r->persist(logs_size - kSentinel.size(), bytes_of(kSentinel)));
+    }
+
+    // A transport on the real librpma with rpma_send wrapped, and the grant
+    // of "logs" as the server sent it (no client-side range checks below).
+    std::pair<std::unique_ptr<client::Transport>, proto::RegionGrant> raw_transport() {
+        static const rdma::Api api = [] {
+            rdma::Api a = rdma::real_api();
+            a.send = &cutting_send;
+            a.mr_remote_from_descriptor = &forging_mr_remote_from_descriptor;
+            return a;
+        }();
+        ClientOptions o;
+        o.client_id = "app";
+        o.secret = "app-secret";
+        o.timeout = std::chrono::seconds(20);
+        auto t = rdma::connect_rdma_with(api, address(), server->port("rdma"), o);
+        EXPECT_TRUE(t) << t.error().message();
+        if (!t) return {};
+        auto g = (*t)->open_region(proto::OpenRegion{"logs", std::nullopt, false});
+        EXPECT_TRUE(g) << g.error().message();
+        return {std::move(*t), g ? *g : proto::RegionGrant{}};
+    }
+
+    static std::error_code wait(const std::function<void(client::Done)>& op) {
+        // Shared: a callback arriving after a timeout must find the promise alive.
+        auto p = std::make_shared<std::promise<std::error_code>>();
+        op([p](std::error_code ec) { p->set_value(ec); });
+        auto f = p->get_future();
+        if (f.wait_for(std::chrono::seconds(60)) != std::future_status::ready) return std::make_error_code(std::errc::timed_out);
+        return f.get();
+    }
+
+    void expect_untouched_and_serving() {
+        auto c = connect();
+        ASSERT_TRUE(c) << "the server stopped serving: " << c.error().message();
+        auto r = c->open_region("logs");
+        ASSERT_TRUE(r) << r.error().message();
+        std::string back(kSentinel.size(), '\0');
+        ASSERT_FALSE(r->read(logs_size - kSentinel.size(), std::as_writable_bytes(std::span(back.data(), back.size()))));
+        EXPECT_EQ(back, kSentinel);
+        EXPECT_EQ(std::filesystem::file_size(logs_path), logs_size) << "the region's file grew";
+    }
+
+    static constexpr std::string_view kSentinel = "sentinel at the end: must never change";
+    std::uint64_t logs_size = 0;
+};
+
+TEST_F(RdmaFaults, OneSidedWritePastTheRegionIsStoppedByTheRnic) {
+    auto [t, g] = raw_transport();
+    ASSERT_TRUE(t);
+    const std::string over(64, 'X');
+    // Straddles the end of the registered region: rxe's MR bounds check
+    // refuses it, as a hardware RNIC's would.
+    const auto ec = wait([&](client::Done d) { t->write(g, g.size - 16, bytes_of(over), std::move(d)); });
+    EXPECT_TRUE(ec) << "a write past the region's end was acknowledged";
+    EXPECT_NE(ec, std::errc::timed_out);
+    t.reset();
+    expect_untouched_and_serving();
+}
+
+TEST_F(RdmaFaults, ForgedRkeyIsRefused) {
+    g_forge_rkey = true;  // the client's view of "logs" gets a wrong rkey
+    auto [t, g] = raw_transport();
+    ASSERT_TRUE(t);
+    ASSERT_FALSE(g_forge_rkey) << "the grant's descriptor was never decoded";
+    ASSERT_GE(g.rdma_mr.size(), 21u);
+    ASSERT_EQ(le64_at(g.rdma_mr, 8), g.size) << "librpma's descriptor layout is not the one assumed";
+    const std::string data(16, 'Y');
+    const auto ec = wait([&](client::Done d) { t->write(g, logs_size - 16, bytes_of(data), std::move(d)); });
+    EXPECT_TRUE(ec) << "a write with an unknown grant or forged key was acknowledged";
+    t.reset();
+    expect_untouched_and_serving();
+}
+
+TEST_F(RdmaFaults, TruncatedFramesCloseTheSessionAndTheServerGoesOn) {
+    for (std::size_t cut : {std::size_t{5}, proto::kHeaderSize + 3}) {
+        auto [t, g] = raw_transport();
+        ASSERT_TRUE(t);
+        g_cut_send_to = cut;  // the next send: a short header, then a short body
+        const std::string msg(200, 'm');
+        const auto ec = wait([&](client::Done d) { t->send(bytes_of(msg), std::move(d)); });
+        EXPECT_TRUE(ec) << "a frame cut to " << cut << " bytes was accepted";
+        EXPECT_NE(ec, std::errc::timed_out) << "no answer to a frame cut to " << cut << " bytes";
+        t.reset();
+        expect_untouched_and_serving();
+    }
+    std::lock_guard lock(mu);
+    EXPECT_TRUE(messages.empty()) << "a truncated message was delivered";
+}
+
+TEST_F(RdmaFaults, BadRequestsThroughTheApiGetClearErrors) {
+    auto bad = connect("app", "wrong");
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code(), errc::permission_denied);
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    auto unknown = c->open_region("no-such-region");
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().code(), errc::invalid_argument);
+    auto r = c->open_region("logs");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->atomic_write(12, 1), errc::invalid_argument);
+    EXPECT_EQ(r->write(logs_size - 8, bytes_of("sixteen bytes!!!")), errc::invalid_argument);
+    const std::vector<std::byte> too_big(65521);
+    EXPECT_EQ(c->send(too_big), errc::bad_size);
+    EXPECT_FALSE(c->send(bytes_of("still connected")));
+    expect_untouched_and_serving();
+}
+
+} // namespace

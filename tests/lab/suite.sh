@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The lab tier, inside the VM that tools/lab/run boots (tests/lab/CMakeLists.txt
+# runs it once per PM mode). Checks, with rxe0 and the mode's /dev/pmem0:
+#   detect  rpm-probe --json against the hand-worked row of the table in
+#           docs/flush-methods.md (written out below, not computed by rpm)
+#   ops     every operation over rdma:// with "kv" on the PM device
+#           (tests/integration/ops), several connections, a server restart
+#   faults  bad input and injected faults over real rdma:// (lab_rdma_test)
+#   kill    rpm-server killed mid-stream and restarted; every acknowledged
+#           record read back (tests/integration/process/kill_test.sh), and
+#           the planted ack-before-persist bug caught (adr only: it is the
+#           same check in every mode)
+# Usage: suite.sh adr|eadr|memmap BUILD_DIR
+set -uo pipefail
+mode=$1 build=$2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+: "${RPM_LAB_PM:?run me through tools/lab/run}" "${RPM_LAB_RDMA_ADDR:?run me through tools/lab/run}"
+
+# What the table says for rxe0 (a software RNIC: DDIO unknown, counted as
+# on; no native flush) over each platform.
+case "$mode" in
+  adr)    domain=memory_controller method=send_flush       persist=cache_flush_sfence ;;
+  eadr)   domain=cpu_cache         method=read_after_write persist=none ;;
+  memmap) domain=unknown           method=send_flush       persist=cache_flush_sfence_deep_flush ;;
+  *) echo "suite.sh: unknown mode '$mode'"; exit 2 ;;
+esac
+
+failed=()
+step() {  # NAME COMMAND...: run, report, remember failures
+  local name=$1; shift
+  echo "=== lab[$mode] $name"
+  local t0=$SECONDS
+  if "$@"; then echo "=== lab[$mode] $name: passed ($((SECONDS - t0)) s)"
+  else echo "=== lab[$mode] $name: FAILED ($((SECONDS - t0)) s)"; failed+=("$name"); fi
+}
+
+detect() {
+  local json
+  json=$("$build/bin/rpm-probe" --json) || return 1
+  local got
+  got=$(jq -r '[.regions[0].persistence_domain, .rdma_devices[0].name, .rdma_devices[0].native_flush,
+               (.decisions[] | select(.device == "rxe0") | .method, .server_persist)] | join(" ")' <<<"$json")
+  echo "probe: region domain, RNIC, native flush, method, server persist = $got"
+  echo "table: $domain rxe0 false $method $persist"
+  echo "native flush: $(jq -r '.rdma_devices[0].native_flush_origin' <<<"$json")"
+  [ "$got" = "$domain rxe0 false $method $persist" ]
+}
+
+it_env=(RPM_IT_TRANSPORT=rdma RPM_IT_ADDR="$RPM_LAB_RDMA_ADDR" RPM_IT_PM="$RPM_LAB_PM"
+        RPM_IT_PM_DOMAIN="$domain" RPM_IT_PM_METHOD="$method" RPM_IT_PM_PERSIST="$persist")
+ops() { env "${it_env[@]}" "$build/tests/ops_test" --gtest_brief=1; }
+faults() { env "${it_env[@]}" "$build/tests/lab_rdma_test" --gtest_brief=1; }
+
+kill_env=(RPM_KILL_SCHEME=rdma RPM_KILL_ADDR="$RPM_LAB_RDMA_ADDR" RPM_KILL_REGION="$RPM_LAB_PM"
+          RPM_KILL_PAUSE=2 RPM_KILL_MIN_ACKED=200)
+kill_normal() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.sh" "$build/bin"; }
+kill_planted() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.sh" "$build/bin" planted; }
+
+echo "lab[$mode]: kernel $(uname -r), $(rdma link show | head -1), PM $RPM_LAB_PM"
+step detect detect
+step ops ops
+[ "$mode" = adr ] && step faults faults
+step kill kill_normal
+[ "$mode" = adr ] && step kill-planted-control kill_planted
+# Evidence that the traffic went through the Soft-RoCE device.
+echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
+if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi
+echo "lab[$mode]: all steps passed"
