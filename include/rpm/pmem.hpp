@@ -96,14 +96,19 @@ public:
     [[nodiscard]] flush_fn flush_function() const noexcept { return flush_; }
     [[nodiscard]] drain_fn drain_function() const noexcept { return drain_; }
 
-    /// Flush the memory controller's write-pending queues for the range
-    /// (pmem2_deep_flush: the region's deep_flush file on devdax, msync on
-    /// a file). ERRORS: errc::invalid_argument for a range outside the
-    /// region; errc::deep_flush_failed when pmem2 cannot (detail says why).
+    /// Flush the memory controller's write-pending queues for the range.
+    /// devdax: a write to its nd region's deep_flush control, kept open from
+    /// open() (pmem2_deep_flush would look the region up through libndctl
+    /// on every call); a region without that control (no flush hints, e.g.
+    /// legacy e820 PM) has nothing software can drain, and the call
+    /// succeeds, as pmem2_deep_flush does. Files: pmem2_deep_flush (msync).
+    /// ERRORS: errc::invalid_argument for a range outside the region;
+    /// errc::deep_flush_failed when the drain fails (detail says why).
     Result<void> deep_flush(const void* ptr, std::size_t size) const;
 
 private:
     Region() = default;
+    Result<void> drain_write_pending_queues() const;
     friend struct RegionBuilder;
 
     pmem2_map* map_ = nullptr;
@@ -116,6 +121,10 @@ private:
     persist_fn persist_ = nullptr;
     flush_fn flush_ = nullptr;
     drain_fn drain_ = nullptr;
+    /// devdax only: the deep_flush control's fd, or -1; resolved says
+    /// whether it was looked up (else pmem2_deep_flush does the work).
+    int deep_flush_fd_ = -1;
+    bool deep_flush_resolved_ = false;
 };
 
 } // namespace rpm::pmem

@@ -25,6 +25,13 @@ std::optional<PersistenceDomain> read_nd_domain(const fs::path& sysfs_root,
     return parse_persistence_domain(*text);
 }
 
+std::optional<fs::path> nd_deep_flush_file(const fs::path& sysfs_root, const std::string& region) {
+    // resolve() fails for a missing file and keeps the lookup inside the root.
+    auto rel = platform::sysfs::resolve(sysfs_root, fs::path("sys/bus/nd/devices") / region / "deep_flush");
+    if (!rel) return std::nullopt;
+    return sysfs_root / *rel;
+}
+
 bool is_devdax(const fs::path& sysfs_root, unsigned major, unsigned minor) {
     const fs::path link = fs::path("sys/dev/char") /
                           (std::to_string(major) + ":" + std::to_string(minor)) / "subsystem";

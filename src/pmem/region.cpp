@@ -16,7 +16,10 @@
 #include <system_error>
 #include <utility>
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 namespace rpm::pmem {
 
@@ -87,7 +90,22 @@ private:
         region.nd_region_ = nd.value_or(std::string());
         const auto nd_domain = nd ? detail::read_nd_domain(opts.sysfs_root, *nd) : std::nullopt;
         region.domain_ = detail::region_domain(region.granularity_, nd_domain);
+        if (devdax && nd) resolve_deep_flush(*nd);
         return {};
+    }
+
+    // Opened once: the drain must stay a single write on the flush path.
+    // Unopenable (permissions): left to pmem2_deep_flush, which reports it.
+    void resolve_deep_flush(const std::string& nd) {
+        const auto control = detail::nd_deep_flush_file(opts.sysfs_root, nd);
+        if (!control) {
+            region.deep_flush_resolved_ = true;
+            return;
+        }
+        const int fd = ::open(control->c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) return;
+        region.deep_flush_fd_ = fd;
+        region.deep_flush_resolved_ = true;
     }
 
     Kind kind_of(bool devdax) const noexcept {
@@ -116,7 +134,9 @@ Region::Region(Region&& other) noexcept
       path_(std::move(other.path_)), kind_(other.kind_), granularity_(other.granularity_),
       domain_(other.domain_), nd_region_(std::move(other.nd_region_)),
       persist_(std::exchange(other.persist_, nullptr)),
-      flush_(std::exchange(other.flush_, nullptr)), drain_(std::exchange(other.drain_, nullptr)) {}
+      flush_(std::exchange(other.flush_, nullptr)), drain_(std::exchange(other.drain_, nullptr)),
+      deep_flush_fd_(std::exchange(other.deep_flush_fd_, -1)),
+      deep_flush_resolved_(std::exchange(other.deep_flush_resolved_, false)) {}
 
 Region& Region::operator=(Region&& other) noexcept {
     if (this == &other) return *this;
@@ -131,12 +151,15 @@ Region& Region::operator=(Region&& other) noexcept {
     persist_ = std::exchange(other.persist_, nullptr);
     flush_ = std::exchange(other.flush_, nullptr);
     drain_ = std::exchange(other.drain_, nullptr);
+    deep_flush_fd_ = std::exchange(other.deep_flush_fd_, -1);
+    deep_flush_resolved_ = std::exchange(other.deep_flush_resolved_, false);
     return *this;
 }
 
 Region::~Region() {
     if (map_ != nullptr) pmem2_map_delete(&map_);
     if (fd_ >= 0) ::close(fd_);
+    if (deep_flush_fd_ >= 0) ::close(deep_flush_fd_);
 }
 
 std::span<std::byte> Region::bytes() const noexcept {
@@ -157,11 +180,22 @@ Result<void> Region::deep_flush(const void* ptr, std::size_t size) const {
     if (map_ == nullptr || start < base || start - base > total || size > total - (start - base))
         return Error(errc::invalid_argument,
                      "deep_flush range is outside region " + path_.string());
+    if (deep_flush_resolved_) return drain_write_pending_queues();
     if (int rc = pmem2_deep_flush(map_, const_cast<void*>(ptr), size); rc != 0) {
         Error err = detail::pmem2_error(rc, "pmem2_deep_flush on " + path_.string());
         return Error(errc::deep_flush_failed, err.detail());
     }
     return {};
+}
+
+// The kernel drains every WPQ of the region's DIMMs (nvdimm_flush) when
+// "1" is written to the control; the range does not narrow it.
+Result<void> Region::drain_write_pending_queues() const {
+    if (deep_flush_fd_ < 0) return {};  // no control: nothing software can drain
+    if (::pwrite(deep_flush_fd_, "1", 1, 0) == 1) return {};
+    const int err = errno;
+    return Error(errc::deep_flush_failed, "writing the deep_flush control of nd region " + nd_region_ + " for " +
+                                              path_.string() + ": " + std::generic_category().message(err));
 }
 
 }  // namespace rpm::pmem

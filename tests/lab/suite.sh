@@ -42,7 +42,9 @@ detect() {
                (.decisions[] | select(.device == "rxe0") | .method, .server_persist)] | join(" ")' <<<"$json")
   echo "probe: region domain, RNIC, native flush, method, server persist = $got"
   echo "table: $domain rxe0 false $method $persist"
-  echo "native flush: $(jq -r '.rdma_devices[0].native_flush_origin' <<<"$json")"
+  # Native RDMA FLUSH: unavailable twice over; say both reasons.
+  echo "native flush: unavailable: rxe0 reports none ($(jq -r '.rdma_devices[0].native_flush_origin' <<<"$json"));" \
+       "and librpma 1.2.0 cannot issue it (docs/rdma.md): a forced native_flush is refused (ops test)"
   [ "$got" = "$domain rxe0 false $method $persist" ]
 }
 
@@ -56,7 +58,8 @@ kill_env=(RPM_KILL_SCHEME=rdma RPM_KILL_ADDR="$RPM_LAB_RDMA_ADDR" RPM_KILL_REGIO
 kill_normal() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.sh" "$build/bin"; }
 kill_planted() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.sh" "$build/bin" planted; }
 
-echo "lab[$mode]: kernel $(uname -r), $(rdma link show | head -1), PM $RPM_LAB_PM"
+control=absent; [ -e /sys/bus/nd/devices/region0/deep_flush ] && control=present
+echo "lab[$mode]: kernel $(uname -r), $(rdma link show | head -1), PM $RPM_LAB_PM (region0 deep_flush control $control)"
 step detect detect
 step ops ops
 [ "$mode" = adr ] && step faults faults

@@ -9,10 +9,13 @@ cache=$1
 mkdir -p "$cache"
 
 package=${RPM_LAB_KERNEL_PKG:-}
+resolve() {  # the meta package names the real one; its version is the kernel's ABI name
+  apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}'
+}
 if [ -z "$package" ]; then
-  # The meta package names the real one; its version is the kernel's ABI name.
-  package=$(apt-cache depends linux-image-amd64 2>/dev/null |
-            awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
+  package=$(resolve)
+  # A fresh machine may have no package lists yet.
+  [ -n "$package" ] || { apt-get update -qq >&2 && package=$(resolve); }
 fi
 [ -n "$package" ] || { echo "lab: cannot resolve the kernel package of linux-image-amd64 (run apt-get update?)" >&2; exit 1; }
 version=${package#linux-image-}

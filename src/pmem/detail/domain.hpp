@@ -21,6 +21,12 @@ PersistenceDomain region_domain(Granularity g, std::optional<PersistenceDomain> 
 std::optional<PersistenceDomain> read_nd_domain(const std::filesystem::path& sysfs_root,
                                                 const std::string& region);
 
+/// The region's WPQ-drain control, <sysfs_root>/sys/bus/nd/devices/<region>/deep_flush,
+/// resolved inside the root; nullopt when the region has none (no flush
+/// hints: e.g. legacy e820 PM) or it cannot be resolved.
+std::optional<std::filesystem::path> nd_deep_flush_file(const std::filesystem::path& sysfs_root,
+                                                        const std::string& region);
+
 /// Whether character device MAJ:MIN is a devdax device: its sysfs
 /// `subsystem` link resolves to the dax class (or bus).
 bool is_devdax(const std::filesystem::path& sysfs_root, unsigned major, unsigned minor);

@@ -86,6 +86,18 @@ TEST_F(PmemSysfs, MissingOrJunkDomainIsNullopt) {
     EXPECT_EQ(rpm::pmem::detail::read_nd_domain(root, "region1"), std::nullopt);
 }
 
+TEST_F(PmemSysfs, DeepFlushControlIsFoundOnlyWhereTheRegionHasOne) {
+    // ADR DIMMs with flush hints have the control; legacy e820 PM has none.
+    write_file(regions / "region0/deep_flush", "1\n");
+    write_file(regions / "region1/persistence_domain", "\n");
+    const auto found = rpm::pmem::detail::nd_deep_flush_file(root, "region0");
+    ASSERT_TRUE(found);
+    EXPECT_EQ(found->filename(), "deep_flush");
+    EXPECT_TRUE(fs::equivalent(*found, regions / "region0/deep_flush"));
+    EXPECT_EQ(rpm::pmem::detail::nd_deep_flush_file(root, "region1"), std::nullopt);
+    EXPECT_EQ(rpm::pmem::detail::nd_deep_flush_file(root, "region9"), std::nullopt);
+}
+
 TEST_F(PmemSysfs, DevdaxIsTheDaxSubsystem) {
     fs::create_directories(root / "sys/class/dax");
     fs::create_directories(root / "sys/bus/dax");
