@@ -3,14 +3,21 @@
 # runs it once per PM mode). Checks, with rxe0 and the mode's /dev/pmem0:
 #   detect  rpm-probe --json against the hand-worked row of the table in
 #           docs/flush-methods.md (written out below, not computed by rpm)
+#   pmem    rpm::pmem::Region on the devdax device (lab_pmem_test)
 #   ops     every operation over rdma:// with "kv" on the PM device
 #           (tests/integration/ops), several connections, a server restart
 #   faults  bad input and injected faults over real rdma:// (lab_rdma_test)
+#   nvme    (with --nvme-cmb) the NVMe drive's CMB BAR is there, and 1 MiB
+#           written to the drive with O_DIRECT reads back the same
 #   kill    rpm-server killed mid-stream and restarted; every acknowledged
 #           record read back (tests/integration/process/kill_test.sh), and
 #           the planted ack-before-persist bug caught (adr only: it is the
 #           same check in every mode)
 # Usage: suite.sh adr|eadr|memmap BUILD_DIR
+#
+# The whole script is one { ...; exit; } block: bash reads it completely
+# before running it, so editing this file during a lab run cannot break it.
+{
 set -uo pipefail
 mode=$1 build=$2
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,9 +26,9 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 # What the table says for rxe0 (a software RNIC: DDIO unknown, counted as
 # on; no native flush) over each platform.
 case "$mode" in
-  adr)    domain=memory_controller method=send_flush       persist=cache_flush_sfence ;;
-  eadr)   domain=cpu_cache         method=read_after_write persist=none ;;
-  memmap) domain=unknown           method=send_flush       persist=cache_flush_sfence_deep_flush ;;
+  adr)    domain=memory_controller method=send_flush       persist=cache_flush_sfence            gran=cache_line ;;
+  eadr)   domain=cpu_cache         method=read_after_write persist=none                          gran=byte ;;
+  memmap) domain=unknown           method=send_flush       persist=cache_flush_sfence_deep_flush gran=cache_line ;;
   *) echo "suite.sh: unknown mode '$mode'"; exit 2 ;;
 esac
 
@@ -50,6 +57,7 @@ detect() {
 
 it_env=(RPM_IT_TRANSPORT=rdma RPM_IT_ADDR="$RPM_LAB_RDMA_ADDR" RPM_IT_PM="$RPM_LAB_PM"
         RPM_IT_PM_DOMAIN="$domain" RPM_IT_PM_METHOD="$method" RPM_IT_PM_PERSIST="$persist")
+pmem() { env RPM_LAB_DOMAIN="$domain" RPM_LAB_GRANULARITY="$gran" "$build/tests/lab_pmem_test" --gtest_brief=1; }
 ops() { env "${it_env[@]}" "$build/tests/ops_test" --gtest_brief=1; }
 faults() { env "${it_env[@]}" "$build/tests/lab_rdma_test" --gtest_brief=1; }
 
@@ -59,8 +67,21 @@ kill_normal() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.s
 kill_planted() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.sh" "$build/bin" planted; }
 
 control=absent; [ -e /sys/bus/nd/devices/region0/deep_flush ] && control=present
+nvme() {
+  local bar=/sys/bus/pci/devices/$RPM_LAB_NVME_BDF/resource2
+  [ -e "$bar" ] || { echo "no BAR2 (the CMB) at $bar"; return 1; }
+  echo "CMB: $bar, $(stat -c %s "$bar") bytes; $(cat /sys/class/nvme/nvme0/cmb 2>/dev/null | paste -sd' ')"
+  [ "$(stat -c %s "$bar")" -ge $((16 << 20)) ] || return 1
+  head -c 1M /dev/urandom >/tmp/nvme.out
+  dd if=/tmp/nvme.out of="$RPM_LAB_NVME" bs=1M count=1 oflag=direct status=none &&
+    dd if="$RPM_LAB_NVME" of=/tmp/nvme.in bs=1M count=1 iflag=direct status=none &&
+    cmp /tmp/nvme.out /tmp/nvme.in && echo "1 MiB written and read back through $RPM_LAB_NVME"
+}
+
 echo "lab[$mode]: kernel $(uname -r), $(rdma link show | head -1), PM $RPM_LAB_PM (region0 deep_flush control $control)"
 step detect detect
+step pmem pmem
+[ -n "${RPM_LAB_NVME:-}" ] && step nvme nvme
 step ops ops
 [ "$mode" = adr ] && step faults faults
 step kill kill_normal
@@ -69,3 +90,5 @@ step kill kill_normal
 echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
 if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi
 echo "lab[$mode]: all steps passed"
+exit 0
+}
