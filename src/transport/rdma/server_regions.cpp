@@ -18,7 +18,11 @@ Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) 
     // names the region rather than failing the whole listener.
     MrHandle mr(api_);
     if (int ret = api_.mr_reg(peer_, base, r.target->size(), kRegionUsage, mr.out()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, what + " (" + std::to_string(r.target->size()) + " bytes)",
+        return rpma_failure(errc::unsupported,
+                            what + " (" + std::to_string(r.target->size()) +
+                                " bytes): the RNIC cannot register this memory (Soft-RoCE and RNICs without "
+                                "on-demand paging cannot pin file-system DAX pages, pmem/rpma#1197: serve it "
+                                "from a devdax device)",
                             "rpma_mr_reg", ret);
     std::size_t n = 0;
     if (int ret = api_.mr_get_descriptor_size(mr.get(), &n); ret != 0)
