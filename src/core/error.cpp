@@ -27,7 +27,7 @@ const char* describe(errc e) noexcept {
     case errc::deep_flush_failed:
         return "deep flush failed; the region's deep_flush control is missing or not writable";
     case errc::io_error:
-        return "input/output error reading or writing a file; check the device and the kernel log";
+        return "input/output error on a file, device or connection; the detail says which, and the kernel log may say why";
     case errc::sysfs_unreadable:
         return "a platform file could not be read; run as root or set an override";
     case errc::bad_override:

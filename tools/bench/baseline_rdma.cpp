@@ -1,6 +1,6 @@
-// Not implemented yet on purpose: see baseline_rdma.hpp. The reason names
-// what is missing on this machine as well, so a report read later says
-// whether the device or the code was the blocker.
+// Not implemented on purpose: see baseline_rdma.hpp. The reason names what
+// is missing on this machine as well, so a report read later says whether
+// the device or the code was the blocker, and where the lab's comparison is.
 #include "baseline_rdma.hpp"
 
 #include <filesystem>
@@ -12,8 +12,9 @@ std::string reason() {
     std::error_code ec;
     const std::filesystem::path sys = "/sys/class/infiniband";
     const bool device = std::filesystem::exists(sys, ec) && !std::filesystem::is_empty(sys, ec);
-    return std::string("unavailable: the plain RDMA baseline is pending the RDMA lab issue (raw librpma "
-                       "calls belong in src/transport/rdma/, not in rpm-bench)") +
+    return std::string("unavailable: rpm-bench has no plain RDMA baseline (raw librpma calls belong in "
+                       "src/transport/rdma/, not in rpm-bench); in the lab VM, tools/lab/bench compares "
+                       "rdma:// with perftest's ib_read_lat and ib_write_lat on the same device") +
            (device ? "" : "; this machine has no RDMA device (/sys/class/infiniband is empty)");
 }
 

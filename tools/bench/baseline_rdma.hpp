@@ -3,10 +3,11 @@
 // same two hosts, without rpm's protocol on top.
 //
 // Every librpma/verbs call belongs in src/transport/rdma/; rpm-bench must
-// not grow its own RDMA stack. Until the RDMA lab issue provides a device
-// and a raw-RDMA helper there, this returns "unavailable" with the reason,
-// and rpm-bench reports the baseline (and every rdma:// ratio) as
-// unavailable: no number is ever made up.
+// not grow its own RDMA stack. Until a raw-RDMA helper exists there, this
+// returns "unavailable" with the reason, and rpm-bench reports the baseline
+// (and every rdma:// ratio) as unavailable: no number is ever made up. In
+// the lab VM, tools/lab/bench runs rpm-bench next to perftest's ib_read_lat
+// and ib_write_lat on the same rxe device and computes the ratios outside.
 #pragma once
 
 #include "measure.hpp"
