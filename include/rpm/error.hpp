@@ -28,6 +28,7 @@ enum class errc : int {
     bad_config,                ///< a configuration file is missing or malformed
     rdma_unavailable,          ///< no RDMA device, or the verbs library failed
     unsupported,               ///< the platform or build does not offer this operation
+    quorum_lost,               ///< too few replicas are live to give the durability asked for
 };
 
 /// The category of rpm::errc ("rpm").

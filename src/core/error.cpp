@@ -38,6 +38,9 @@ const char* describe(errc e) noexcept {
         return "no usable RDMA device; load a driver (or rdma_rxe for Soft-RoCE) or use tcp://";
     case errc::unsupported:
         return "not supported on this platform or build; run rpm-probe to see what this machine offers";
+    case errc::quorum_lost:
+        return "too few replicas are live for the durability asked for; nothing was acknowledged, "
+               "restart or reconnect replicas, or relax the durability";
     }
     return "unknown rpm error";
 }

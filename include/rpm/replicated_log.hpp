@@ -1,0 +1,86 @@
+// rpm::ReplicatedLog: an append-only log of records in a slice of a
+// Replicator's data area, so every record lands on the replicas too.
+//
+// Format (docs/replication.md): a 64-byte log header (magic, generation,
+// capacity), then records, each 8-byte aligned:
+//   [commit word: u64][index: u64][payload][padding to 8]
+// The commit word is (crc32c << 32) | (length | 1 << 31), the CRC taken over
+// the generation, the index and the payload. append() writes the index and
+// payload first and the commit word after, with an 8-byte atomic write, so a
+// reader finds either no record or a whole one: a crash that persisted the
+// commit word but not the body (stores may reach PM out of order) is caught
+// by the CRC, and the scan ends there. The generation is random per format,
+// so a reused region never shows an old log's records.
+#pragma once
+
+#include <rpm/replication.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+namespace rpm {
+
+struct LogRecord {
+    std::uint64_t index = 0;     ///< 1, 2, 3, ... in append order
+    std::uint64_t position = 0;  ///< byte offset of the record in the log slice
+    std::span<const std::byte> payload;
+};
+
+struct LogAppend {
+    std::uint64_t index = 0;
+    std::uint64_t position = 0;
+    Lsn lsn = 0;  ///< durable on the quorum once frontier(quorum) >= lsn
+};
+
+class ReplicatedLog {
+public:
+    static constexpr std::size_t kHeaderSize = 64;
+    static constexpr std::size_t kRecordOverhead = 16;
+    static constexpr std::uint32_t kMaxPayload = (1u << 31) - 1;
+
+    /// Open the log in [offset, offset + length) of `r`'s data area, or
+    /// format it there (through the replicator, committed) when that slice
+    /// holds no log. The replicator must outlive the log.
+    /// ERRORS: errc::invalid_argument (slice outside the data area, not
+    /// 8-byte aligned, or smaller than a header and one record); errc::bad_size
+    /// (a log formatted with another length); the errors of commit().
+    static Result<ReplicatedLog> open(Replicator& r, std::uint64_t offset, std::uint64_t length);
+
+    /// Append a record; durable once a commit covers its LSN.
+    /// ERRORS: errc::bad_size (payload over kMaxPayload, or the log is full:
+    /// detail gives the space left); the errors of Replicator::write.
+    Result<LogAppend> append(std::span<const std::byte> payload);
+    /// append + Replicator::commit: returns once the record is durable per
+    /// the replicator's policy.
+    Result<LogAppend> append_durable(std::span<const std::byte> payload);
+
+    /// Records in order from the local copy, stopping at the first that is
+    /// missing or fails its CRC. fn returns false to stop early.
+    void for_each(const std::function<bool(const LogRecord&)>& fn) const;
+    [[nodiscard]] std::uint64_t records() const noexcept;  ///< appended (valid) records
+    [[nodiscard]] std::uint64_t used() const noexcept;     ///< bytes, header included
+    [[nodiscard]] std::uint64_t capacity() const noexcept;
+    [[nodiscard]] std::uint64_t generation() const noexcept;
+    [[nodiscard]] Replicator& replicator() const noexcept { return *r_; }
+
+    /// For ReplicatorOptions::recovery_rank: the end of the valid record
+    /// chain in `slice` (a log slice of some member's data area); 0 when it
+    /// holds no log. Longer valid chain = more advanced member.
+    static std::uint64_t rank(std::span<const std::byte> slice) noexcept;
+    /// Every valid record of a log slice (e.g. a replica's region opened
+    /// after the primary was lost). An empty vector when no log is there.
+    static std::vector<LogRecord> scan(std::span<const std::byte> slice);
+
+private:
+    ReplicatedLog(Replicator& r, std::uint64_t offset, std::uint64_t length) noexcept
+        : r_(&r), offset_(offset), length_(length) {}
+    Replicator* r_;
+    std::uint64_t offset_ = 0;
+    std::uint64_t length_ = 0;
+    std::uint64_t generation_ = 0;
+    std::uint64_t tail_ = 0;     ///< position of the next record
+    std::uint64_t records_ = 0;
+};
+
+} // namespace rpm

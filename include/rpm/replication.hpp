@@ -1,0 +1,201 @@
+// rpm::Replicator: one primary writes a region to its local PM and to N
+// remote replica regions (tcp:// and rdma://, mixed), and commit() returns
+// once the configured durability holds.
+//
+// Semantics (docs/replication.md):
+// - Every write and atomic_write gets a log sequence number (LSN), in the
+//   order the calls were made. Writes go to the local copy at once and to
+//   every live replica in parallel; none is durable until a commit covers it.
+// - commit() covers every write issued before it. It returns the LSN it
+//   covered once that LSN is persistent on as many members as the
+//   durability asks for (a member = a replica, plus the local copy when
+//   include_local is set). A success is never reported unless that many
+//   members confirmed a flush covering the LSN.
+// - A failed commit (errc::quorum_lost) promises nothing: the writes may be
+//   durable on some members and may become durable later.
+// - Members: a replica that fails (error, or no answer within
+//   failure_timeout while something is outstanding; a heartbeat keeps
+//   something outstanding) leaves with an event. The replicator reconnects
+//   it every reconnect_interval, copies what it missed from the local copy
+//   and lets it count again only once that copy is flushed there.
+// - The local copy is always written and persisted before a commit returns,
+//   whether or not it counts towards the durability; it is the source every
+//   resync copies from.
+// - Each region starts with a 4 KiB header (magic, group id, term, high
+//   water mark, position); offsets given to write() are relative to the
+//   data area after it (data()).
+#pragma once
+
+#include <rpm/client.hpp>
+#include <rpm/result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rpm {
+
+/// A log sequence number. 0 means "nothing".
+using Lsn = std::uint64_t;
+
+/// What a commit waits for.
+struct Durability {
+    enum class Kind { all, majority, k_of_n };
+    Kind kind = Kind::majority;
+    unsigned k = 0;             ///< for k_of_n: members that must hold the LSN (1..members)
+    bool include_local = true;  ///< the local copy counts as one member
+
+    static Durability all(bool include_local = true) { return {Kind::all, 0, include_local}; }
+    static Durability majority(bool include_local = true) { return {Kind::majority, 0, include_local}; }
+    static Durability k_of_n(unsigned k, bool include_local = true) { return {Kind::k_of_n, k, include_local}; }
+};
+
+/// "all", "majority", "2-of-n"; with "+local" when include_local.
+std::string to_string(const Durability& d);
+/// Parse "all", "majority" or "K" (k of n), each optionally followed by
+/// "+local" or "-local" (default +local).
+/// ERRORS: errc::invalid_argument for anything else.
+Result<Durability> parse_durability(std::string_view s);
+
+/// Progress frontiers (compare Derecho's persistence callbacks).
+enum class Frontier {
+    local,   ///< the local copy holds every write up to here persistently
+    quorum,  ///< the durability policy holds for every write up to here
+    all,     ///< every member holds every write up to here persistently
+};
+std::string_view to_string(Frontier f) noexcept;
+
+struct ReplicaSpec {
+    std::string uri;              ///< tcp://host:port or rdma://host:port
+    std::string region = "default";
+    ClientOptions client;         ///< client id, secret, TLS, connect timeout
+    RegionOptions region_options; ///< forced flush method (benchmarks)
+};
+
+enum class ReplicaState {
+    syncing,  ///< connected, being caught up; does not count yet
+    live,     ///< counts towards durability
+    failed,   ///< left; reconnect attempts continue
+};
+std::string_view to_string(ReplicaState s) noexcept;
+
+struct ReplicaEvent {
+    enum class Kind {
+        joined,       ///< synchronised at open, counts
+        left,         ///< failed; error says why
+        catching_up,  ///< reconnected, resync started
+        rejoined,     ///< resync flushed, counts again
+    };
+    Kind kind = Kind::joined;
+    std::size_t replica = 0;  ///< index into ReplicatorOptions::replicas
+    std::string uri;
+    Error error;              ///< for left (and a failed resync)
+    Lsn frontier = 0;         ///< the replica's persistent frontier at the event
+};
+std::string_view to_string(ReplicaEvent::Kind k) noexcept;
+
+struct ReplicaStatus {
+    std::string uri;
+    ReplicaState state = ReplicaState::failed;
+    Lsn frontier = 0;             ///< persistent up to here
+    Lsn position_at_open = 0;     ///< what its header said when the primary opened
+    std::string method;           ///< the flush method its grant uses
+    std::uint64_t failures = 0;
+    std::uint64_t resyncs = 0;
+    std::uint64_t bytes_resynced = 0;
+    Error last_error;
+};
+
+struct ReplicatorOptions {
+    /// The primary's own region (devdax, DAX file, or a file as emulated PM).
+    std::filesystem::path local_path;
+    std::size_t local_size = 0;   ///< with create: size to create (header included)
+    bool create = false;
+    std::filesystem::path sysfs_root = "/";
+    std::vector<ReplicaSpec> replicas;
+    Durability durability;
+    std::chrono::milliseconds heartbeat_interval{100};
+    std::chrono::milliseconds failure_timeout{1000};
+    std::chrono::milliseconds reconnect_interval{500};
+    /// Recovery at open: rank the data area of every reachable member (the
+    /// local copy included); the highest rank becomes the local copy before
+    /// the others are made equal to it. A replicated log ranks by the
+    /// length of its valid chain. Unset: the local copy is authoritative.
+    std::function<std::uint64_t(std::span<const std::byte>)> recovery_rank;
+    /// Called on the replicator's monitor thread (or in open()).
+    std::function<void(const ReplicaEvent&)> on_event;
+    /// Called when a frontier advances, on a connection's I/O thread or the
+    /// caller's; must not block or call back into the replicator.
+    std::function<void(Frontier, Lsn)> on_progress;
+    /// A replica whose region holds another group's data is refused unless set.
+    bool adopt_foreign = false;
+};
+
+/// Bytes at the start of every member's region reserved for the header.
+inline constexpr std::size_t kReplicaHeaderSize = 4096;
+
+class Replicator {
+public:
+    /// Open the local region, connect to every replica, recover, and make
+    /// every reachable member equal to the most advanced one (see
+    /// recovery_rank) over the bytes ever written.
+    /// RETURN VALUE: a replicator whose members are all at the same LSN.
+    /// ERRORS: errc::invalid_argument (no local path, a durability that
+    /// cannot be met even with every member, k of 0); the errors of
+    /// pmem::Region::open for the local region; errc::bad_size (a replica
+    /// region smaller than the local one); errc::bad_config (a region that
+    /// holds another group's data, without adopt_foreign); errc::quorum_lost
+    /// (fewer reachable members than the durability needs: committed data
+    /// could be missing; detail lists each unreachable replica's error).
+    static Result<Replicator> open(ReplicatorOptions opts);
+
+    Replicator(Replicator&&) noexcept;
+    Replicator& operator=(Replicator&&) noexcept;
+    ~Replicator();  ///< stops the monitor, closes connections; commits nothing
+
+    /// Write into the data area at `offset`; the bytes are copied before
+    /// the call returns. RETURN VALUE: the write's LSN.
+    /// ERRORS: errc::invalid_argument (range outside the data area);
+    /// errc::quorum_lost (too few members left to ever commit it).
+    Result<Lsn> write(std::uint64_t offset, std::span<const std::byte> data);
+    /// An 8-byte aligned 8-byte store that no member ever shows torn.
+    /// ERRORS: as write, and errc::invalid_argument when misaligned.
+    Result<Lsn> atomic_write(std::uint64_t offset, std::uint64_t value);
+    /// Make every write issued before the call durable per the policy.
+    /// RETURN VALUE: the LSN covered (the last one issued).
+    /// ERRORS: errc::quorum_lost when the members still live cannot meet
+    /// the policy (detail: live/needed and the last member error).
+    Result<Lsn> commit();
+    /// write + commit.
+    Result<Lsn> persist(std::uint64_t offset, std::span<const std::byte> data);
+
+    [[nodiscard]] Lsn frontier(Frontier f) const noexcept;
+    [[nodiscard]] Lsn last_lsn() const noexcept;  ///< the last LSN issued
+    /// Wait until frontier `f` reaches `lsn`.
+    /// ERRORS: errc::quorum_lost (quorum/all can no longer advance);
+    /// errc::io_error on timeout.
+    Result<void> wait(Frontier f, Lsn lsn, std::chrono::milliseconds timeout);
+
+    /// The local copy of the data area (reads never leave the machine).
+    [[nodiscard]] std::span<const std::byte> data() const noexcept;
+    [[nodiscard]] std::size_t size() const noexcept;  ///< of the data area
+    [[nodiscard]] const Durability& durability() const noexcept;
+    [[nodiscard]] unsigned members() const noexcept;  ///< replicas (+1 with include_local)
+    [[nodiscard]] unsigned needed() const noexcept;   ///< members a commit needs
+    [[nodiscard]] std::uint64_t term() const noexcept;
+    [[nodiscard]] std::vector<ReplicaStatus> replicas() const;
+
+    struct Impl;
+
+private:
+    explicit Replicator(std::shared_ptr<Impl> impl) noexcept;
+    std::shared_ptr<Impl> impl_;
+};
+
+} // namespace rpm
