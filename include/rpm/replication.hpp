@@ -123,15 +123,19 @@ struct ReplicatorOptions {
     std::chrono::milliseconds heartbeat_interval{100};
     std::chrono::milliseconds failure_timeout{1000};
     std::chrono::milliseconds reconnect_interval{500};
-    /// Recovery at open: rank the data area of every reachable member (the
-    /// local copy included); the highest rank becomes the local copy before
-    /// the others are made equal to it. A replicated log ranks by the
-    /// length of its valid chain. Unset: the local copy is authoritative.
+    /// Recovery at open: the member a later primary term synchronised wins;
+    /// among those, the highest rank of its data area (the local copy's
+    /// included) wins, the local copy on a tie. The winner's data becomes
+    /// the local copy, and every other member is made equal to it. A
+    /// replicated log ranks by the length of its valid chain
+    /// (ReplicatedLog::rank). Unset: the local copy wins within a term.
     std::function<std::uint64_t(std::span<const std::byte>)> recovery_rank;
     /// Called on the replicator's monitor thread (or in open()).
     std::function<void(const ReplicaEvent&)> on_event;
-    /// Called when a frontier advances, on a connection's I/O thread or the
-    /// caller's; must not block or call back into the replicator.
+    /// Called when a frontier advances, on a connection's I/O thread, the
+    /// monitor's or the caller's; must not block or call back into the
+    /// replicator. Calls from different threads may arrive out of order:
+    /// a frontier is the largest LSN reported for it.
     std::function<void(Frontier, Lsn)> on_progress;
     /// A replica whose region holds another group's data is refused unless set.
     bool adopt_foreign = false;
@@ -161,8 +165,7 @@ public:
 
     /// Write into the data area at `offset`; the bytes are copied before
     /// the call returns. RETURN VALUE: the write's LSN.
-    /// ERRORS: errc::invalid_argument (range outside the data area);
-    /// errc::quorum_lost (too few members left to ever commit it).
+    /// ERRORS: errc::invalid_argument (range outside the data area).
     Result<Lsn> write(std::uint64_t offset, std::span<const std::byte> data);
     /// An 8-byte aligned 8-byte store that no member ever shows torn.
     /// ERRORS: as write, and errc::invalid_argument when misaligned.

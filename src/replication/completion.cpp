@@ -1,0 +1,109 @@
+// Completions from the members' I/O threads: they move frontiers and fail
+// members. Everything here holds mu; user callbacks run after it is released.
+#include "replication/detail/impl.hpp"
+#include "replication/detail/quorum.hpp"
+
+#include <algorithm>
+
+namespace rpm {
+
+using replication::Member;
+
+void Replicator::Impl::progress_locked(Member& m) {
+    if (m.outstanding > 0) --m.outstanding;
+    m.last_progress = Clock::now();
+}
+
+void Replicator::Impl::on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec) {
+    std::vector<std::pair<Frontier, Lsn>> notes;
+    {
+        std::lock_guard lock(mu);
+        Member& m = replicas[i];
+        if (m.epoch != epoch) return;  // a completion from before the member failed
+        progress_locked(m);
+        if (!ec) return;
+        fail_locked(m, Error(ec, "replica " + m.spec.uri + ": a write failed"));
+        recompute_locked(notes);
+    }
+    notify(notes);
+}
+
+void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::uint64_t flush_id,
+                                     std::error_code ec) {
+    std::vector<std::pair<Frontier, Lsn>> notes;
+    {
+        std::lock_guard lock(mu);
+        Member& m = replicas[i];
+        if (m.epoch != epoch) return;
+        progress_locked(m);
+        if (ec) {
+            fail_locked(m, Error(ec, "replica " + m.spec.uri + ": a flush failed"));
+        } else {
+            for (auto& f : m.flushes)
+                if (f.id == flush_id && f.remaining > 0) --f.remaining;
+            // Flushes may answer out of order across ranges; the frontier
+            // moves only past a prefix of whole flushes.
+            while (!m.flushes.empty() && m.flushes.front().remaining == 0) {
+                m.frontier = std::max(m.frontier, m.flushes.front().lsn);
+                m.flushes.pop_front();
+            }
+        }
+        recompute_locked(notes);
+    }
+    cv.notify_all();
+    notify(notes);
+}
+
+void Replicator::Impl::fail_locked(Member& m, Error why) {
+    if (m.state == ReplicaState::failed) return;
+    // Everything not confirmed flushed must be sent again when it returns.
+    m.missed.add(m.dirty);
+    for (const auto& f : m.flushes) m.missed.add(f.ranges);
+    m.dirty.clear();
+    m.flushes.clear();
+    m.state = ReplicaState::failed;
+    ++m.epoch;
+    m.outstanding = 0;
+    ++m.failures;
+    m.last_error = why;
+    m.needs_close = true;
+    m.last_attempt = Clock::now();
+    events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, std::move(why), m.frontier});
+    cv.notify_all();
+}
+
+unsigned Replicator::Impl::counted_live_locked() const {
+    unsigned n = opts.durability.include_local ? 1 : 0;
+    for (const auto& m : replicas)
+        if (m.state == ReplicaState::live) ++n;
+    return n;
+}
+
+void Replicator::Impl::recompute_locked(std::vector<std::pair<Frontier, Lsn>>& notes) {
+    std::vector<Lsn> counted;
+    if (opts.durability.include_local) counted.push_back(local_frontier);
+    Lsn all = local_frontier;
+    for (const auto& m : replicas) {
+        if (m.state != ReplicaState::live) continue;
+        counted.push_back(m.frontier);
+        all = std::min(all, m.frontier);
+    }
+    // Frontiers never move back: a member leaving does not undo what a
+    // quorum already held.
+    const Lsn quorum = replication::kth_frontier(std::move(counted), needed);
+    if (quorum > quorum_frontier) {
+        quorum_frontier = quorum;
+        notes.emplace_back(Frontier::quorum, quorum);
+    }
+    if (all > all_frontier && counted_live_locked() == members) {
+        all_frontier = all;
+        notes.emplace_back(Frontier::all, all);
+    }
+}
+
+void Replicator::Impl::notify(const std::vector<std::pair<Frontier, Lsn>>& notes) {
+    if (!opts.on_progress) return;
+    for (const auto& [f, lsn] : notes) opts.on_progress(f, lsn);
+}
+
+} // namespace rpm

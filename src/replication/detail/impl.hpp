@@ -1,0 +1,137 @@
+// Replicator::Impl: the members, their progress, and the threads that watch
+// them.
+//
+// Locking: issue_mu serialises everything that sends to members (writes,
+// commits' flushes, heartbeats, resync chunks), so each member sees writes in
+// LSN order. mu guards the state completions touch. Order: issue_mu, then
+// mu; nothing is sent to a transport while mu is held, because a transport
+// may complete an operation inline (a range error) and the completion takes
+// mu.
+#pragma once
+
+#include <rpm/pmem.hpp>
+#include <rpm/replication.hpp>
+
+#include "replication/detail/header.hpp"
+#include "replication/detail/intervals.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+namespace rpm {
+
+using Clock = std::chrono::steady_clock;
+
+namespace replication {
+
+/// Flush ranges closer than this are merged into one flush.
+inline constexpr std::uint64_t kFlushMergeGap = 64 * 1024;
+/// Resync copies and compares in chunks of this size.
+inline constexpr std::size_t kResyncChunk = 256 * 1024;
+
+struct PendingFlush {
+    std::uint64_t id = 0;
+    Lsn lsn = 0;           ///< the member holds every write up to here once it completes
+    unsigned remaining = 0;
+    IntervalSet ranges;    ///< what it covers, for the missed set if the member fails
+};
+
+struct Member {
+    std::size_t index = 0;
+    ReplicaSpec spec;
+    std::optional<Connection> conn;
+    std::optional<RemoteRegion> region;
+    ReplicaState state = ReplicaState::failed;
+    std::uint64_t epoch = 0;  ///< bumped whenever the member fails or reconnects
+    Lsn frontier = 0;
+    IntervalSet dirty{kFlushMergeGap};  ///< sent, in no flush yet (region offsets)
+    std::deque<PendingFlush> flushes;
+    IntervalSet missed;                 ///< what it must be sent when it returns
+    bool full_resync = true;            ///< compare everything instead of copying `missed`
+    unsigned outstanding = 0;
+    Clock::time_point last_progress{};
+    Clock::time_point last_heartbeat{};
+    Clock::time_point last_attempt{};
+    bool needs_close = false;
+    // Reported by replicas().
+    Lsn position_at_open = 0;
+    replication::DecodedHeader opened_header;  ///< as read at open
+    std::uint64_t failures = 0, resyncs = 0, bytes_resynced = 0;
+    Error last_error;
+};
+
+} // namespace replication
+
+struct Replicator::Impl {
+    ReplicatorOptions opts;
+    std::optional<pmem::Region> local;
+    std::span<std::byte> data;     ///< local data area
+    replication::Header header;    ///< the local header as last written
+    unsigned members = 0, needed = 0;
+
+    std::mutex issue_mu;
+    mutable std::mutex mu;
+    std::condition_variable cv;  ///< frontier advanced, member failed or joined
+    std::vector<replication::Member> replicas;
+    std::atomic<Lsn> last_lsn{0};
+    Lsn local_frontier = 0, quorum_frontier = 0, all_frontier = 0;
+    std::uint64_t next_flush_id = 1;
+    std::deque<ReplicaEvent> events;  ///< delivered by the monitor thread
+
+    bool stopping = false;
+    std::thread monitor, syncer;
+
+    ~Impl();
+
+    // open.cpp / recovery.cpp
+    Result<void> open_local();
+    Result<void> connect_all(std::string& unreachable);
+    Result<void> recover(const std::string& unreachable);
+    Result<std::vector<std::byte>> fetch(std::size_t i, std::uint64_t length) const;
+    Result<int> choose_best(std::uint64_t length, std::vector<std::byte>& best_data);
+    // issue.cpp
+    Result<Lsn> write_region(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic);
+    void extend_high_water(std::uint64_t end);
+    Lsn issue_flushes();
+    Result<Lsn> wait_quorum(Lsn target);
+    void send_heartbeat(std::size_t i);
+    // completion.cpp (mu held unless said otherwise)
+    void on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec);
+    void on_flush_done(std::size_t i, std::uint64_t epoch, std::uint64_t flush_id, std::error_code ec);
+    void fail_locked(replication::Member& m, Error why);
+    void progress_locked(replication::Member& m);
+    void recompute_locked(std::vector<std::pair<Frontier, Lsn>>& notes);
+    void notify(const std::vector<std::pair<Frontier, Lsn>>& notes);  // mu not held
+    [[nodiscard]] unsigned counted_live_locked() const;
+    // resync.cpp: make member i equal to the local copy, then let it count.
+    // With full, compare [0, high_water) chunk by chunk and write what
+    // differs; else copy `ranges` (region offsets).
+    Result<void> resync(std::size_t i, bool full, const replication::IntervalSet& ranges, ReplicaEvent::Kind kind);
+    Result<void> copy_chunk(std::size_t i, std::uint64_t region_offset, std::size_t length, bool compare);
+    Result<void> write_member_header(std::size_t i);
+    Result<void> flush_member(std::size_t i);
+    // monitor.cpp
+    /// Connect a replica, open its region, read its header.
+    struct Dialed {
+        Connection conn;
+        RemoteRegion region;
+        replication::DecodedHeader header;
+    };
+    Result<Dialed> dial(const ReplicaSpec& spec) const;
+    /// Put a dialed connection in place as member i (state syncing);
+    /// returns whether it needs a full compare, and the ranges it missed.
+    bool install(std::size_t i, Dialed d, replication::IntervalSet& missed);
+    void start_threads();
+    void monitor_loop();
+    void syncer_loop();
+    Result<void> reconnect(std::size_t i);
+};
+
+} // namespace rpm

@@ -1,0 +1,98 @@
+// rpm::ReplicatedLog: records written through the replicator, each made
+// visible by an 8-byte atomic commit word written after its body.
+#include "replication/detail/log_format.hpp"
+
+#include <openssl/rand.h>
+
+#include <cstring>
+
+namespace rpm {
+
+namespace fmt = replication::log;
+
+Result<ReplicatedLog> ReplicatedLog::open(Replicator& r, std::uint64_t offset, std::uint64_t length) {
+    if (offset % 8 != 0 || length % 8 != 0 || offset > r.size() || length > r.size() - offset)
+        return Error(errc::invalid_argument, "log slice [" + std::to_string(offset) + ", +" + std::to_string(length) +
+                                                 ") must be 8-byte aligned and inside the data area (" +
+                                                 std::to_string(r.size()) + " bytes)");
+    if (length < kHeaderSize + kRecordOverhead + 8)
+        return Error(errc::invalid_argument, "log slice of " + std::to_string(length) + " bytes is too small");
+    ReplicatedLog log(r, offset, length);
+    auto slice = r.data().subspan(offset, length);
+    auto h = fmt::read_header(slice);
+    if (h && h->capacity != length)
+        return Error(errc::bad_size, "the log there was formatted with " + std::to_string(h->capacity) +
+                                         " bytes, not " + std::to_string(length));
+    if (!h) {
+        fmt::LogHeader fresh{0, length};
+        while (fresh.generation == 0)
+            if (RAND_bytes(reinterpret_cast<unsigned char*>(&fresh.generation), 8) != 1) std::abort();
+        const auto raw = fmt::encode_header(fresh);
+        // The first record's commit word is zeroed with the header: a reused
+        // region must not show a record there.
+        std::array<std::byte, kHeaderSize + 8> first{};
+        std::memcpy(first.data(), raw.data(), raw.size());
+        if (auto w = r.write(offset, first); !w) return w.error();
+        if (auto c = r.commit(); !c) return c.error();
+        h = fresh;
+    }
+    log.generation_ = h->generation;
+    const auto end = fmt::walk(slice, nullptr);
+    log.tail_ = end.position;
+    log.records_ = end.records;
+    return log;
+}
+
+Result<LogAppend> ReplicatedLog::append(std::span<const std::byte> payload) {
+    if (payload.size() > kMaxPayload) return Error(errc::bad_size, "record of " + std::to_string(payload.size()) + " bytes");
+    const std::uint64_t size = fmt::record_size(payload.size());
+    // Room for the record and the zero word that ends the chain after it.
+    if (tail_ + size + 8 > length_)
+        return Error(errc::bad_size, "the log is full: " + std::to_string(length_ - tail_) + " bytes left, the record needs " +
+                                         std::to_string(size + 8));
+    const std::uint64_t index = records_ + 1;
+    // Body: index, payload, padding, then the next record's (zero) commit
+    // word; all of it lands before this record's commit word.
+    std::vector<std::byte> body(size - 8 + 8, std::byte{0});
+    std::memcpy(body.data(), &index, 8);
+    std::memcpy(body.data() + 8, payload.data(), payload.size());
+    if (auto w = r_->write(offset_ + tail_ + 8, body); !w) return w.error();
+    const auto word = fmt::commit_word(fmt::crc(generation_, index, payload), static_cast<std::uint32_t>(payload.size()));
+    auto lsn = r_->atomic_write(offset_ + tail_, word);
+    if (!lsn) return lsn.error();
+    LogAppend a{index, tail_, *lsn};
+    tail_ += size;
+    records_ = index;
+    return a;
+}
+
+Result<LogAppend> ReplicatedLog::append_durable(std::span<const std::byte> payload) {
+    auto a = append(payload);
+    if (!a) return a;
+    if (auto c = r_->commit(); !c) return c.error();
+    return a;
+}
+
+void ReplicatedLog::for_each(const std::function<bool(const LogRecord&)>& fn) const {
+    fmt::walk(r_->data().subspan(offset_, length_), fn);
+}
+
+std::uint64_t ReplicatedLog::records() const noexcept { return records_; }
+std::uint64_t ReplicatedLog::used() const noexcept { return tail_; }
+std::uint64_t ReplicatedLog::capacity() const noexcept { return length_; }
+std::uint64_t ReplicatedLog::generation() const noexcept { return generation_; }
+
+std::uint64_t ReplicatedLog::rank(std::span<const std::byte> slice) noexcept {
+    return fmt::walk(slice, nullptr).position;
+}
+
+std::vector<LogRecord> ReplicatedLog::scan(std::span<const std::byte> slice) {
+    std::vector<LogRecord> out;
+    fmt::walk(slice, [&](const LogRecord& r) {
+        out.push_back(r);
+        return true;
+    });
+    return out;
+}
+
+} // namespace rpm

@@ -1,0 +1,156 @@
+// The two threads that watch members. The monitor fails members that stop
+// answering, closes their connections, sends heartbeats and delivers
+// events; the syncer reconnects failed members and catches them up. They are
+// separate so a slow connect never delays failure detection.
+#include "replication/detail/impl.hpp"
+
+#include <algorithm>
+
+namespace rpm {
+
+using replication::Member;
+
+Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec) const {
+    auto conn = Client(spec.client).connect(spec.uri);
+    if (!conn) return conn.error();
+    auto region = conn->open_region(spec.region, spec.region_options);
+    if (!region) return Error(region.error().code(), spec.uri + " region " + spec.region + ": " + region.error().detail());
+    if (region->size() < local->size())
+        return Error(errc::bad_size, spec.uri + " region " + spec.region + " has " + std::to_string(region->size()) +
+                                         " bytes, the local region " + std::to_string(local->size()));
+    std::vector<std::byte> page(replication::kHeaderBytes);
+    if (auto ec = region->read(0, page)) return Error(ec, spec.uri + ": reading the replica header");
+    auto h = replication::decode_header(page);
+    return Dialed{std::move(*conn), *region, h};
+}
+
+bool Replicator::Impl::install(std::size_t i, Dialed d, replication::IntervalSet& missed) {
+    // Called with issue_mu held: no write slips between taking the missed
+    // set and the member starting to receive new writes.
+    std::lock_guard lock(mu);
+    Member& m = replicas[i];
+    const bool same = d.header.valid && d.header.h.group == header.group && d.header.h.term == header.term;
+    const bool full = m.full_resync || !same;
+    m.conn.emplace(std::move(d.conn));
+    m.region.emplace(d.region);
+    ++m.epoch;
+    m.state = ReplicaState::syncing;
+    m.dirty.clear();
+    m.flushes.clear();
+    m.outstanding = 0;
+    m.needs_close = false;
+    m.last_progress = Clock::now();
+    missed = std::move(m.missed);
+    m.missed = replication::IntervalSet();
+    // If this resync fails half way, only a full compare is safe next time.
+    m.full_resync = true;
+    return full;
+}
+
+Result<void> Replicator::Impl::reconnect(std::size_t i) {
+    ReplicaSpec spec;
+    {
+        std::lock_guard lock(mu);
+        spec = replicas[i].spec;
+    }
+    auto d = dial(spec);
+    if (!d) return d.error();
+    if (d->header.valid && d->header.h.group != header.group && !opts.adopt_foreign)
+        return Error(errc::bad_config, spec.uri + " region " + spec.region + " holds another group's data");
+    replication::IntervalSet missed;
+    bool full = false;
+    {
+        std::lock_guard issue(issue_mu);
+        full = install(i, std::move(*d), missed);
+        std::lock_guard lock(mu);
+        events.push_back({ReplicaEvent::Kind::catching_up, i, spec.uri, {}, replicas[i].frontier});
+    }
+    return resync(i, full, missed, ReplicaEvent::Kind::rejoined);
+}
+
+void Replicator::Impl::start_threads() {
+    monitor = std::thread([this] { monitor_loop(); });
+    syncer = std::thread([this] { syncer_loop(); });
+}
+
+namespace {
+
+std::chrono::milliseconds tick(const ReplicatorOptions& o) {
+    auto t = std::min({o.heartbeat_interval, o.failure_timeout / 4, o.reconnect_interval});
+    return std::max(t, std::chrono::milliseconds(1));
+}
+
+} // namespace
+
+void Replicator::Impl::monitor_loop() {
+    std::unique_lock lock(mu);
+    while (!stopping) {
+        cv.wait_for(lock, tick(opts));
+        if (stopping) break;
+        const auto now = Clock::now();
+        std::vector<Connection> to_close;
+        std::vector<std::pair<Frontier, Lsn>> notes;
+        std::vector<std::size_t> beats;
+        for (auto& m : replicas) {
+            if (m.state != ReplicaState::failed && m.outstanding > 0 && now - m.last_progress > opts.failure_timeout) {
+                fail_locked(m, Error(errc::io_error, "replica " + m.spec.uri + ": no answer within " +
+                                                         std::to_string(opts.failure_timeout.count()) + " ms"));
+                recompute_locked(notes);
+            }
+            if (m.needs_close) {
+                if (m.conn) to_close.push_back(std::move(*m.conn));
+                m.conn.reset();
+                m.region.reset();
+                m.needs_close = false;
+            }
+            if (m.state == ReplicaState::live && m.outstanding == 0 && now - m.last_heartbeat >= opts.heartbeat_interval)
+                beats.push_back(m.index);
+        }
+        auto evs = std::move(events);
+        events.clear();
+        lock.unlock();
+        // Outside mu: closing joins the connection's I/O thread, whose
+        // completions take mu.
+        for (auto& c : to_close) c.close();
+        to_close.clear();
+        notify(notes);
+        if (opts.on_event)
+            for (const auto& e : evs) opts.on_event(e);
+        for (auto i : beats) {
+            std::lock_guard issue(issue_mu);
+            send_heartbeat(i);
+        }
+        lock.lock();
+    }
+}
+
+void Replicator::Impl::syncer_loop() {
+    std::unique_lock lock(mu);
+    while (!stopping) {
+        cv.wait_for(lock, tick(opts));
+        if (stopping) break;
+        std::vector<std::size_t> due;
+        const auto now = Clock::now();
+        for (auto& m : replicas) {
+            if (m.state == ReplicaState::failed && !m.needs_close && !m.conn && now - m.last_attempt >= opts.reconnect_interval) {
+                m.last_attempt = now;
+                due.push_back(m.index);
+            }
+        }
+        lock.unlock();
+        for (auto i : due) {
+            auto r = reconnect(i);
+            if (r) continue;
+            std::lock_guard l(mu);
+            Member& m = replicas[i];
+            m.last_error = r.error();
+            m.last_attempt = Clock::now();
+            // A resync that broke off: the member fails again (an event),
+            // and its connection is closed by the monitor.
+            if (m.state != ReplicaState::failed) fail_locked(m, r.error());
+        }
+        lock.lock();
+    }
+}
+
+} // namespace rpm

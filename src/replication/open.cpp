@@ -1,0 +1,49 @@
+// Opening a replicator: the local region, then every replica. Recovery
+// (which member is the most advanced) is in recovery.cpp.
+#include "replication/detail/impl.hpp"
+#include "replication/detail/quorum.hpp"
+
+namespace rpm {
+
+Result<void> Replicator::Impl::open_local() {
+    if (opts.local_path.empty()) return Error(errc::invalid_argument, "ReplicatorOptions::local_path is empty");
+    pmem::OpenOptions o;
+    o.create = opts.create;
+    o.size = opts.local_size;
+    o.sysfs_root = opts.sysfs_root;
+    auto r = pmem::Region::open(opts.local_path, o);
+    if (!r) return r.error();
+    if (r->size() < kReplicaHeaderSize + 4096)
+        return Error(errc::bad_size, opts.local_path.string() + ": a replicated region needs at least 8 KiB");
+    local.emplace(std::move(*r));
+    data = local->bytes().subspan(kReplicaHeaderSize);
+    return {};
+}
+
+Result<void> Replicator::Impl::connect_all(std::string& unreachable) {
+    replicas.resize(opts.replicas.size());
+    for (std::size_t i = 0; i < replicas.size(); ++i) {
+        auto& m = replicas[i];
+        m.index = i;
+        m.spec = opts.replicas[i];
+        if (m.spec.uri.empty()) return Error(errc::invalid_argument, "replica " + std::to_string(i) + " has no uri");
+        auto d = dial(m.spec);
+        if (!d) {
+            // A configuration error is the caller's to fix, not a failure
+            // to ride out.
+            if (d.error() == errc::bad_size || d.error() == errc::invalid_argument ||
+                d.error() == errc::permission_denied)
+                return d.error();
+            m.last_error = d.error();
+            unreachable += (unreachable.empty() ? "" : "; ") + d.error().message();
+            continue;
+        }
+        m.position_at_open = d->header.valid ? d->header.h.position : 0;
+        m.conn.emplace(std::move(d->conn));
+        m.region.emplace(d->region);
+        m.opened_header = d->header;
+    }
+    return {};
+}
+
+} // namespace rpm

@@ -1,0 +1,155 @@
+// rpm::Replicator: the public calls. open() assembles the Impl; the data
+// path is in issue.cpp, completions in completion.cpp, the watchers in
+// monitor.cpp.
+#include "replication/detail/impl.hpp"
+#include "replication/detail/quorum.hpp"
+
+#include <cstring>
+
+namespace rpm {
+
+Replicator::Impl::~Impl() {
+    {
+        std::lock_guard lock(mu);
+        stopping = true;
+    }
+    cv.notify_all();
+    if (monitor.joinable()) monitor.join();
+    if (syncer.joinable()) syncer.join();
+    // Closing joins each connection's I/O thread: after this no completion
+    // can touch the Impl.
+    for (auto& m : replicas)
+        if (m.conn) m.conn->close();
+}
+
+Replicator::Replicator(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+Replicator::Replicator(Replicator&&) noexcept = default;
+Replicator& Replicator::operator=(Replicator&&) noexcept = default;
+Replicator::~Replicator() = default;
+
+Result<Replicator> Replicator::open(ReplicatorOptions opts) {
+    auto impl = std::make_shared<Impl>();
+    impl->opts = std::move(opts);
+    const auto& o = impl->opts;
+    if (o.heartbeat_interval.count() <= 0 || o.failure_timeout.count() <= 0 || o.reconnect_interval.count() <= 0)
+        return Error(errc::invalid_argument, "heartbeat_interval, failure_timeout and reconnect_interval must be positive");
+    impl->members = static_cast<unsigned>(o.replicas.size()) + (o.durability.include_local ? 1 : 0);
+    auto needed = replication::needed_members(o.durability, impl->members);
+    if (!needed) return needed.error();
+    impl->needed = *needed;
+    if (auto r = impl->open_local(); !r) return r.error();
+    std::string unreachable;
+    if (auto r = impl->connect_all(unreachable); !r) return r.error();
+    if (auto r = impl->recover(unreachable); !r) return r.error();
+    for (std::size_t i = 0; i < impl->replicas.size(); ++i) {
+        if (!impl->replicas[i].region) continue;
+        if (auto r = impl->resync(i, true, replication::IntervalSet(), ReplicaEvent::Kind::joined); !r) {
+            std::lock_guard lock(impl->mu);
+            impl->fail_locked(impl->replicas[i], r.error());
+        }
+    }
+    // Members that were not reachable are failed from the start; the
+    // syncer will try them.
+    {
+        std::lock_guard lock(impl->mu);
+        for (auto& m : impl->replicas)
+            if (!m.region && m.state != ReplicaState::failed) m.state = ReplicaState::failed;
+        for (auto& m : impl->replicas)
+            if (!m.region) m.last_attempt = Clock::now();
+    }
+    impl->start_threads();
+    return Replicator(std::move(impl));
+}
+
+Result<Lsn> Replicator::write(std::uint64_t offset, std::span<const std::byte> data) {
+    auto& d = impl_->data;
+    if (offset > d.size() || data.size() > d.size() - offset)
+        return Error(errc::invalid_argument, "write of " + std::to_string(data.size()) + " bytes at " +
+                                                 std::to_string(offset) + " is outside the data area (" +
+                                                 std::to_string(d.size()) + " bytes)");
+    std::lock_guard issue(impl_->issue_mu);
+    impl_->extend_high_water(offset + data.size());
+    return impl_->write_region(kReplicaHeaderSize + offset, data, false);
+}
+
+Result<Lsn> Replicator::atomic_write(std::uint64_t offset, std::uint64_t value) {
+    if (offset % 8 != 0) return Error(errc::invalid_argument, "atomic_write offset " + std::to_string(offset) + " is not 8-byte aligned");
+    if (offset > impl_->data.size() || impl_->data.size() - offset < 8)
+        return Error(errc::invalid_argument, "atomic_write at " + std::to_string(offset) + " is outside the data area");
+    std::byte raw[8];
+    std::memcpy(raw, &value, 8);
+    std::lock_guard issue(impl_->issue_mu);
+    impl_->extend_high_water(offset + 8);
+    return impl_->write_region(kReplicaHeaderSize + offset, raw, true);
+}
+
+Result<Lsn> Replicator::commit() {
+    Lsn target = 0;
+    {
+        std::lock_guard issue(impl_->issue_mu);
+        target = impl_->issue_flushes();
+    }
+    return impl_->wait_quorum(target);
+}
+
+Result<Lsn> Replicator::persist(std::uint64_t offset, std::span<const std::byte> data) {
+    if (auto w = write(offset, data); !w) return w;
+    return commit();
+}
+
+Lsn Replicator::frontier(Frontier f) const noexcept {
+    std::lock_guard lock(impl_->mu);
+    switch (f) {
+    case Frontier::local: return impl_->local_frontier;
+    case Frontier::quorum: return impl_->quorum_frontier;
+    case Frontier::all: return impl_->all_frontier;
+    }
+    return 0;
+}
+
+Lsn Replicator::last_lsn() const noexcept { return impl_->last_lsn.load(); }
+
+Result<void> Replicator::wait(Frontier f, Lsn lsn, std::chrono::milliseconds timeout) {
+    auto& s = *impl_;
+    std::unique_lock lock(s.mu);
+    auto value = [&] { return f == Frontier::local ? s.local_frontier : f == Frontier::quorum ? s.quorum_frontier : s.all_frontier; };
+    auto blocked = [&] {
+        if (f == Frontier::local) return false;
+        const unsigned live = s.counted_live_locked();
+        return f == Frontier::quorum ? live < s.needed : live < s.members;
+    };
+    const bool ok = s.cv.wait_for(lock, timeout, [&] { return value() >= lsn || blocked(); });
+    if (value() >= lsn) return {};
+    if (ok) return Error(errc::quorum_lost, std::string("frontier ") + std::string(to_string(f)) + " cannot reach LSN " +
+                                                std::to_string(lsn) + " with the members now live");
+    return Error(errc::io_error, std::string("frontier ") + std::string(to_string(f)) + " did not reach LSN " +
+                                     std::to_string(lsn) + " in time");
+}
+
+std::span<const std::byte> Replicator::data() const noexcept { return impl_->data; }
+std::size_t Replicator::size() const noexcept { return impl_->data.size(); }
+const Durability& Replicator::durability() const noexcept { return impl_->opts.durability; }
+unsigned Replicator::members() const noexcept { return impl_->members; }
+unsigned Replicator::needed() const noexcept { return impl_->needed; }
+std::uint64_t Replicator::term() const noexcept { return impl_->header.term; }
+
+std::vector<ReplicaStatus> Replicator::replicas() const {
+    std::lock_guard lock(impl_->mu);
+    std::vector<ReplicaStatus> out;
+    for (const auto& m : impl_->replicas) {
+        ReplicaStatus s;
+        s.uri = m.spec.uri;
+        s.state = m.state;
+        s.frontier = m.frontier;
+        s.position_at_open = m.position_at_open;
+        if (m.region) s.method = std::string(flush::to_string(m.region->method()));
+        s.failures = m.failures;
+        s.resyncs = m.resyncs;
+        s.bytes_resynced = m.bytes_resynced;
+        s.last_error = m.last_error;
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+} // namespace rpm

@@ -1,0 +1,109 @@
+// Failures: a replica that dies leaves with an event; commits go on while
+// the policy can be met and fail clearly when it cannot; a replica that
+// returns is caught up before it counts; a hung one is found by heartbeat.
+#include "replication/fixture.hpp"
+
+namespace rpm::test {
+namespace {
+
+TEST_F(ReplicatorTest, MajoritySurvivesALostReplicaAndSaysSo) {
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r) << r.error().message();
+    nodes_[0]->stop();
+    // Until the failure is noticed a commit may wait for it; it must then
+    // succeed without it (3 of 4 members).
+    auto c = r->persist(0, bytes("still durable"));
+    ASSERT_TRUE(c) << c.error().message();
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::left, 0));
+    EXPECT_EQ(r->replicas()[0].state, ReplicaState::failed);
+    EXPECT_TRUE(r->replicas()[0].last_error.code());
+    EXPECT_EQ(nodes_[1]->data(0, 13), "still durable");
+}
+
+TEST_F(ReplicatorTest, CommitFailsWhenTheQuorumIsLostAndNeverClaimsSuccess) {
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r) << r.error().message();
+    nodes_[0]->stop();
+    nodes_[1]->stop();
+    auto c = r->persist(0, bytes("not on a quorum"));
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error(), errc::quorum_lost);
+    EXPECT_NE(c.error().detail().find("needed"), std::string::npos) << c.error().message();
+    EXPECT_LT(r->frontier(Frontier::quorum), r->last_lsn());
+    EXPECT_EQ(r->wait(Frontier::quorum, r->last_lsn(), std::chrono::seconds(5)).error(), errc::quorum_lost);
+}
+
+TEST_F(ReplicatorTest, AllPolicyFailsWithOneReplicaDown) {
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r);
+    nodes_[2]->stop();
+    auto c = r->persist(0, bytes("all or nothing"));
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error(), errc::quorum_lost);
+}
+
+TEST_F(ReplicatorTest, ReturningReplicaIsCaughtUpBeforeItCounts) {
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r) << r.error().message();
+    nodes_[1]->stop();
+    ASSERT_TRUE(r->persist(0, bytes("written while it was away")));
+    for (int i = 1; i < 50; ++i) ASSERT_TRUE(r->write(static_cast<std::uint64_t>(i) * 8192, bytes("more")));
+    ASSERT_TRUE(r->commit());
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::left, 1));
+    EXPECT_EQ(nodes_[1]->data(0, 25), std::string(25, '\0'));
+    nodes_[1]->start();
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::rejoined, 1));
+    // The rejoined event comes only after the catch-up was flushed there.
+    EXPECT_EQ(nodes_[1]->data(0, 25), "written while it was away");
+    EXPECT_EQ(nodes_[1]->data(49 * 8192, 4), "more");
+    auto st = r->replicas()[1];
+    EXPECT_EQ(st.state, ReplicaState::live);
+    EXPECT_GE(st.resyncs, 2u);
+    EXPECT_GT(st.bytes_resynced, 0u);
+    // catching_up came before rejoined.
+    auto evs = events();
+    std::size_t up = evs.size(), back = evs.size();
+    for (std::size_t k = 0; k < evs.size(); ++k) {
+        if (evs[k].replica != 1) continue;
+        if (evs[k].kind == ReplicaEvent::Kind::catching_up && up == evs.size()) up = k;
+        if (evs[k].kind == ReplicaEvent::Kind::rejoined) back = k;
+    }
+    EXPECT_LT(up, back);
+    ASSERT_TRUE(r->persist(16, bytes("after")));
+    ASSERT_TRUE(r->wait(Frontier::all, r->last_lsn(), std::chrono::seconds(10)));
+}
+
+TEST_F(ReplicatorTest, ReplicaWithAReplacedRegionGetsEverything) {
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r);
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE(r->write(static_cast<std::uint64_t>(i) * 65536, bytes("block" + std::to_string(i))));
+    ASSERT_TRUE(r->commit());
+    nodes_[2]->stop();
+    nodes_[2]->wipe();  // a new disk: its header is blank
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::left, 2));
+    nodes_[2]->start();
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::rejoined, 2));
+    for (int i = 0; i < 40; ++i) {
+        const auto want = "block" + std::to_string(i);
+        ASSERT_EQ(nodes_[2]->data(static_cast<std::size_t>(i) * 65536, want.size()), want) << i;
+    }
+}
+
+TEST_F(ReplicatorTest, HungReplicaIsFoundByHeartbeatAndRejoinsWhenItAnswers) {
+    PausableProxy proxy(nodes_[0]->port());
+    auto r = Replicator::open(options(Durability::majority(), {proxy.uri(), nodes_[1]->uri(), nodes_[2]->uri()}));
+    ASSERT_TRUE(r) << r.error().message();
+    proxy.pause(true);  // no write is outstanding: only the heartbeat can notice
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::left, 0));
+    bool said_why = false;
+    for (const auto& e : events())
+        if (e.kind == ReplicaEvent::Kind::left && e.error.detail().find("no answer within") != std::string::npos) said_why = true;
+    EXPECT_TRUE(said_why);
+    ASSERT_TRUE(r->persist(0, bytes("meanwhile")));
+    proxy.pause(false);
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::rejoined, 0));
+    EXPECT_EQ(nodes_[0]->data(0, 9), "meanwhile");
+}
+
+} // namespace
+} // namespace rpm::test

@@ -1,0 +1,130 @@
+// The replicator's data path: LSNs, commit, frontiers and callbacks, the
+// durability policies, parallel replica writes, and bad input.
+#include "replication/fixture.hpp"
+
+namespace rpm::test {
+namespace {
+
+TEST_F(ReplicatorTest, CommitPutsEveryWriteOnEveryReplica) {
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r) << r.error().message();
+    const auto a = bytes("first record"), b = bytes("second, further on");
+    auto l1 = r->write(0, a);
+    auto l2 = r->write(100000, b);
+    ASSERT_TRUE(l1 && l2);
+    EXPECT_EQ(*l2, *l1 + 1);
+    auto c = r->commit();
+    ASSERT_TRUE(c) << c.error().message();
+    EXPECT_EQ(*c, *l2);
+    EXPECT_GE(r->frontier(Frontier::quorum), *l2);
+    ASSERT_TRUE(r->wait(Frontier::all, *l2, std::chrono::seconds(10)));
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_EQ(nodes_[i]->data(0, a.size()), "first record") << i;
+        EXPECT_EQ(nodes_[i]->data(100000, b.size()), "second, further on") << i;
+    }
+    EXPECT_EQ(local_data(*r, 0, a.size()), "first record");
+}
+
+TEST_F(ReplicatorTest, AtomicWritesAndManyWritesBeforeOneCommit) {
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r) << r.error().message();
+    for (std::uint64_t i = 0; i < 500; ++i) ASSERT_TRUE(r->atomic_write(i * 8, i * 3 + 1));
+    ASSERT_TRUE(r->commit());
+    for (int n = 0; n < 3; ++n) {
+        const auto raw = nodes_[n]->data(0, 500 * 8);
+        for (std::uint64_t i = 0; i < 500; ++i) {
+            std::uint64_t v;
+            std::memcpy(&v, raw.data() + i * 8, 8);
+            ASSERT_EQ(v, i * 3 + 1) << "node " << n << " word " << i;
+        }
+    }
+}
+
+TEST_F(ReplicatorTest, ProgressCallbacksReportLocalQuorumAndAll) {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::map<Frontier, Lsn> seen;
+    auto o = options(Durability::majority());
+    o.on_progress = [&](Frontier f, Lsn lsn) {
+        std::lock_guard lock(mu);
+        seen[f] = std::max(seen[f], lsn);
+        cv.notify_all();
+    };
+    auto r = Replicator::open(std::move(o));
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_TRUE(r->write(64, bytes("x")));
+    auto c = r->commit();
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(r->wait(Frontier::all, *c, std::chrono::seconds(10)));
+    // Callbacks run after the frontier moved, on another thread.
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen[Frontier::all] >= *c; });
+    EXPECT_EQ(seen[Frontier::local], *c);
+    EXPECT_EQ(seen[Frontier::quorum], *c);
+    EXPECT_EQ(seen[Frontier::all], *c);
+}
+
+TEST_F(ReplicatorTest, PoliciesNeedTheirMemberCounts) {
+    struct Case {
+        Durability d;
+        unsigned members, needed;
+    } cases[] = {{Durability::all(), 4, 4},          {Durability::all(false), 3, 3},
+                 {Durability::majority(), 4, 3},     {Durability::majority(false), 3, 2},
+                 {Durability::k_of_n(1, false), 3, 1}, {Durability::k_of_n(2), 4, 2}};
+    for (const auto& c : cases) {
+        auto r = Replicator::open(options(c.d));
+        ASSERT_TRUE(r) << to_string(c.d) << ": " << r.error().message();
+        EXPECT_EQ(r->members(), c.members) << to_string(c.d);
+        EXPECT_EQ(r->needed(), c.needed) << to_string(c.d);
+        ASSERT_TRUE(r->persist(0, bytes("policy"))) << to_string(c.d);
+    }
+}
+
+TEST_F(ReplicatorTest, ReplicasAreWrittenInParallel) {
+    // Replica 0 stops answering (its connection stays open); with a long
+    // failure timeout, a commit that needs two of three replicas can only
+    // succeed if the other two were not waiting behind it.
+    PausableProxy proxy(nodes_[0]->port());
+    auto o = options(Durability::majority(false), {proxy.uri(), nodes_[1]->uri(), nodes_[2]->uri()});
+    o.failure_timeout = std::chrono::seconds(30);
+    auto r = Replicator::open(std::move(o));
+    ASSERT_TRUE(r) << r.error().message();
+    proxy.pause(true);
+    for (int i = 0; i < 20; ++i) {
+        auto c = r->persist(static_cast<std::uint64_t>(i) * 4096, bytes("parallel"));
+        ASSERT_TRUE(c) << c.error().message();
+    }
+    EXPECT_EQ(nodes_[0]->data(0, 8), std::string(8, '\0'));  // nothing reached it
+    EXPECT_EQ(nodes_[1]->data(19 * 4096, 8), "parallel");
+    proxy.pause(false);
+    auto last = r->last_lsn();
+    ASSERT_TRUE(r->wait(Frontier::all, last, std::chrono::seconds(10)));
+    EXPECT_EQ(nodes_[0]->data(19 * 4096, 8), "parallel");
+}
+
+TEST_F(ReplicatorTest, BadInputGetsClearErrors) {
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r);
+    auto w = r->write(r->size() - 2, bytes("four"));
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error(), errc::invalid_argument);
+    EXPECT_NE(w.error().detail().find("outside the data area"), std::string::npos);
+    EXPECT_EQ(r->atomic_write(4, 1).error(), errc::invalid_argument);
+    EXPECT_EQ(Replicator::open(options(Durability::k_of_n(5))).error(), errc::invalid_argument);
+    auto o = options(Durability::majority());
+    o.local_path.clear();
+    EXPECT_EQ(Replicator::open(o).error(), errc::invalid_argument);
+    auto small = options(Durability::majority());
+    small.local_size = 16u << 20;  // larger than the replicas' regions
+    small.local_path = dir_ / "big.pool";
+    auto big = Replicator::open(small);
+    ASSERT_FALSE(big);
+    EXPECT_EQ(big.error(), errc::bad_size);
+    EXPECT_EQ(parse_durability("most").error(), errc::invalid_argument);
+    EXPECT_EQ(parse_durability("0").error(), errc::invalid_argument);
+    EXPECT_EQ(to_string(*parse_durability("2-local")), "2-of-n-local");
+    EXPECT_EQ(to_string(*parse_durability("majority")), "majority+local");
+}
+
+} // namespace
+} // namespace rpm::test
