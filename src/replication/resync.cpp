@@ -79,21 +79,23 @@ Result<void> Replicator::Impl::write_member_header(std::size_t i) {
 }
 
 Result<void> Replicator::Impl::flush_member(std::size_t i) {
-    Lsn target = 0;
-    std::uint64_t epoch = 0;
+    std::uint64_t epoch = 0, issued_before = 0;
     {
         std::lock_guard issue(issue_mu);
-        {
-            std::lock_guard lock(mu);
-            epoch = replicas[i].epoch;
-        }
-        target = issue_flushes();
+        (void)issue_flushes();
+        std::lock_guard lock(mu);
+        epoch = replicas[i].epoch;
+        issued_before = next_flush_id;
     }
+    // Wait for every flush sent to it so far, not for its frontier: a
+    // member whose frontier is already at the last LSN (nothing was written
+    // since) would otherwise count before the copy is durable there.
     std::unique_lock lock(mu);
     const auto deadline = Clock::now() + opts.failure_timeout + replicas[i].spec.client.timeout;
     const bool done = cv.wait_until(lock, deadline, [&] {
         const Member& m = replicas[i];
-        return m.epoch != epoch || m.state == ReplicaState::failed || m.frontier >= target;
+        if (m.epoch != epoch || m.state == ReplicaState::failed) return true;
+        return m.flushes.empty() || m.flushes.front().id >= issued_before;
     });
     const Member& m = replicas[i];
     if (!done || m.epoch != epoch || m.state == ReplicaState::failed)

@@ -46,15 +46,19 @@ TEST_F(ReplicatorTest, ReturningReplicaIsCaughtUpBeforeItCounts) {
     auto r = Replicator::open(options(Durability::majority()));
     ASSERT_TRUE(r) << r.error().message();
     nodes_[1]->stop();
-    ASSERT_TRUE(r->persist(0, bytes("written while it was away")));
-    for (int i = 1; i < 50; ++i) ASSERT_TRUE(r->write(static_cast<std::uint64_t>(i) * 8192, bytes("more")));
-    ASSERT_TRUE(r->commit());
+    // Two kinds of missed writes: those in flight when it failed, and
+    // those issued after the failure was known.
+    ASSERT_TRUE(r->persist(8192, bytes("in flight")));
     ASSERT_TRUE(saw(ReplicaEvent::Kind::left, 1));
+    ASSERT_TRUE(r->persist(0, bytes("written while it was away")));
+    for (int i = 2; i < 50; ++i) ASSERT_TRUE(r->write(static_cast<std::uint64_t>(i) * 8192, bytes("more")));
+    ASSERT_TRUE(r->commit());
     EXPECT_EQ(nodes_[1]->data(0, 25), std::string(25, '\0'));
     nodes_[1]->start();
     ASSERT_TRUE(saw(ReplicaEvent::Kind::rejoined, 1));
     // The rejoined event comes only after the catch-up was flushed there.
     EXPECT_EQ(nodes_[1]->data(0, 25), "written while it was away");
+    EXPECT_EQ(nodes_[1]->data(8192, 9), "in flight");
     EXPECT_EQ(nodes_[1]->data(49 * 8192, 4), "more");
     auto st = r->replicas()[1];
     EXPECT_EQ(st.state, ReplicaState::live);

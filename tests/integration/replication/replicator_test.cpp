@@ -58,7 +58,9 @@ TEST_F(ReplicatorTest, ProgressCallbacksReportLocalQuorumAndAll) {
     ASSERT_TRUE(r->wait(Frontier::all, *c, std::chrono::seconds(10)));
     // Callbacks run after the frontier moved, on another thread.
     std::unique_lock lock(mu);
-    cv.wait_for(lock, std::chrono::seconds(10), [&] { return seen[Frontier::all] >= *c; });
+    cv.wait_for(lock, std::chrono::seconds(10), [&] {
+        return seen[Frontier::all] >= *c && seen[Frontier::quorum] >= *c && seen[Frontier::local] >= *c;
+    });
     EXPECT_EQ(seen[Frontier::local], *c);
     EXPECT_EQ(seen[Frontier::quorum], *c);
     EXPECT_EQ(seen[Frontier::all], *c);
