@@ -68,6 +68,10 @@ public:
     /// chain in `slice` (a log slice of some member's data area); 0 when it
     /// holds no log. Longer valid chain = more advanced member.
     static std::uint64_t rank(std::span<const std::byte> slice) noexcept;
+    /// The same for a log at [offset, offset + length) of `data_area`,
+    /// which may be cut short (recovery_rank gets the data area up to the
+    /// high-water mark): ranks what is there.
+    static std::uint64_t rank(std::span<const std::byte> data_area, std::uint64_t offset, std::uint64_t length) noexcept;
     /// Every valid record of a log slice (e.g. a replica's region opened
     /// after the primary was lost). An empty vector when no log is there.
     static std::vector<LogRecord> scan(std::span<const std::byte> slice);

@@ -129,6 +129,9 @@ struct ReplicatorOptions {
     /// the local copy, and every other member is made equal to it. A
     /// replicated log ranks by the length of its valid chain
     /// (ReplicatedLog::rank). Unset: the local copy wins within a term.
+    /// The span holds the data area only up to the group's high-water mark
+    /// (what was ever written, in 1 MiB steps): it may be shorter than the
+    /// data area, and a rank function must not read past its end.
     std::function<std::uint64_t(std::span<const std::byte>)> recovery_rank;
     /// Called on the replicator's monitor thread (or in open()).
     std::function<void(const ReplicaEvent&)> on_event;
@@ -155,8 +158,9 @@ public:
     /// pmem::Region::open for the local region; errc::bad_size (a replica
     /// region smaller than the local one); errc::bad_config (a region that
     /// holds another group's data, without adopt_foreign); errc::quorum_lost
-    /// (fewer reachable members than the durability needs: committed data
-    /// could be missing; detail lists each unreachable replica's error).
+    /// (more than needed - 1 members unreachable, so committed data could be
+    /// missing; detail lists each unreachable replica's error; a blank
+    /// replica counts as reachable: a new member holding nothing).
     static Result<Replicator> open(ReplicatorOptions opts);
 
     Replicator(Replicator&&) noexcept;

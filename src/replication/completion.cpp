@@ -70,6 +70,7 @@ void Replicator::Impl::fail_locked(Member& m, Error why) {
     m.last_attempt = Clock::now();
     events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, std::move(why), m.frontier});
     cv.notify_all();
+    watch_cv.notify_all();
 }
 
 unsigned Replicator::Impl::counted_live_locked() const {

@@ -86,6 +86,12 @@ std::uint64_t ReplicatedLog::rank(std::span<const std::byte> slice) noexcept {
     return fmt::walk(slice, nullptr).position;
 }
 
+std::uint64_t ReplicatedLog::rank(std::span<const std::byte> data_area, std::uint64_t offset,
+                                  std::uint64_t length) noexcept {
+    if (offset >= data_area.size()) return 0;
+    return rank(data_area.subspan(offset, std::min<std::uint64_t>(length, data_area.size() - offset)));
+}
+
 std::vector<LogRecord> ReplicatedLog::scan(std::span<const std::byte> slice) {
     std::vector<LogRecord> out;
     fmt::walk(slice, [&](const LogRecord& r) {

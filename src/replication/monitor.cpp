@@ -85,7 +85,7 @@ std::chrono::milliseconds tick(const ReplicatorOptions& o) {
 void Replicator::Impl::monitor_loop() {
     std::unique_lock lock(mu);
     while (!stopping) {
-        cv.wait_for(lock, tick(opts));
+        watch_cv.wait_for(lock, tick(opts));
         if (stopping) break;
         const auto now = Clock::now();
         std::vector<Connection> to_close;
@@ -127,7 +127,7 @@ void Replicator::Impl::monitor_loop() {
 void Replicator::Impl::syncer_loop() {
     std::unique_lock lock(mu);
     while (!stopping) {
-        cv.wait_for(lock, tick(opts));
+        watch_cv.wait_for(lock, tick(opts));
         if (stopping) break;
         std::vector<std::size_t> due;
         const auto now = Clock::now();

@@ -75,20 +75,28 @@ Result<void> Replicator::Impl::recover(const std::string& unreachable) {
     }
     std::uint64_t hw = 0, term = 0;
     Lsn position = 0;
-    unsigned counted = (lh.valid && opts.durability.include_local) ? 1 : 0;
+    // Members that can answer for the group: the local copy when it holds
+    // it (it is drained before every commit returns, counted or not), and
+    // every reachable replica. A blank replica is a new member (the group
+    // grew, or a node was replaced), known to hold nothing.
+    unsigned counted = lh.valid ? 1 : 0;
     auto take = [&](const replication::Header& h) {
         hw = std::max(hw, h.high_water);
         term = std::max(term, h.term);
         position = std::max(position, h.position);
     };
     if (lh.valid) take(lh.h);
-    for (const auto& m : replicas)
-        if (m.region && m.opened_header.valid) take(m.opened_header.h), ++counted;
+    for (const auto& m : replicas) {
+        if (!m.region) continue;
+        ++counted;
+        if (m.opened_header.valid) take(m.opened_header.h);
+    }
+    counted = std::min(counted, members);
     // Every committed write is on `needed` members; to be sure of finding
-    // it, a read quorum of the group's members must be here.
+    // it, fewer than `needed` may be missing: a read quorum must be here.
     if (existing && counted < replication::read_quorum(members, needed))
         return Error(errc::quorum_lost, "recovery needs " + std::to_string(replication::read_quorum(members, needed)) +
-                                            " of the group's members, found " + std::to_string(counted) +
+                                            " members that can answer for the group (the local copy, reachable replicas), found " + std::to_string(counted) +
                                             (unreachable.empty() ? "" : " (unreachable: " + unreachable + ")"));
     hw = std::min<std::uint64_t>(hw, data.size());
     std::vector<std::byte> best_data;

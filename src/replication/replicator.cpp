@@ -14,6 +14,7 @@ Replicator::Impl::~Impl() {
         stopping = true;
     }
     cv.notify_all();
+    watch_cv.notify_all();
     if (monitor.joinable()) monitor.join();
     if (syncer.joinable()) syncer.join();
     // Closing joins each connection's I/O thread: after this no completion

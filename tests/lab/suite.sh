@@ -13,6 +13,11 @@
 #           record read back (tests/integration/process/kill_test.sh), and
 #           the planted ack-before-persist bug caught (adr only: it is the
 #           same check in every mode)
+#   kv      (adr) rpm-kvstore on three nodes over rdma:// (tests/integration/
+#           replication/kv_fault_test.sh): a replica killed, the primary
+#           killed, a partition and a failover to a former replica; every
+#           acknowledged put on every node and no divergence; and the planted
+#           ack-before-quorum bug caught
 # Usage: suite.sh adr|eadr|memmap BUILD_DIR
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
@@ -66,6 +71,17 @@ kill_env=(RPM_KILL_SCHEME=rdma RPM_KILL_ADDR="$RPM_LAB_RDMA_ADDR" RPM_KILL_REGIO
 kill_normal() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.sh" "$build/bin"; }
 kill_planted() { env "${kill_env[@]}" "$src/tests/integration/process/kill_test.sh" "$build/bin" planted; }
 
+# Three regions, one of them deleted (a lost node): tmpfs files in the VM,
+# which rxe registers (it cannot register fsdax). Their PM mode does not
+# matter, so adr only. TCG is slow: longer timeouts, fewer and longer rounds.
+kv_env=(RPM_KV_SCHEME=rdma RPM_KV_ADDR="$RPM_LAB_RDMA_ADDR" RPM_KV_DIR=/dev/shm RPM_KV_SIZE=16M RPM_KV_ROUNDS=3
+        RPM_KV_HEARTBEAT_MS=300 RPM_KV_FAILURE_TIMEOUT_MS=3000 RPM_KV_RECONNECT_MS=1000 RPM_KV_PAUSE=2
+        RPM_KV_MIN_ACKED=50)
+kv_normal() { env "${kv_env[@]}" "$src/tests/integration/replication/kv_fault_test.sh" "$build/bin"; }
+kv_planted() {
+  env "${kv_env[@]}" RPM_KV_EVENTS=failover "$src/tests/integration/replication/kv_fault_test.sh" "$build/bin" planted
+}
+
 control=absent; [ -e /sys/bus/nd/devices/region0/deep_flush ] && control=present
 nvme() {
   local bar=/sys/bus/pci/devices/$RPM_LAB_NVME_BDF/resource2
@@ -86,6 +102,8 @@ step ops ops
 [ "$mode" = adr ] && step faults faults
 step kill kill_normal
 [ "$mode" = adr ] && step kill-planted-control kill_planted
+[ "$mode" = adr ] && step kv kv_normal
+[ "$mode" = adr ] && step kv-planted-control kv_planted
 # Evidence that the traffic went through the Soft-RoCE device.
 echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
 if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi

@@ -30,6 +30,7 @@ void accumulate(Measurement& into, const Measurement& m) {
     into.errors += m.errors;
     if (into.first_error.empty()) into.first_error = m.first_error;
     into.seconds += m.seconds;
+    into.cpu_seconds += m.cpu_seconds;
 }
 
 Baselines::Baselines(Report& report, std::string transport, const std::string& server_uri,

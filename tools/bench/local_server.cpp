@@ -19,10 +19,11 @@ std::string random_secret() {
 } // namespace
 
 rpm::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& listen,
-                                                             const std::filesystem::path& dir, std::uint64_t size) {
+                                                             const std::filesystem::path& dir, std::uint64_t size,
+                                                             const std::string& tag) {
     std::unique_ptr<LocalServer> ls(new LocalServer);
     ls->secret_ = random_secret();
-    ls->pool_ = dir / ("rpm-bench-" + std::to_string(::getpid()) + ".pool");
+    ls->pool_ = dir / ("rpm-bench-" + std::to_string(::getpid()) + (tag.empty() ? "" : "-" + tag) + ".pool");
     std::error_code ec;
     std::filesystem::remove(ls->pool_, ec);  // a leftover of a killed run
     rpm::ServerOptions o;

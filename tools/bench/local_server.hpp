@@ -17,9 +17,10 @@ namespace rpmbench {
 
 class LocalServer {
 public:
-    /// listen: e.g. tcp://127.0.0.1:0. The pool file is DIR/rpm-bench-PID.pool.
+    /// listen: e.g. tcp://127.0.0.1:0. The pool file is DIR/rpm-bench-PID.pool,
+    /// or DIR/rpm-bench-PID-TAG.pool with a tag (several servers in one run).
     static rpm::Result<std::unique_ptr<LocalServer>> start(const std::string& listen, const std::filesystem::path& dir,
-                                                           std::uint64_t size);
+                                                           std::uint64_t size, const std::string& tag = {});
     ~LocalServer();
     LocalServer(const LocalServer&) = delete;
     LocalServer& operator=(const LocalServer&) = delete;

@@ -6,6 +6,8 @@
 //   rpm-bench --sizes 64,1M --qd 1,8 --threads 1,2 --duration 2 --json
 //   rpm-bench --connect tcp://host:7000 --id app --secret-file s --region kv --baseline-server host:7100
 //   rpm-bench --serve-baseline 0.0.0.0:7100      # the plain-TCP echo/sink server, on the server host
+//   rpm-bench --replication                     # rpm::Replicator over 1..3 in-process replicas (replication.hpp)
+//   rpm-bench --replication --replica tcp://a:7000,tcp://b:7000,tcp://c:7000 --id app --secret-file s --region r
 //
 // Each test runs --warmup seconds unmeasured, then --duration seconds (or
 // --ops operations); a progress line goes to stderr once a second.
@@ -13,7 +15,9 @@
 #include "options.hpp"
 
 #include <CLI/CLI.hpp>
+#include <rpm/replication.hpp>
 
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 
@@ -96,6 +100,37 @@ void add_options(CLI::App& app, Options& o, std::vector<std::string>& ops, std::
     app.add_flag("--quiet", o.quiet, "no progress lines on stderr");
 }
 
+void add_replication_options(CLI::App& app, Options& o) {
+    auto& r = o.replication;
+    app.add_flag("--replication", r.enabled,
+                 "benchmark rpm::Replicator (write + commit, qd 1, synchronous) against a single-replica persist");
+    app.add_option("--replicas", r.replicas, "--replication: replica counts to measure (list)")->delimiter(',')
+        ->check(CLI::Range(1, 8));
+    app.add_option("--durability", r.durability,
+                   "--replication: policies (list): all, majority or K, each optionally +local or -local "
+                   "(default +local)")->delimiter(',')->capture_default_str();
+    app.add_option("--replica", r.uris, "--replication: external replica servers tcp://... or rdma://... (list; "
+                                        "with --id, --secret(-file), --region; their contents are overwritten)")
+        ->delimiter(',');
+    app.add_option("--batch", r.batch, "--replication: writes per commit of the throughput test (0 = none)")
+        ->check(CLI::Range(0, 1024))->capture_default_str();
+}
+
+// --replication's own checks (after the common ones).
+bool finish_replication(Options& o, bool sizes_given) {
+    auto& r = o.replication;
+    if (!sizes_given) o.sizes = {64, 4096, 65536};
+    for (const auto& d : r.durability)
+        if (auto p = rpm::parse_durability(d); !p)
+            return std::cerr << "rpm-bench: --durability " << d << ": " << p.error().message() << "\n", false;
+    if (!o.connect.empty()) return std::cerr << "rpm-bench: --replication takes --replica URI[,URI...], not --connect\n", false;
+    if (!r.uris.empty() && o.region.empty()) return std::cerr << "rpm-bench: --replica needs --region\n", false;
+    const unsigned most = *std::max_element(r.replicas.begin(), r.replicas.end());
+    if (!r.uris.empty() && most > r.uris.size())
+        return std::cerr << "rpm-bench: --replicas " << most << " but only " << r.uris.size() << " --replica URIs\n", false;
+    return true;
+}
+
 // Fills o.ops / o.sizes / o.api; false (with a message) on bad values.
 bool finish(Options& o, const std::vector<std::string>& ops, const std::vector<std::string>& sizes,
             const std::string& api) {
@@ -112,6 +147,7 @@ bool finish(Options& o, const std::vector<std::string>& ops, const std::vector<s
         o.sizes.push_back(n);
     }
     o.api = api == "sync" ? rpmbench::Api::sync : rpmbench::Api::callback;
+    if (o.replication.enabled) return finish_replication(o, !sizes.empty());
     if (o.api == rpmbench::Api::sync && (o.qds.size() != 1 || o.qds[0] != 1))
         return std::cerr << "rpm-bench: --api sync runs one operation at a time: use --qd 1\n", false;
     if (!o.connect.empty() && o.region.empty())
@@ -136,6 +172,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> ops, sizes;
     std::string api = "callback", serve;
     add_options(app, o, ops, sizes, api);
+    add_replication_options(app, o);
     app.add_option("--serve-baseline", serve, "only run the baseline echo/sink server on HOST:PORT");
     CLI11_PARSE(app, argc, argv);
     if (!serve.empty()) return serve_baseline(serve);
@@ -143,5 +180,5 @@ int main(int argc, char** argv) {
     o.command_line = join_args(argc, argv);
     (void)rpmbench::interrupted();  // construct the flag before the handler can run
     std::signal(SIGINT, on_sigint);
-    return rpmbench::run(o);
+    return o.replication.enabled ? rpmbench::run_replication(o) : rpmbench::run(o);
 }

@@ -28,6 +28,7 @@ struct Measurement {
     std::uint64_t errors = 0;
     std::string first_error;
     double seconds = 0;           ///< first issue to last completion, over all threads
+    double cpu_seconds = 0;       ///< CPU time of the whole process meanwhile (--replication); 0 = not measured
 
     /// Payload bandwidth in MB/s (10^6 bytes per second).
     [[nodiscard]] double mb_per_s() const noexcept {

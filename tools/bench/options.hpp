@@ -30,9 +30,21 @@ struct Options {
     bool json = false, self_check = false, quiet = false;
     std::string output;  ///< also write the JSON here
     std::string command_line;
+
+    // --replication: rpm::Replicator against 1..3 replicas (replication.hpp).
+    struct Replication {
+        bool enabled = false;
+        std::vector<unsigned> replicas{1, 2, 3};  ///< replica counts to measure
+        std::vector<std::string> durability{"all-local", "majority-local", "1-local"};
+        std::vector<std::string> uris;            ///< external replicas (--replica); empty = in-process
+        unsigned batch = 8;                       ///< writes per commit of the throughput test; 0 = none
+    } replication;
 };
 
 /// Run everything; returns the exit status.
 int run(const Options& o);
+
+/// --replication (replication_run.cpp); returns the exit status.
+int run_replication(const Options& o);
 
 } // namespace rpmbench

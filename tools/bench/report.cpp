@@ -19,8 +19,10 @@ json latency_json(const Summary& s) {
             {"min_ns", s.min_ns},   {"max_ns", s.max_ns}};
 }
 
+} // namespace
+
 // A stream has no per-operation latency: only its bandwidth is reported.
-json measurement_json(const Measurement& m, bool with_latency = true) {
+json measurement_json(const Measurement& m, bool with_latency) {
     json j = with_latency ? latency_json(m.latency.summary()) : json::object();
     j["ops"] = m.ops;
     j["errors"] = m.errors;
@@ -29,6 +31,7 @@ json measurement_json(const Measurement& m, bool with_latency = true) {
     j["bytes"] = m.bytes;
     j["bandwidth_mb_s"] = m.mb_per_s();
     j["ops_per_s"] = m.ops_per_s();
+    if (m.cpu_seconds > 0 && m.ops > 0) j["process_cpu_us_per_op"] = m.cpu_seconds * 1e6 / static_cast<double>(m.ops);
     return j;
 }
 
@@ -39,6 +42,8 @@ json baseline_json(const Baseline& b) {
     else j["unavailable"] = b.unavailable;
     return j;
 }
+
+namespace {
 
 json result_json(const Report& r, const TestResult& res) {
     json j = {{"op", std::string(to_string(res.spec.op))},

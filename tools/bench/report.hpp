@@ -73,6 +73,10 @@ struct Ratios {
 Ratios ratios(const Report& r, const TestResult& res);
 
 nlohmann::json to_json(const Report& r);
+/// The JSON of one measurement (streams: without latency) and of one
+/// baseline, shared with the --replication report.
+nlohmann::json measurement_json(const Measurement& m, bool with_latency = true);
+nlohmann::json baseline_json(const Baseline& b);
 void print_text(const Report& r, std::ostream& out);
 
 /// Check that `text` is JSON rpm-bench would accept from itself: every

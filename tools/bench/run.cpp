@@ -5,6 +5,7 @@
 #include "baselines.hpp"
 #include "local_server.hpp"
 #include "options.hpp"
+#include "setup.hpp"
 
 #include <sched.h>
 #include <sys/utsname.h>
@@ -67,6 +68,8 @@ std::string cpu_model() {
     return "unknown";
 }
 
+} // namespace
+
 void describe_machine(Report& r) {
     r.nproc = std::thread::hardware_concurrency();
     r.cpu_model = cpu_model();
@@ -79,6 +82,8 @@ RegionInfo region_info(const rpm::RemoteRegion& g) {
             std::string(rpm::flush::to_string(g.server_persist())), std::string(rpm::to_string(g.domain())),
             g.reason(), g.size()};
 }
+
+namespace {
 
 // The decided method, then every other method the server grants when forced:
 // first without `unsafe` (labelled forced), else with it (forced_unsafe).
@@ -191,6 +196,8 @@ void Runner::run_one(const std::vector<rpm::RemoteRegion>& regions, const OpSpec
     report_.results.push_back(std::move(res));
 }
 
+} // namespace
+
 // Pin the process before any thread exists, so every thread inherits it:
 // rpm's I/O threads, the in-process server's, the baselines'. On a small VM
 // this removes cross-CPU wake-ups, whose cost otherwise swings from run to
@@ -207,6 +214,8 @@ bool pin(const std::vector<unsigned>& cpus, std::string& described) {
     }
     return ::sched_setaffinity(0, sizeof set, &set) == 0;
 }
+
+namespace {
 
 int emit(const Options& o, const Report& report) {
     const std::string text = to_json(report).dump(2);

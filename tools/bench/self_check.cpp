@@ -1,6 +1,7 @@
 // --self-check: rpm-bench reads back the JSON it wrote and checks its shape
 // and internal consistency (never a performance figure), so CI catches a
 // broken report without a JSON tool in the image.
+#include "replication.hpp"
 #include "report.hpp"
 
 #include <set>
@@ -109,7 +110,82 @@ void check_histogram(Problems& p) {
     }
 }
 
+bool positive_or_null(const json& j, const char* key) {
+    return j.contains(key) && (j.at(key).is_null() || (j.at(key).is_number() && j.at(key).get<double>() > 0));
+}
+
+void check_rep_ratios(Problems& p, const json& r, const std::string& where, const std::set<std::string>& ids) {
+    need(p, r, where, "ratio_to_single", json::value_t::object);
+    if (!p.empty()) return;
+    const auto& s = r.at("ratio_to_single");
+    need(p, s, where + ".ratio_to_single", "baseline", json::value_t::string);
+    if (!p.empty()) return;
+    if (!ids.count(s.at("baseline").get<std::string>())) p.push_back(where + ": names a baseline not in the report");
+    for (const char* k : {"mean", "p50", "p99", "p999", "throughput"})
+        if (!positive_or_null(s, k)) p.push_back(where + ".ratio_to_single: '" + k + "' must be a positive number or null");
+    if (!r.contains("ratio_to_round_trip")) return;
+    const auto& t = r.at("ratio_to_round_trip");
+    if (!t.is_object() || !t.contains("baseline") || !t.at("baseline").is_string() ||
+        !ids.count(t.at("baseline").get<std::string>()) || !positive_or_null(t, "p50"))
+        p.push_back(where + ".ratio_to_round_trip: malformed or names a baseline not in the report");
+}
+
+// One --replication result: its configuration adds up, its figures are sane.
+void check_rep_result(Problems& p, const json& r, const std::string& where, const std::set<std::string>& ids) {
+    for (const char* k : {"test", "durability", "policy", "methods", "api"}) need(p, r, where, k, json::value_t::string);
+    for (const char* k : {"replicas", "members", "needed", "size", "writes_per_commit", "qd", "threads", "replica_failures"})
+        need(p, r, where, k, json::value_t::number_unsigned);
+    need(p, r, where, "commits_per_s", json::value_t::number_float);
+    if (!p.empty()) return;
+    const auto u = [&](const char* k) { return r.at(k).get<std::uint64_t>(); };
+    const auto test = r.at("test").get<std::string>();
+    if (test != "persist" && test != "batch") p.push_back(where + ": unknown test");
+    if (u("needed") < 1 || u("needed") > u("members") || u("members") < u("replicas") || u("members") > u("replicas") + 1)
+        p.push_back(where + ": replicas, members and needed do not add up");
+    check_latency(p, r, where);
+    if (!p.empty()) return;
+    if (u("ops") == 0) p.push_back(where + ": no commits completed");
+    if (u("errors") != 0) p.push_back(where + ": commits failed");
+    if (u("bytes") != u("ops") * u("size") * u("writes_per_commit")) p.push_back(where + ": bytes != commits x size x writes");
+    check_rep_ratios(p, r, where, ids);
+}
+
+void check_headline(Problems& p, const json& h) {
+    need(p, h, "headline", "target", json::value_t::number_float);
+    need(p, h, "headline", "per_size", json::value_t::array);
+    if (!p.empty()) return;
+    const double target = h.at("target").get<double>();
+    for (const auto& x : h.at("per_size")) {
+        if (!x.is_object() || !positive_or_null(x, "ratio") || !x.contains("within_target") ||
+            !x.contains("size") || !x.at("size").is_number_unsigned()) {
+            p.push_back("headline.per_size: malformed entry");
+            continue;
+        }
+        const auto& ratio = x.at("ratio");
+        const auto& within = x.at("within_target");
+        const bool consistent = ratio.is_null() ? within.is_null()
+                                                : within.is_boolean() && within.get<bool>() == (ratio.get<double>() <= target);
+        if (!consistent)
+            p.push_back("headline.per_size: within_target does not match ratio and target");
+    }
+}
+
 } // namespace
+
+void check_replication_report(const nlohmann::json& j, std::vector<std::string>& p) {
+    need(p, j, "report", "command_line", json::value_t::string);
+    need(p, j, "report", "transport", json::value_t::string);
+    for (const char* k : {"units", "machine", "local", "settings", "headline"}) need(p, j, "report", k, json::value_t::object);
+    for (const char* k : {"servers", "baselines", "results", "skipped"}) need(p, j, "report", k, json::value_t::array);
+    if (!p.empty()) return;
+    if (j.at("servers").empty()) p.push_back("report: no servers");
+    std::set<std::string> ids;
+    check_baselines(p, j.at("baselines"), ids);
+    if (j.at("results").empty()) p.push_back("report: no results");
+    for (std::size_t i = 0; i < j.at("results").size() && p.empty(); ++i)
+        check_rep_result(p, j.at("results")[i], "results[" + std::to_string(i) + "]", ids);
+    check_headline(p, j.at("headline"));
+}
 
 std::vector<std::string> self_check(const std::string& text) {
     Problems p;
@@ -122,6 +198,7 @@ std::vector<std::string> self_check(const std::string& text) {
         return p;
     }
     if (!j.is_object() || j.value("tool", "") != "rpm-bench") return p.push_back("not an rpm-bench report"), p;
+    if (j.value("benchmark", "") == "replication") return check_replication_report(j, p), p;
     need(p, j, "report", "command_line", json::value_t::string);
     for (const char* k : {"units", "machine", "region", "settings"}) need(p, j, "report", k, json::value_t::object);
     for (const char* k : {"baselines", "results", "skipped"}) need(p, j, "report", k, json::value_t::array);

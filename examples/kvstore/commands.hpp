@@ -1,0 +1,58 @@
+// The commands of rpm-kvstore (main.cpp parses the command line).
+// Exit status of every command: 0 success; 1 nothing there ("not found",
+// or verify found acknowledged puts lost); 2 bad input (flags, files, keys);
+// 3 the store could not do it (open failed, quorum lost, log or index full).
+#pragma once
+
+#include "kv_store.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvcli {
+
+inline constexpr const char* kRegionName = "kv";  // the region every replica serves
+
+struct PrimaryArgs {
+    std::string local;
+    std::string size = "64M";
+    std::vector<std::string> replicas;
+    std::string durability = "majority";
+    std::string id = "kvstore", secret = "kvstore";
+    int heartbeat_ms = 100, failure_timeout_ms = 1000, reconnect_ms = 500;
+};
+
+struct LoadArgs {
+    std::uint64_t count = 0;
+    std::string acked;
+    std::uint64_t run = 1;
+    std::string fault;  ///< "" or "ack-before-quorum"
+};
+
+/// Print "rpm-kvstore: MSG" on stderr and return `status`.
+int fail(const std::string& msg, int status = 2);
+/// "64M", "1G", "65536" -> bytes; nullopt on junk.
+std::optional<std::uint64_t> parse_size(const std::string& s);
+
+/// Open (creating the local file if missing) and print what recovery did.
+/// nullptr after printing why, with the exit status in `status`.
+std::unique_ptr<kv::Store> open_primary(const PrimaryArgs& a, int& status);
+
+/// Replica events printed so far (they arrive on the replicator's thread).
+unsigned events_seen() noexcept;
+
+int put(kv::Store& s, const std::string& key, const std::string& value);
+int get(const kv::Store& s, const std::string& key);
+int remove(kv::Store& s, const std::string& key);
+int stats(const kv::Store& s);
+int shell(kv::Store& s);
+int dump(const kv::Store& s);
+int load(kv::Store& s, const LoadArgs& a);
+int verify(const kv::Store& s, const std::string& acked);
+/// `offline --region PATH dump | verify --acked FILE`: no replicator, no network.
+int offline(const std::string& region, const std::optional<std::string>& acked);
+
+} // namespace kvcli

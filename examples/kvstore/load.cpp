@@ -1,0 +1,164 @@
+// load, verify, dump and offline: the commands the fault test drives.
+//
+// load puts keys k<RUN>-<I> whose value follows from the key, and logs a key
+// in the acked file only once its put returned success (committed per the
+// durability). verify checks every logged key, so after any crash or
+// failover "every acknowledged put is there" is one command.
+#include "commands.hpp"
+
+#include <rpm/pmem.hpp>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <thread>
+#include <unistd.h>
+
+namespace kvcli {
+namespace {
+
+std::string load_key(std::uint64_t run, std::uint64_t i) {
+    return "k" + std::to_string(run) + "-" + std::to_string(i);
+}
+
+// 32..79 bytes: values span cache lines and differ from run to run.
+std::string load_value(std::uint64_t run, std::uint64_t i) {
+    std::string v = "v" + std::to_string(run) + "-" + std::to_string(i) + "-";
+    const std::uint64_t length = 32 + i % 48;
+    for (std::uint64_t j = 0; v.size() < length; ++j) v += static_cast<char>('a' + (i * 7 + j * 13 + run) % 26);
+    return v;
+}
+
+// "k<RUN>-<I>" -> the value load put there; nullopt for anything else.
+std::optional<std::string> expected_value(std::string_view key) {
+    std::uint64_t run = 0, i = 0;
+    const char* end = key.data() + key.size();
+    if (key.size() < 4 || key[0] != 'k') return std::nullopt;
+    auto [p, ec] = std::from_chars(key.data() + 1, end, run);
+    if (ec != std::errc() || p == end || *p != '-') return std::nullopt;
+    auto [q, ec2] = std::from_chars(p + 1, end, i);
+    if (ec2 != std::errc() || q != end) return std::nullopt;
+    return load_value(run, i);
+}
+
+// One write(2) of a whole line to an O_APPEND file: a process killed at any
+// point leaves whole lines (the test kills processes, not the machine).
+bool log_acked(int fd, const std::string& key) {
+    const std::string line = key + "\n";
+    return ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+}
+
+using Lookup = std::function<std::optional<std::string>(const std::string&)>;
+
+int verify_with(const std::string& acked, const Lookup& lookup) {
+    std::ifstream in(acked);
+    if (!in) return fail(acked + ": " + std::strerror(errno), 2);
+    std::uint64_t checked = 0, lost = 0, line_no = 0;
+    for (std::string key; std::getline(in, key);) {
+        ++line_no;
+        if (key.empty()) continue;
+        auto want = expected_value(key);
+        if (!want) return fail(acked + " line " + std::to_string(line_no) + ": '" + key + "' is not a key load writes", 2);
+        ++checked;
+        auto got = lookup(key);
+        if (got == want) continue;
+        if (lost++ < 5)
+            std::cerr << "verify: acknowledged put of " << key << (got ? " has a wrong value" : " is missing") << "\n";
+    }
+    std::cout << "verify: checked " << checked << ", lost " << lost << "\n";
+    return lost == 0 ? 0 : 1;
+}
+
+// After replica events: what each resync copied, for the test logs.
+void print_resyncs(const kv::Store& s, std::vector<std::uint64_t>& seen) {
+    const auto replicas = s.stats().replicas;
+    seen.resize(replicas.size());
+    for (std::size_t i = 0; i < replicas.size(); ++i) {
+        const auto& r = replicas[i];
+        if (r.resyncs == seen[i]) continue;
+        seen[i] = r.resyncs;
+        std::cerr << "load: replica " << i << " " << r.uri << ": " << rpm::to_string(r.state) << ", frontier "
+                  << r.frontier << ", " << r.failures << " failures, " << r.resyncs << " resyncs, "
+                  << r.bytes_resynced << " bytes resynced\n";
+    }
+}
+
+} // namespace
+
+int load(kv::Store& s, const LoadArgs& a) {
+    const int fd = ::open(a.acked.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return fail(a.acked + ": " + std::strerror(errno), 2);
+    const bool planted = a.fault == "ack-before-quorum";
+    std::uint64_t acked = 0, failed = 0;
+    std::vector<std::uint64_t> resyncs;
+    unsigned events = events_seen();
+    print_resyncs(s, resyncs);
+    for (std::uint64_t i = 0; i < a.count; ++i) {
+        if (events != events_seen()) events = events_seen(), print_resyncs(s, resyncs);
+        const auto key = load_key(a.run, i);
+        const auto value = load_value(a.run, i);
+        rpm::Result<void> r;
+        bool logged = true;
+        if (planted) {
+            // The bug: acknowledged once the record is in the local copy,
+            // before the commit, which cannot take it back when it fails.
+            r = s.put_uncommitted(key, value);
+            if (r && (logged = log_acked(fd, key))) {
+                ++acked;
+                if (auto c = s.commit(); !c) r = c.error();
+            }
+        } else {
+            r = s.put(key, value);
+            if (r && (logged = log_acked(fd, key))) ++acked;
+        }
+        if (!logged) return ::close(fd), fail(a.acked + ": " + std::strerror(errno), 3);
+        if (!r && r.error() == rpm::errc::quorum_lost) {
+            // Not acknowledged (but by the bug); the replicas may be back for the next key.
+            ++failed;
+            std::cerr << "load: put " << key << ": " << r.error().message() << "\n";
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            continue;
+        }
+        if (!r) return ::close(fd), fail("load: put " + key + ": " + r.error().message(), 3);
+    }
+    ::close(fd);
+    std::cout << "load: run " << a.run << ": " << acked << " puts acknowledged, " << failed << " failed (quorum lost)\n";
+    return 0;
+}
+
+int verify(const kv::Store& s, const std::string& acked) {
+    return verify_with(acked, [&s](const std::string& key) { return s.get(key); });
+}
+
+int dump(const kv::Store& s) {
+    std::map<std::string, std::string> sorted;
+    s.for_each_live([&](std::string_view k, std::string_view v) { sorted.emplace(k, v); });
+    for (const auto& [k, v] : sorted) std::cout << k << "=" << v << "\n";
+    return 0;
+}
+
+int offline(const std::string& region, const std::optional<std::string>& acked) {
+    // Mapped, never written: this reads what a member holds, as it is.
+    auto r = rpm::pmem::Region::open(region);
+    if (!r) return fail(region + ": " + r.error().message(), 2);
+    if (r->size() <= rpm::kReplicaHeaderSize) return fail(region + ": too small to hold a replicated store", 2);
+    auto map = kv::scan_region(r->bytes().subspan(rpm::kReplicaHeaderSize));
+    if (!map) return fail(region + ": " + map.error().message(), 3);
+    if (!acked) {
+        for (const auto& [k, v] : *map) std::cout << k << "=" << v << "\n";
+        return 0;
+    }
+    return verify_with(*acked, [&map](const std::string& key) -> std::optional<std::string> {
+        auto it = map->find(key);
+        if (it == map->end()) return std::nullopt;
+        return it->second;
+    });
+}
+
+} // namespace kvcli

@@ -1,0 +1,174 @@
+// rpm-kvstore: a persistent-memory hash map replicated to remote replicas
+// (kv_store.hpp has the design; docs/replication.md walks through it).
+//
+//   rpm-kvstore replica --listen tcp://127.0.0.1:7001 --region /dev/shm/b.pool
+//   rpm-kvstore replica --listen tcp://127.0.0.1:7002 --region /dev/shm/c.pool
+//   rpm-kvstore primary --local /dev/shm/a.pool --replica tcp://127.0.0.1:7001
+//       (continued) --replica tcp://127.0.0.1:7002 put colour blue
+//       (and get, delete, stats, shell, dump, load, verify likewise)
+//   rpm-kvstore offline --region /dev/shm/b.pool dump     (no network)
+//
+// A replica serves one region named "kv" until SIGINT or SIGTERM. The
+// default client id and secret (kvstore:kvstore) are for trying it out on
+// 127.0.0.1; give --client / --id --secret otherwise.
+#include "commands.hpp"
+
+#include <rpm/server.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+namespace kvcli {
+
+int fail(const std::string& msg, int status) {
+    std::cerr << "rpm-kvstore: " << msg << "\n";
+    return status;
+}
+
+std::optional<std::uint64_t> parse_size(const std::string& s) {
+    std::size_t pos = 0;
+    std::uint64_t v = 0;
+    try { v = std::stoull(s, &pos); } catch (...) { return std::nullopt; }
+    const std::string unit = s.substr(pos);
+    int shift = 0;
+    if (unit == "K" || unit == "k") shift = 10;
+    else if (unit == "M" || unit == "m") shift = 20;
+    else if (unit == "G" || unit == "g") shift = 30;
+    else if (!unit.empty()) return std::nullopt;
+    if (v == 0 || v > (UINT64_MAX >> shift)) return std::nullopt;
+    return v << shift;
+}
+
+namespace {
+
+struct ReplicaArgs {
+    std::string listen, region, size = "64M", client = "kvstore:kvstore", port_file;
+};
+
+int replica(const ReplicaArgs& a) {
+    auto colon = a.client.find(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == a.client.size())
+        return fail("--client " + a.client + ": expected ID:SECRET");
+    rpm::ServerOptions o;
+    o.listen = {a.listen};
+    o.secrets[a.client.substr(0, colon)] = a.client.substr(colon + 1);
+    rpm::ServedRegion r{kRegionName, a.region, 0, false, {}};
+    auto size = parse_size(a.size);
+    if (!size) return fail("--size " + a.size + " is not like 65536, 64M or 1G");
+    if (*size < kv::kMinRegionSize) return fail("--size " + a.size + ": a store needs at least 64K");
+    std::error_code ec;
+    if (!std::filesystem::exists(a.region, ec)) {  // an existing region keeps its size
+        r.size = *size;
+        r.create = true;
+    }
+    o.regions.push_back(std::move(r));
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any server thread starts
+    auto server = rpm::Server::start(std::move(o));
+    if (!server) return fail(server.error().message(), 3);
+    const std::string scheme = a.listen.substr(0, a.listen.find(':'));
+    const auto port = server->port(scheme);
+    std::cout << "rpm-kvstore replica: serving region " << kRegionName << " (" << a.region << ", "
+              << server->regions().front().size << " bytes) on " << a.listen.substr(0, a.listen.rfind(':') + 1) << port
+              << std::endl;
+    if (!a.port_file.empty()) {
+        std::ofstream(a.port_file + ".tmp") << port << "\n";
+        std::rename((a.port_file + ".tmp").c_str(), a.port_file.c_str());  // readers never see half a number
+    }
+    int sig = 0;
+    sigwait(&set, &sig);
+    std::cout << "rpm-kvstore replica: stopping (signal " << sig << ")" << std::endl;
+    server->stop();
+    return 0;
+}
+
+void add_primary_options(CLI::App* p, PrimaryArgs& a) {
+    p->add_option("--local", a.local, "this node's region file (created with --size if missing)")->required();
+    p->add_option("--size", a.size, "region size when creating it, header included (default 64M)");
+    p->add_option("--replica", a.replicas, "tcp://HOST:PORT or rdma://HOST:PORT of an rpm-kvstore replica (repeatable)")
+        ->required();
+    p->add_option("--durability", a.durability, "majority, all or K, with +local (default) or -local");
+    p->add_option("--id", a.id, "client id the replicas know (default kvstore)");
+    p->add_option("--secret", a.secret, "its secret (default kvstore; visible in ps)");
+    p->add_option("--heartbeat-ms", a.heartbeat_ms, "heartbeat interval (default 100)")->check(CLI::PositiveNumber);
+    p->add_option("--failure-timeout-ms", a.failure_timeout_ms, "a replica silent this long leaves (default 1000)")
+        ->check(CLI::PositiveNumber);
+    p->add_option("--reconnect-ms", a.reconnect_ms, "reconnect a failed replica this often (default 500)")
+        ->check(CLI::PositiveNumber);
+}
+
+} // namespace
+} // namespace kvcli
+
+int main(int argc, char** argv) {
+    using namespace kvcli;
+    CLI::App app{"rpm-kvstore: a persistent-memory hash map replicated with rpm (an example)"};
+    app.require_subcommand(1);
+
+    ReplicaArgs ra;
+    auto* rep = app.add_subcommand("replica", "serve region \"kv\" to a primary until SIGINT/SIGTERM");
+    rep->add_option("--listen", ra.listen, "tcp://HOST:PORT or rdma://HOST:PORT (port 0 = any)")->required();
+    rep->add_option("--region", ra.region, "region file (created with --size if missing)")->required();
+    rep->add_option("--size", ra.size, "size when creating it (default 64M)");
+    rep->add_option("--client", ra.client, "ID:SECRET the primary connects with (default kvstore:kvstore)");
+    rep->add_option("--port-file", ra.port_file, "write the bound port here once listening");
+
+    PrimaryArgs pa;
+    auto* pri = app.add_subcommand("primary", "open the store on --local, replicated to each --replica, and run COMMAND");
+    add_primary_options(pri, pa);
+    pri->require_subcommand(1);
+    std::string key, value, acked;
+    LoadArgs la;
+    auto* put_cmd = pri->add_subcommand("put", "store VALUE under KEY (returns once durable)");
+    put_cmd->add_option("key", key)->required();
+    put_cmd->add_option("value", value)->required();
+    auto* get_cmd = pri->add_subcommand("get", "print KEY's value (exit 1: not found)");
+    get_cmd->add_option("key", key)->required();
+    auto* del_cmd = pri->add_subcommand("delete", "delete KEY (exit 1: not found)");
+    del_cmd->add_option("key", key)->required();
+    auto* stats_cmd = pri->add_subcommand("stats", "records, keys, space, term, LSN frontiers, replicas");
+    auto* shell_cmd = pri->add_subcommand("shell", "read put/get/delete/stats/dump lines from stdin");
+    auto* dump_cmd = pri->add_subcommand("dump", "print every live KEY=VALUE, sorted");
+    auto* load_cmd = pri->add_subcommand("load", "put keys k<RUN>-<I>, logging each acknowledged one to --acked");
+    load_cmd->add_option("--count", la.count, "puts to make")->required()->check(CLI::PositiveNumber);
+    load_cmd->add_option("--acked", la.acked, "file the acknowledged keys are appended to")->required();
+    load_cmd->add_option("--run", la.run, "a number in every key and value (a fresh one per run)");
+    load_cmd->add_option("--fault", la.fault, "ack-before-quorum: acknowledge each put before its commit (a planted bug for negative controls)")
+        ->check(CLI::IsMember({"", "ack-before-quorum"}));
+    auto* verify_cmd = pri->add_subcommand("verify", "check that every key in --acked holds its value");
+    verify_cmd->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
+
+    std::string region;
+    auto* off = app.add_subcommand("offline", "read a region file with no replicas and no network");
+    off->add_option("--region", region, "a member's region file")->required()->check(CLI::ExistingFile);
+    off->require_subcommand(1);
+    auto* off_dump = off->add_subcommand("dump", "print every live KEY=VALUE in its log, sorted");
+    auto* off_verify = off->add_subcommand("verify", "check that every key in --acked holds its value");
+    off_verify->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
+    for (auto* sub : {put_cmd, get_cmd, del_cmd, stats_cmd, shell_cmd, dump_cmd, load_cmd, verify_cmd})
+        sub->fallthrough();  // primary's options may come after COMMAND too
+    off_dump->fallthrough();
+    off_verify->fallthrough();
+    CLI11_PARSE(app, argc, argv);
+
+    if (*rep) return replica(ra);
+    if (*off) return offline(region, *off_verify ? std::optional(acked) : std::nullopt);
+    int status = 0;
+    auto store = open_primary(pa, status);
+    if (!store) return status;
+    if (*put_cmd) return put(*store, key, value);
+    if (*get_cmd) return get(*store, key);
+    if (*del_cmd) return kvcli::remove(*store, key);
+    if (*stats_cmd) return stats(*store);
+    if (*shell_cmd) return shell(*store);
+    if (*dump_cmd) return dump(*store);
+    if (*load_cmd) return load(*store, la);
+    return verify(*store, acked);
+}
