@@ -184,17 +184,10 @@ void RepRunner::run_pair(rpm::Replicator& rep, std::size_t c, std::size_t s, uns
 
 int emit(const Options& o, ReplicationReport& report, RepSetup& setup) {
     for (const auto& e : setup.events->errors()) report.base.notes.push_back("replica event: " + e);
-    const std::string text = to_json(report).dump(2);
-    if (o.json) std::cout << text << "\n";
-    else print_text(report, std::cout);
-    if (!o.output.empty() && !(std::ofstream(o.output) << text << "\n"))
-        return std::cerr << "rpm-bench: cannot write " << o.output << "\n", 1;
-    int status = 0;
-    for (const auto& r : report.results)
-        if (r.m.errors) status = 1;
-    if (o.self_check)
-        for (const auto& problem : self_check(text)) std::cerr << "rpm-bench: self-check: " << problem << "\n", status = 1;
-    return report.base.interrupted ? 130 : status;
+    bool errors = false;
+    for (const auto& r : report.results) errors = errors || r.m.errors != 0;
+    return emit_report(o, to_json(report).dump(2), [&](std::ostream& out) { print_text(report, out); }, errors,
+                       report.base.interrupted);
 }
 
 } // namespace

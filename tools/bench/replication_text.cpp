@@ -1,22 +1,11 @@
 // The --replication table: microseconds for people, the same ratios as the JSON.
 #include "replication.hpp"
 
-#include <cstdarg>
-#include <cstdio>
+#include "text_format.hpp"
 
 namespace rpmbench {
 namespace {
 
-[[gnu::format(printf, 1, 2)]] std::string fmt(const char* f, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, f);
-    std::vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    return buf;
-}
-
-double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 std::string cell(const std::optional<double>& v, const char* f = "%8.2f") {
     return v ? fmt(f, *v) : fmt("%8s", "n/a");

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -82,5 +83,13 @@ void print_text(const Report& r, std::ostream& out);
 /// Check that `text` is JSON rpm-bench would accept from itself: every
 /// field present with the right type and sane values. Empty = fine.
 std::vector<std::string> self_check(const std::string& text);
+
+/// Print a report (JSON with --json, else the table), write --output, run
+/// --self-check. RETURN VALUE: the exit status: 130 when interrupted, 1 when
+/// any operation failed, the output could not be written or the check
+/// failed, else 0.
+struct Options;
+int emit_report(const Options& o, const std::string& json_text, const std::function<void(std::ostream&)>& print,
+                bool any_errors, bool interrupted);
 
 } // namespace rpmbench

@@ -1,23 +1,11 @@
 // The table rendering: microseconds for people, the same ratios as the JSON.
 #include "report.hpp"
 
-#include <cstdarg>
-#include <cstdio>
+#include "text_format.hpp"
 
 namespace rpmbench {
 namespace {
 
-[[gnu::format(printf, 1, 2)]] std::string fmt(const char* f, ...) {
-    char buf[512];
-    va_list ap;
-    va_start(ap, f);
-    std::vsnprintf(buf, sizeof buf, f, ap);
-    va_end(ap);
-    return buf;
-}
-
-double us(double ns) { return ns / 1000.0; }
-double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 std::string ratio_cell(const std::optional<double>& v) { return v ? fmt("%7.2f", *v) : std::string("    n/a"); }
 

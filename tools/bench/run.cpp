@@ -215,20 +215,25 @@ bool pin(const std::vector<unsigned>& cpus, std::string& described) {
     return ::sched_setaffinity(0, sizeof set, &set) == 0;
 }
 
+int emit_report(const Options& o, const std::string& text, const std::function<void(std::ostream&)>& print,
+                bool any_errors, bool interrupted) {
+    if (o.json) std::cout << text << "\n";
+    else print(std::cout);
+    if (!o.output.empty() && !(std::ofstream(o.output) << text << "\n"))
+        return std::cerr << "rpm-bench: cannot write " << o.output << "\n", 1;
+    int status = any_errors ? 1 : 0;
+    if (o.self_check)
+        for (const auto& problem : self_check(text)) std::cerr << "rpm-bench: self-check: " << problem << "\n", status = 1;
+    return interrupted ? 130 : status;
+}
+
 namespace {
 
 int emit(const Options& o, const Report& report) {
-    const std::string text = to_json(report).dump(2);
-    if (o.json) std::cout << text << "\n";
-    else print_text(report, std::cout);
-    if (!o.output.empty() && !(std::ofstream(o.output) << text << "\n"))
-        return std::cerr << "rpm-bench: cannot write " << o.output << "\n", 1;
-    int status = 0;
-    for (const auto& r : report.results)
-        if (r.m.errors) status = 1;
-    if (o.self_check)
-        for (const auto& problem : self_check(text)) std::cerr << "rpm-bench: self-check: " << problem << "\n", status = 1;
-    return report.interrupted ? 130 : status;
+    bool errors = false;
+    for (const auto& r : report.results) errors = errors || r.m.errors != 0;
+    return emit_report(o, to_json(report).dump(2), [&](std::ostream& out) { print_text(report, out); }, errors,
+                       report.interrupted);
 }
 
 } // namespace
