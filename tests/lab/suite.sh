@@ -18,6 +18,8 @@
 #           killed, a partition and a failover to a former replica; every
 #           acknowledged put on every node and no divergence; and the planted
 #           ack-before-quorum bug caught
+#   kv-mixed (adr) one replica over rdma://, one over tcp://, durability all:
+#           every put on both (tests/lab/kv_mixed.sh)
 # Usage: suite.sh adr|eadr|memmap BUILD_DIR
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
@@ -104,6 +106,7 @@ step kill kill_normal
 [ "$mode" = adr ] && step kill-planted-control kill_planted
 [ "$mode" = adr ] && step kv kv_normal
 [ "$mode" = adr ] && step kv-planted-control kv_planted
+[ "$mode" = adr ] && step kv-mixed "$src/tests/lab/kv_mixed.sh" "$build/bin" "$RPM_LAB_RDMA_ADDR"
 # Evidence that the traffic went through the Soft-RoCE device.
 echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
 if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi
