@@ -1,5 +1,7 @@
 #include "kv_store.hpp"
 
+#include <rpm/pmem.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -97,9 +99,15 @@ rpm::Result<std::unique_ptr<Store>> Store::open(rpm::ReplicatorOptions opts) {
     // The layout must be known before the replicator exists (recovery ranks
     // members with it): from the region's size, or the file's when it exists.
     std::uint64_t region_size = opts.local_size;
-    std::error_code ec;
-    if (!opts.create) region_size = std::filesystem::file_size(opts.local_path, ec);
-    if (ec) return rpm::Error(rpm::errc::path_not_found, ec.message());
+    if (!opts.create) {
+        // Through pmem, not file_size: a devdax device's size is not its
+        // file size (0), and pmem gives the clear error for a bad path.
+        rpm::pmem::OpenOptions po;
+        po.sysfs_root = opts.sysfs_root;
+        auto existing = rpm::pmem::Region::open(opts.local_path, po);
+        if (!existing) return existing.error();
+        region_size = existing->size();
+    }
     const auto layout = layout_for(region_size > rpm::kReplicaHeaderSize ? region_size - rpm::kReplicaHeaderSize : 0);
     if (!layout)
         return rpm::Error(rpm::errc::bad_size, std::to_string(region_size) + " bytes; a store needs at least " +

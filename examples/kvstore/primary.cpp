@@ -62,8 +62,10 @@ std::unique_ptr<kv::Store> open_primary(const PrimaryArgs& a, int& status) {
     if (!s) {
         std::error_code ec;
         if (creating) std::filesystem::remove(a.local, ec);  // a blank file would hide a wrong --size next time
-        // The library's invalid_argument and bad_size are about what was asked for.
-        const bool input = s.error() == rpm::errc::invalid_argument || s.error() == rpm::errc::bad_size;
+        // These are about what was asked for (flags, paths), not the store.
+        const auto& e = s.error();
+        const bool input = e == rpm::errc::invalid_argument || e == rpm::errc::bad_size ||
+                           e == rpm::errc::path_not_found || e == rpm::errc::not_pmem;
         return status = fail(a.local + ": " + s.error().message(), input ? 2 : 3), nullptr;
     }
     const auto st = (*s)->stats();
@@ -78,7 +80,8 @@ std::unique_ptr<kv::Store> open_primary(const PrimaryArgs& a, int& status) {
 }
 
 int put(kv::Store& s, const std::string& key, const std::string& value) {
-    if (auto r = s.put(key, value); !r) return fail("put " + key + ": " + r.error().message(), 3);
+    if (auto r = s.put(key, value); !r)
+        return fail("put " + key + ": " + r.error().message(), r.error() == rpm::errc::invalid_argument ? 2 : 3);
     std::cout << "ok\n";
     return 0;
 }
