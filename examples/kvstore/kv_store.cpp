@@ -29,17 +29,6 @@ std::uint64_t fnv1a(std::string_view key) noexcept {
     return h;
 }
 
-// ReplicatedLog's record format (replicated_log.hpp): [commit word][index]
-// [payload], the payload's length in the commit word's low 31 bits. Entries
-// point at records for_each has validated (open rebuilds the index from
-// it) or that this process appended, so only the bounds are checked here.
-std::optional<std::span<const std::byte>> payload_at(std::span<const std::byte> log, std::uint64_t position) noexcept {
-    if (position + rpm::ReplicatedLog::kRecordOverhead > log.size()) return std::nullopt;
-    const std::uint64_t length = load64(log, position) & ((1ull << 31) - 1);
-    if (length > log.size() - position - rpm::ReplicatedLog::kRecordOverhead) return std::nullopt;
-    return log.subspan(position + rpm::ReplicatedLog::kRecordOverhead, length);
-}
-
 std::map<std::string, std::string> replay(const std::vector<rpm::LogRecord>& records) {
     std::map<std::string, std::string> out;
     for (const auto& rec : records) {
@@ -112,12 +101,10 @@ rpm::Result<std::unique_ptr<Store>> Store::open(rpm::ReplicatorOptions opts) {
     if (!layout)
         return rpm::Error(rpm::errc::bad_size, std::to_string(region_size) + " bytes; a store needs at least " +
                                                    std::to_string(kMinRegionSize));
-    opts.recovery_rank = [l = *layout](std::span<const std::byte> data) -> std::uint64_t {
-        // The replicator passes the data area only up to the group's high
-        // water mark (nothing past it was ever written), often less than the
-        // whole log slice: rank the part that is there.
-        if (data.size() <= l.log_offset) return 0;
-        return rpm::ReplicatedLog::rank(data.subspan(l.log_offset, std::min(l.log_length, data.size() - l.log_offset)));
+    // The replicator passes the data area only up to the group's high water
+    // mark; this form of rank copes with a log slice cut short.
+    opts.recovery_rank = [l = *layout](std::span<const std::byte> data) {
+        return rpm::ReplicatedLog::rank(data, l.log_offset, l.log_length);
     };
     auto r = rpm::Replicator::open(std::move(opts));
     if (!r) return r.error();
@@ -185,9 +172,9 @@ std::uint64_t Store::local_entry(std::uint64_t slot) const noexcept {
 }
 
 std::optional<Record> Store::record_at(std::uint64_t entry) const noexcept {
-    auto payload = payload_at(r_.data().subspan(layout_.log_offset, layout_.log_length), entry - 1);
-    if (!payload) return std::nullopt;
-    return decode(*payload);
+    auto rec = rpm::ReplicatedLog::record_at(r_.data().subspan(layout_.log_offset, layout_.log_length), entry - 1);
+    if (!rec) return std::nullopt;
+    return decode(rec->payload);
 }
 
 // Linear probing; deletes leave their tombstone record in the slot, so a

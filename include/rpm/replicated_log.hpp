@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 
 namespace rpm {
@@ -72,6 +73,10 @@ public:
     /// which may be cut short (recovery_rank gets the data area up to the
     /// high-water mark): ranks what is there.
     static std::uint64_t rank(std::span<const std::byte> data_area, std::uint64_t offset, std::uint64_t length) noexcept;
+    /// The record at `position` of a log slice (as LogAppend::position or
+    /// LogRecord::position gave it), validated like a scan validates it
+    /// (commit word, index, CRC); nullopt when there is none.
+    static std::optional<LogRecord> record_at(std::span<const std::byte> slice, std::uint64_t position) noexcept;
     /// Every valid record of a log slice (e.g. a replica's region opened
     /// after the primary was lost). An empty vector when no log is there.
     static std::vector<LogRecord> scan(std::span<const std::byte> slice);

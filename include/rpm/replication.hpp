@@ -63,6 +63,12 @@ std::string to_string(const Durability& d);
 /// ERRORS: errc::invalid_argument for anything else.
 Result<Durability> parse_durability(std::string_view s);
 
+/// How many of `members` members a commit needs under `d` (what
+/// Replicator::needed() reports once open).
+/// ERRORS: errc::invalid_argument when the policy cannot be met even with
+/// every member (k of 0, k above members, no members).
+Result<unsigned> needed_members(const Durability& d, unsigned members);
+
 /// Progress frontiers (compare Derecho's persistence callbacks).
 enum class Frontier {
     local,   ///< the local copy holds every write up to here persistently

@@ -68,9 +68,6 @@ std::string_view to_string(ReplicaEvent::Kind k) noexcept {
     return "?";
 }
 
-namespace replication {
-
-// See detail/quorum.hpp.
 Result<unsigned> needed_members(const Durability& d, unsigned members) {
     if (members == 0) return Error(errc::invalid_argument, "no replicas and the local copy does not count");
     switch (d.kind) {
@@ -84,7 +81,6 @@ Result<unsigned> needed_members(const Durability& d, unsigned members) {
     return Error(errc::invalid_argument, "unknown durability kind");
 }
 
-} // namespace replication
 } // namespace rpm
 
 namespace rpm::replication {

@@ -92,6 +92,14 @@ std::uint64_t ReplicatedLog::rank(std::span<const std::byte> data_area, std::uin
     return rank(data_area.subspan(offset, std::min<std::uint64_t>(length, data_area.size() - offset)));
 }
 
+std::optional<LogRecord> ReplicatedLog::record_at(std::span<const std::byte> slice, std::uint64_t position) noexcept {
+    const auto h = fmt::read_header(slice);
+    if (!h || position % 8 != 0 || position < kHeaderSize || position + kRecordOverhead > slice.size()) return std::nullopt;
+    std::uint64_t index = 0;
+    std::memcpy(&index, slice.data() + position + 8, 8);
+    return fmt::record_at(slice.first(std::min<std::uint64_t>(slice.size(), h->capacity)), h->generation, position, index);
+}
+
 std::vector<LogRecord> ReplicatedLog::scan(std::span<const std::byte> slice) {
     std::vector<LogRecord> out;
     fmt::walk(slice, [&](const LogRecord& r) {

@@ -199,8 +199,6 @@ int run_replication(const Options& o) {
     if (!setup) return std::cerr << "rpm-bench: " << error << "\n", 1;
     const auto configs = make_configs(o, setup->uris.size(), report.base.skipped);
     if (configs.empty()) return std::cerr << "rpm-bench: no replicated configuration to measure\n", 2;
-    if (auto e = setup->enrol(); !e)
-        return std::cerr << "rpm-bench: Replicator::open over every replica: " << e.error().message() << "\n", 1;
     Progress progress(!o.quiet);
     Baselines baselines(report.base, report.base.transport, setup->uris[0], o.baseline_server, o.warmup, progress);
     if (!baselines.error().empty()) return std::cerr << "rpm-bench: baselines: " << baselines.error() << "\n", 1;

@@ -136,20 +136,6 @@ rpm::Result<rpm::Replicator> RepSetup::open(const RepConfig& cfg) {
     return rpm::Replicator::open(std::move(ro));
 }
 
-// Why: Replicator::open counts only members whose region already holds the
-// group (a valid header) towards the read quorum it needs for recovery, and a
-// blank region does not count even when it is reachable. So a group first
-// opened over replica 0 alone cannot later be opened over three replicas
-// with majority-local or 1-local (quorum_lost: "found 1"). "all-local" needs
-// a read quorum of one, so this first open succeeds, writes every header,
-// and later opens find every member.
-rpm::Result<void> RepSetup::enrol() {
-    RepConfig all{static_cast<unsigned>(uris.size()), "all-local", rpm::Durability::all(false), 0, 0};
-    auto rep = open(all);
-    if (!rep) return rep.error();
-    return {};
-}
-
 void RepSetup::close() {
     single_.reset();
     if (conn_) conn_->close();
@@ -171,13 +157,12 @@ std::vector<RepConfig> make_configs(const Options& o, std::size_t servers, std::
             if (!d) continue;  // main() refused it already
             c.durability = *d;
             c.members = n + (d->include_local ? 1 : 0);
-            c.needed = d->kind == rpm::Durability::Kind::all        ? c.members
-                       : d->kind == rpm::Durability::Kind::majority ? c.members / 2 + 1
-                                                                    : d->k;
+            auto needed = rpm::needed_members(*d, c.members);
+            c.needed = needed ? *needed : 0;
             if (n > servers)
                 skipped.push_back({describe(c), "only " + std::to_string(servers) + " replica servers"});
-            else if (c.needed < 1 || c.needed > c.members)
-                skipped.push_back({describe(c), "the policy cannot be met with " + std::to_string(c.members) + " members"});
+            else if (!needed)
+                skipped.push_back({describe(c), needed.error().detail()});
             else
                 out.push_back(std::move(c));
         }

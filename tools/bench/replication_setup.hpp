@@ -43,9 +43,6 @@ public:
 
     /// A Replicator over the first cfg.replicas servers.
     rpm::Result<rpm::Replicator> open(const RepConfig& cfg);
-    /// Open once over every server with "all-local", so each region holds
-    /// the run's group before any configuration is measured.
-    rpm::Result<void> enrol();
     /// Close the baseline connection, stop the servers, remove the pools.
     void close();
 

@@ -7,9 +7,8 @@
 
 namespace rpm::replication {
 
-/// Members a commit needs. ERRORS: errc::invalid_argument when the policy
-/// cannot be met even with every member (k of 0, k > members, no members).
-Result<unsigned> needed_members(const Durability& d, unsigned members);
+// needed_members is public (replication.hpp).
+using rpm::needed_members;
 
 /// The highest LSN that at least `needed` of `frontiers` have reached
 /// (the needed-th largest); 0 when there are fewer than `needed`.

@@ -94,6 +94,23 @@ TEST(LogFormat, LengthsPastTheSliceAndMissingHeaderAreRejected) {
     EXPECT_EQ(ReplicatedLog::rank(blank), 0u);
 }
 
+TEST(LogFormat, RecordAtFindsWholeRecordsOnly) {
+    LogSlice s;
+    const auto one = s.append("one");
+    const auto two = s.append("two: torn below");
+    const auto three = s.append("three", false);
+    auto r = ReplicatedLog::record_at(s.span(), one);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->index, 1u);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(r->payload.data()), r->payload.size()), "one");
+    s.raw()[two + 16 + 3] ^= std::byte{1};
+    EXPECT_FALSE(ReplicatedLog::record_at(s.span(), two));    // CRC
+    EXPECT_FALSE(ReplicatedLog::record_at(s.span(), three));  // no commit word
+    EXPECT_FALSE(ReplicatedLog::record_at(s.span(), one + 8));  // not a record's start
+    EXPECT_FALSE(ReplicatedLog::record_at(s.span(), 1u << 20)); // past the slice
+    EXPECT_FALSE(ReplicatedLog::record_at(std::vector<std::byte>(4096), 64));  // no log
+}
+
 TEST(LogFormat, CommitWordCarriesFlagLengthAndCrc) {
     const auto w = commit_word(0xabcdef01u, 17);
     EXPECT_EQ(w >> 32, 0xabcdef01u);
