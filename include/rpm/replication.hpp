@@ -159,8 +159,9 @@ public:
     /// every reachable member equal to the most advanced one (see
     /// recovery_rank) over the bytes ever written.
     /// RETURN VALUE: a replicator whose members are all at the same LSN.
-    /// ERRORS: errc::invalid_argument (no local path, a durability that
-    /// cannot be met even with every member, k of 0); the errors of
+    /// ERRORS: errc::invalid_argument (no local path, a replica without a
+    /// uri or listed twice, a durability that cannot be met even with every
+    /// member, k of 0); the errors of
     /// pmem::Region::open for the local region; errc::bad_size (a replica
     /// region smaller than the local one); errc::bad_config (a region that
     /// holds another group's data, without adopt_foreign); errc::quorum_lost

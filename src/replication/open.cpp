@@ -27,6 +27,12 @@ Result<void> Replicator::Impl::connect_all(std::string& unreachable) {
         m.index = i;
         m.spec = opts.replicas[i];
         if (m.spec.uri.empty()) return Error(errc::invalid_argument, "replica " + std::to_string(i) + " has no uri");
+        // The same region twice would be counted as two members: a quorum
+        // met by one node.
+        for (std::size_t j = 0; j < i; ++j)
+            if (opts.replicas[j].uri == m.spec.uri && opts.replicas[j].region == m.spec.region)
+                return Error(errc::invalid_argument, "replicas " + std::to_string(j) + " and " + std::to_string(i) +
+                                                         " are the same region (" + m.spec.uri + " " + m.spec.region + ")");
         auto d = dial(m.spec);
         if (!d) {
             // A configuration error is the caller's to fix, not a failure

@@ -122,6 +122,11 @@ TEST_F(ReplicatorTest, BadInputGetsClearErrors) {
     auto big = Replicator::open(small);
     ASSERT_FALSE(big);
     EXPECT_EQ(big.error(), errc::bad_size);
+    auto twice = options(Durability::majority(), {nodes_[0]->uri(), nodes_[1]->uri(), nodes_[0]->uri()});
+    auto dup = Replicator::open(twice);
+    ASSERT_FALSE(dup);
+    EXPECT_EQ(dup.error(), errc::invalid_argument);
+    EXPECT_NE(dup.error().detail().find("same region"), std::string::npos) << dup.error().message();
     EXPECT_EQ(parse_durability("most").error(), errc::invalid_argument);
     EXPECT_EQ(parse_durability("0").error(), errc::invalid_argument);
     EXPECT_EQ(to_string(*parse_durability("2-local")), "2-of-n-local");
