@@ -29,6 +29,8 @@ enum class errc : int {
     rdma_unavailable,          ///< no RDMA device, or the verbs library failed
     unsupported,               ///< the platform or build does not offer this operation
     quorum_lost,               ///< too few replicas are live to give the durability asked for
+    mr_budget_exhausted,       ///< a registration would pass the MR pool's hard budget
+    no_p2p_memory,             ///< no P2P provider suits the clients, or it has no room left
 };
 
 /// The category of rpm::errc ("rpm").

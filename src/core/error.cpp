@@ -41,6 +41,11 @@ const char* describe(errc e) noexcept {
     case errc::quorum_lost:
         return "too few replicas are live for the durability asked for; nothing was acknowledged, "
                "restart or reconnect replicas, or relax the durability";
+    case errc::mr_budget_exhausted:
+        return "the MR pool's registration budget is used up; raise MrPoolOptions::budget or "
+               "return buffers";
+    case errc::no_p2p_memory:
+        return "no peer-to-peer memory suits these devices (see the explanation; rpm-probe --p2p)";
     }
     return "unknown rpm error";
 }

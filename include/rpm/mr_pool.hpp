@@ -1,0 +1,196 @@
+// rpm::MrPool: pools of registered buffers (memory regions, MRs), after the
+// "mobile MR" scheme of seed 002 (workload-driven MR registration).
+//
+// Registering memory with an RNIC is slow (the HCA is involved) and a
+// device has a budget of MRs. Giving every connection a fixed share wastes
+// the budget; registering on demand stalls the I/O path. A pool keeps
+// registered entries in three levels:
+//
+//   L1      per connection (MrPoolUser), a few entries, no lock: the owner
+//           calls get/put from one thread at a time (its own locking);
+//   L2      4 to 8 shared buckets; a new user joins the least-used bucket;
+//   global  one free list per pool, i.e. per device.
+//
+// get() never blocks and never registers: it returns an entry or nullptr
+// ("none now") at once. A background thread registers more entries when the
+// global free count falls below a threshold, moves L2 entries that stayed
+// idle back to the global pool, and deregisters idle global entries while
+// more than `floor` are registered. The pool never holds more than `budget`
+// registrations.
+//
+// What "register" means is the registrar's business: ibv_reg_mr through
+// librpma on RDMA (src/transport/rdma), mlock (pinned memory accounting)
+// for the TCP transport, a fake in tests.
+#pragma once
+
+#include <rpm/result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace rpm {
+
+/// How a pool registers memory with its device. Called from the pool's
+/// background thread and from MrPool::create/add/grow, never from get/put.
+class MrRegistrar {
+public:
+    virtual ~MrRegistrar() = default;
+    /// Register `mem` (page-aligned). The handle is what the transport
+    /// passes to the device (an rpma_mr_local* on RDMA); it may be null.
+    /// ERRORS: any rpm::Error; the pool counts it and retries later.
+    virtual Result<void*> register_memory(std::span<std::byte> mem) = 0;
+    /// Undo register_memory. Must not fail.
+    virtual void deregister_memory(void* handle, std::span<std::byte> mem) noexcept = 0;
+    /// The device's name for messages and statistics ("rxe0", "pinned").
+    [[nodiscard]] virtual std::string device() const = 0;
+};
+
+/// A registrar that pins memory with mlock(2): the TCP transport's
+/// "registration", so pinned bytes are accounted like MRs are on RDMA.
+/// ERRORS from register_memory: errc::permission_denied when RLIMIT_MEMLOCK
+/// forbids it (detail: the limit), errc::io_error for any other failure.
+std::unique_ptr<MrRegistrar> mr_registrar_pinned();
+
+struct MrPoolOptions {
+    std::size_t buffer_size = 64 * 1024;  ///< bytes per entry, rounded up to the page size
+    std::uint32_t budget = 2048;          ///< hard limit of registered entries
+    std::uint32_t initial = 64;           ///< registered by create(), before it returns
+    std::uint32_t floor = 64;             ///< idle reclaim never goes below this many registered
+    std::uint32_t low_water = 16;         ///< global free count below this: register more
+    std::uint32_t replenish_batch = 16;   ///< entries registered (or deregistered) per round
+    std::uint32_t l1_entries = 8;         ///< default L1 size of a user (create_user(0))
+    std::uint32_t l2_buckets = 4;         ///< 4 to 8
+    std::uint32_t l2_entries = 32;        ///< capacity of each L2 bucket
+    std::chrono::milliseconds idle_time{100};        ///< unused this long: L2 -> global, global -> deregistered
+    std::chrono::microseconds monitor_interval{1000}; ///< the background thread's period (seed: 1 ms)
+};
+
+/// Counters since create() and current levels. Read without stopping the pool.
+struct MrPoolStats {
+    std::uint64_t l1_hits = 0;         ///< gets served from the user's L1
+    std::uint64_t l2_hits = 0;         ///< ... from the user's L2 bucket
+    std::uint64_t global_hits = 0;     ///< ... from the global pool
+    std::uint64_t none_now = 0;        ///< gets that found nothing (the caller waits or falls back)
+    std::uint64_t stalls_avoided = 0;  ///< gets served by an entry the background thread registered:
+                                       ///< registration on demand would have stalled there
+    std::uint64_t registrations = 0;   ///< successful register_memory calls
+    std::uint64_t registration_failures = 0;
+    std::uint64_t deregistrations = 0;
+    std::uint64_t l2_reclaims = 0;     ///< idle L2 entries moved back to the global pool
+    std::uint64_t l1_trims = 0;        ///< L1 entries given back when the pool ran short
+    std::uint64_t idle_deregistered = 0; ///< idle global entries deregistered (above the floor)
+    std::uint32_t registered = 0;      ///< entries registered now
+    std::uint32_t free_global = 0;     ///< free entries in the global pool now
+    std::uint32_t free_l2 = 0;         ///< free entries in all L2 buckets now
+    std::uint32_t in_use = 0;          ///< entries handed out by get() and not yet put back
+    std::uint32_t users = 0;           ///< live MrPoolUsers
+    std::uint32_t budget = 0;
+    std::size_t buffer_size = 0;
+    std::string device;
+};
+
+class MrPool;
+class MrPoolUser;
+namespace detail {
+class MrPoolCore;
+struct MrEntry;
+} // namespace detail
+
+/// One registered entry, owned by the pool. Valid between get() and put().
+class MrBuffer {
+public:
+    [[nodiscard]] std::byte* data() const noexcept;
+    [[nodiscard]] std::size_t size() const noexcept;
+    [[nodiscard]] std::span<std::byte> bytes() const noexcept { return {data(), size()}; }
+    /// The registrar's handle (an rpma_mr_local* on RDMA).
+    [[nodiscard]] void* handle() const noexcept;
+    /// Stable while registered: what MrPool::remove takes.
+    [[nodiscard]] std::uint32_t id() const noexcept;
+
+private:
+    friend class detail::MrPoolCore;
+    MrBuffer() = default;
+    detail::MrEntry* entry_ = nullptr;
+};
+
+/// One connection's handle on a pool: its L1 cache and its L2 bucket.
+/// Not thread-safe: one thread at a time (the connection's own locking).
+/// Put back every buffer before it is destroyed; its L1 entries then
+/// return to the pool.
+class MrPoolUser {
+public:
+    MrPoolUser(MrPoolUser&&) noexcept;
+    MrPoolUser& operator=(MrPoolUser&&) noexcept;
+    ~MrPoolUser();
+
+    /// An entry, or nullptr ("none now") at once: never blocks, never
+    /// registers. Order: L1, the user's L2 bucket, the global pool. A miss
+    /// wakes the background thread to register more (within the budget).
+    MrBuffer* get() noexcept;
+    /// Give `b` back: to L1 if it came from L1 (or L1 is below its size),
+    /// else to the user's L2 bucket if it has room, else to the global pool.
+    /// An entry removed with MrPool::remove while out is deregistered here.
+    void put(MrBuffer* b) noexcept;
+    /// Return every free L1 entry to the pool (an idle connection).
+    void trim() noexcept;
+
+    [[nodiscard]] std::uint32_t bucket() const noexcept;
+    [[nodiscard]] std::uint32_t l1_size() const noexcept;   ///< configured
+    [[nodiscard]] std::uint32_t l1_free() const noexcept;   ///< entries in L1 now
+
+private:
+    friend class MrPool;
+    struct State;
+    explicit MrPoolUser(std::unique_ptr<State> s) noexcept;
+    std::unique_ptr<State> s_;
+};
+
+/// A pool of registered entries for one device. Create with create(); the
+/// pool lives while its MrPool or any of its users does.
+class MrPool {
+public:
+    /// Registers `opts.initial` entries, then starts the background thread.
+    /// RETURN VALUE: the pool.
+    /// ERRORS: errc::invalid_argument when an option is out of range
+    /// (buffer_size 0, l2_buckets outside 4..8, initial or floor above
+    /// budget, budget 0; detail names the option); the registrar's error
+    /// when an initial registration fails.
+    static Result<MrPool> create(std::unique_ptr<MrRegistrar> registrar, MrPoolOptions opts = {});
+
+    MrPool(MrPool&&) noexcept;
+    MrPool& operator=(MrPool&&) noexcept;
+    ~MrPool();
+
+    /// A user (connection) with `l1_entries` in its L1 (0: options().l1_entries),
+    /// filled from the global pool as far as it can be; it joins the L2
+    /// bucket with the fewest users.
+    /// ERRORS: errc::invalid_argument when l1_entries exceeds the budget.
+    Result<MrPoolUser> create_user(std::uint32_t l1_entries = 0);
+
+    /// Register `n` more entries now (blocking: not for the I/O path).
+    /// ERRORS: errc::mr_budget_exhausted when that would pass the budget;
+    /// the registrar's error.
+    Result<void> grow(std::uint32_t n);
+    /// Register caller-owned memory (size >= buffer_size is cut into entries
+    /// of buffer_size; page-aligned) as entries of the global pool.
+    /// RETURN VALUE: the id of the first entry; they are consecutive.
+    /// ERRORS: errc::invalid_argument (unaligned or smaller than one entry),
+    /// errc::mr_budget_exhausted, the registrar's error.
+    Result<std::uint32_t> add(std::span<std::byte> memory);
+    /// Deregister entry `id`: now if it is free, when it is put back if it is
+    /// out or cached in an L1. ERRORS: errc::invalid_argument for an unknown id.
+    Result<void> remove(std::uint32_t id);
+
+    [[nodiscard]] MrPoolStats stats() const;
+    [[nodiscard]] const MrPoolOptions& options() const noexcept;
+
+private:
+    explicit MrPool(std::shared_ptr<detail::MrPoolCore> core) noexcept;
+    std::shared_ptr<detail::MrPoolCore> core_;
+};
+
+} // namespace rpm

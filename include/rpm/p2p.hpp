@@ -1,0 +1,174 @@
+// rpm::p2p: the peer-to-peer (P2P) buffer manager (seeds 000 and 001).
+//
+// Device memory on a PCIe bus (an NVMe controller memory buffer, CMB, or
+// persistent memory region, PMR; any BAR the kernel publishes as p2pmem)
+// can take DMA from other devices directly, so data moving NIC -> drive
+// never crosses host memory. Whether that works depends on the PCIe path
+// between the devices, and Linux's P2PDMA code has the rules; rpm follows
+// them:
+//
+//   distance 0   the provider is the client (same function)
+//   distance 2   functions of one device (a common upstream bridge)
+//   distance 4+  devices below a common switch (2 per extra bridge level)
+//   through the host bridge: no common upstream bridge, or an ACS redirect
+//   (request/completion redirect or egress control) on the path; allowed
+//   only when both host bridges are whitelisted or the CPU is AMD Zen.
+//
+// Providers come from sysfs, always under a configurable root (a fixture
+// tree in tests): p2pmem/ directories where the kernel has P2PDMA, and NVMe
+// CMB/PMR BARs read from the controller registers where it has not. The
+// manager allocates from a provider (mmap of p2pmem/allocate, or a mapping
+// of the BAR with its own sub-allocator) and falls back to host memory,
+// hugepages where it can, saying so.
+#pragma once
+
+#include <rpm/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rpm::p2p {
+
+enum class ProviderKind {
+    p2pmem,    ///< the kernel's P2PDMA published it (p2pmem/ in sysfs)
+    nvme_cmb,  ///< an NVMe controller memory buffer, found from CMBLOC/CMBSZ
+    nvme_pmr,  ///< an NVMe persistent memory region, found from PMRCAP
+};
+std::string_view to_string(ProviderKind k) noexcept;
+
+/// A device offering memory for P2P DMA.
+struct Provider {
+    std::string bdf;                 ///< "0000:00:03.0"
+    ProviderKind kind = ProviderKind::p2pmem;
+    std::uint64_t size = 0;          ///< bytes offered
+    std::uint64_t available = 0;     ///< bytes free (p2pmem/available, or the sub-allocator's)
+    bool published = false;          ///< p2pmem/published: usable from user space
+    int bar = -1;                    ///< the BAR holding it (CMB/PMR)
+    std::uint64_t bar_offset = 0;    ///< where in the BAR it starts
+    bool write_data = true;          ///< CMB: CMBSZ.WDS (writes to the buffer are allowed)
+    bool read_data = true;           ///< CMB: CMBSZ.RDS
+    std::string detail;              ///< what the registers or files said
+};
+
+/// Where a PCI device is: its chain of bridges and what is set on them.
+/// Clients are named by BDF ("0000:03:00.0") or by a device name that has
+/// a PCI parent in sysfs ("nvme0", "mlx5_0", "eth0").
+struct Placement {
+    std::string bdf;
+    std::vector<std::string> upstream;  ///< bridges from the device's parent up to the root port
+    std::string host_bridge;            ///< "pci0000:00"
+};
+
+/// One provider as judged for a set of clients.
+struct Verdict {
+    std::string provider;            ///< BDF
+    bool usable = false;
+    bool through_host_bridge = false;
+    int distance = -1;               ///< sum over the clients (the kernel's), -1 when not usable
+    std::string reason;              ///< "same switch (0000:02:00.0) as 0000:03:00.0, distance 4"
+};
+
+/// The answer of find(): the chosen provider (if any) and every verdict.
+struct Choice {
+    std::optional<Provider> provider;
+    std::vector<Verdict> verdicts;   ///< one per provider, closest first
+    std::string explanation;         ///< one paragraph: what was chosen and why
+};
+
+struct ManagerOptions {
+    std::filesystem::path root = "/";         ///< sysfs and /proc are read under it
+    /// Extra host bridges (vendor, device) to treat as whitelisted.
+    std::vector<std::pair<std::uint16_t, std::uint16_t>> extra_whitelist;
+    /// Map NVMe BARs (resourceN) for CMB/PMR providers; off = discovery only.
+    bool map_bars = true;
+    /// Host fallback: try hugepages (MAP_HUGETLB) before normal pages.
+    bool hugepages = true;
+};
+
+/// Where a buffer's memory is.
+enum class Source { p2pmem, bar, host_hugepages, host };
+std::string_view to_string(Source s) noexcept;
+
+class Manager;
+namespace detail { class ManagerCore; }
+
+/// Memory from the manager. Freed (back to its provider) on destruction.
+class Buffer {
+public:
+    Buffer(Buffer&&) noexcept;
+    Buffer& operator=(Buffer&&) noexcept;
+    ~Buffer();
+    [[nodiscard]] std::byte* data() const noexcept;
+    [[nodiscard]] std::size_t size() const noexcept;
+    [[nodiscard]] std::span<std::byte> bytes() const noexcept { return {data(), size()}; }
+    [[nodiscard]] Source source() const noexcept;
+    [[nodiscard]] bool is_fallback() const noexcept { return source() == Source::host || source() == Source::host_hugepages; }
+    [[nodiscard]] const std::string& provider() const noexcept;  ///< BDF, empty for host memory
+    [[nodiscard]] std::uint64_t offset() const noexcept;         ///< into the provider's memory
+    [[nodiscard]] const std::string& why() const noexcept;       ///< for a fallback: why not P2P
+
+private:
+    friend class detail::ManagerCore;
+    struct State;
+    explicit Buffer(std::unique_ptr<State> s) noexcept;
+    std::unique_ptr<State> s_;
+};
+
+/// Bytes moved through manager buffers, as the user reports them with
+/// Manager::account: what P2P kept off host memory (the seed's "CPU memory
+/// bandwidth" column).
+struct Accounting {
+    std::uint64_t device_bytes = 0;     ///< moved through provider memory
+    std::uint64_t host_staged_bytes = 0;///< moved through host fallback buffers
+    std::uint64_t allocations = 0;
+    std::uint64_t fallbacks = 0;        ///< allocations served from host memory
+    std::uint64_t bytes_allocated = 0;  ///< live, all sources
+};
+
+class Manager {
+public:
+    /// Discover providers under opts.root.
+    /// RETURN VALUE: a manager (possibly with no providers).
+    /// ERRORS: errc::path_not_found when the root has no sys/bus/pci/devices.
+    static Result<Manager> discover(ManagerOptions opts = {});
+
+    Manager(Manager&&) noexcept;
+    Manager& operator=(Manager&&) noexcept;
+    ~Manager();
+
+    [[nodiscard]] const std::vector<Provider>& providers() const noexcept;
+
+    /// Where `device` sits. ERRORS: errc::path_not_found (no such device),
+    /// errc::invalid_argument (not a PCI device).
+    [[nodiscard]] Result<Placement> place(const std::string& device) const;
+
+    /// The closest provider every client can reach (ties: most free space),
+    /// with a verdict for each provider. No provider is not an error.
+    /// ERRORS: errc::invalid_argument (no clients), the errors of place().
+    [[nodiscard]] Result<Choice> find(std::span<const std::string> clients) const;
+
+    /// `size` bytes aligned to `align` (a power of two, at most 2 MiB) from
+    /// the chosen provider, or from host memory when `choice` has none or it
+    /// has no room (a fallback: Buffer::is_fallback, why()).
+    /// ERRORS: errc::invalid_argument (size 0, bad alignment), errc::io_error
+    /// when neither the provider nor host memory can be mapped.
+    Result<Buffer> allocate(const Choice& choice, std::size_t size, std::size_t align = 4096);
+    /// Only from the provider: errc::no_p2p_memory instead of a fallback.
+    Result<Buffer> allocate_p2p(const Choice& choice, std::size_t size, std::size_t align = 4096);
+
+    /// Record `bytes` moved through `b` (counted as device or host-staged).
+    void account(const Buffer& b, std::uint64_t bytes) noexcept;
+    [[nodiscard]] Accounting accounting() const;
+
+private:
+    explicit Manager(std::shared_ptr<detail::ManagerCore> core) noexcept;
+    std::shared_ptr<detail::ManagerCore> core_;
+};
+
+} // namespace rpm::p2p
