@@ -33,9 +33,15 @@ std::vector<Provider> discover_providers(const fs::path& root, std::vector<std::
 
 /// A BDF or a device name with a PCI parent ("nvme0" under sys/class/*,
 /// "mlx5_0" under sys/class/infiniband, "eth0" under sys/class/net).
+/// ERRORS: errc::path_not_found (no such BDF under sys/bus/pci/devices, no
+/// such name), errc::invalid_argument (no PCI parent, as Soft-RoCE rxe0;
+/// a name with '/' or "..").
 Result<Placement> place(const fs::path& root, const std::string& device);
 
-/// The kernel's verdict on one provider for all clients (distance summed).
+/// The kernel's verdict on one provider for all clients (distance summed;
+/// mainline Linux adds no penalty for a path through the host bridge).
+/// Unreadable ACS (config space under 0x100 bytes) on a bridge of the path
+/// counts as a redirect.
 Verdict judge(const fs::path& root, const HostFacts& facts, const Placement& provider,
               std::span<const Placement> clients);
 
