@@ -79,6 +79,7 @@ struct Choice {
     std::optional<Provider> provider;
     std::vector<Verdict> verdicts;   ///< one per provider, closest first
     std::string explanation;         ///< one paragraph: what was chosen and why
+    std::vector<std::string> clients;///< as named to Manager::find (for fallback reasons)
 };
 
 struct ManagerOptions {
@@ -91,6 +92,17 @@ struct ManagerOptions {
     bool hugepages = true;
 };
 
+/// A provider's free space now (Manager::usage), as its buffers left it.
+struct ProviderUsage {
+    std::string bdf;
+    ProviderKind kind = ProviderKind::p2pmem;
+    std::uint64_t size = 0;
+    std::uint64_t free_bytes = 0;    ///< p2pmem: the kernel's p2pmem/available
+    std::uint64_t largest_free = 0;  ///< the largest extent one buffer can have
+    double fragmentation = 0.0;      ///< 1 - largest_free / free_bytes
+    std::size_t buffers = 0;         ///< live buffers from this manager
+};
+
 /// Where a buffer's memory is.
 enum class Source { p2pmem, bar, host_hugepages, host };
 std::string_view to_string(Source s) noexcept;
@@ -98,7 +110,9 @@ std::string_view to_string(Source s) noexcept;
 class Manager;
 namespace detail { class ManagerCore; }
 
-/// Memory from the manager. Freed (back to its provider) on destruction.
+/// Memory from the manager. Freed (back to its provider) on destruction;
+/// it keeps the provider's mapping alive even after its Manager is gone.
+/// A moved-from buffer is empty (data() nullptr, size() 0).
 class Buffer {
 public:
     Buffer(Buffer&&) noexcept;
@@ -110,7 +124,7 @@ public:
     [[nodiscard]] Source source() const noexcept;
     [[nodiscard]] bool is_fallback() const noexcept { return source() == Source::host || source() == Source::host_hugepages; }
     [[nodiscard]] const std::string& provider() const noexcept;  ///< BDF, empty for host memory
-    [[nodiscard]] std::uint64_t offset() const noexcept;         ///< into the provider's memory
+    [[nodiscard]] std::uint64_t offset() const noexcept;         ///< into the provider's memory (p2pmem: 0, the kernel does not say)
     [[nodiscard]] const std::string& why() const noexcept;       ///< for a fallback: why not P2P
 
 private:
@@ -142,7 +156,13 @@ public:
     Manager& operator=(Manager&&) noexcept;
     ~Manager();
 
+    /// The providers as discovered (their `available` is not updated; see usage()).
     [[nodiscard]] const std::vector<Provider>& providers() const noexcept;
+    /// Devices whose files could not be read during discovery, with the reason.
+    [[nodiscard]] const std::vector<std::string>& skipped() const noexcept;
+    /// Free space now: one entry per provider in providers() order, then
+    /// any provider only a hand-made Choice named. Thread-safe.
+    [[nodiscard]] std::vector<ProviderUsage> usage() const;
 
     /// Where `device` sits. ERRORS: errc::path_not_found (no such device),
     /// errc::invalid_argument (not a PCI device).
@@ -156,8 +176,9 @@ public:
     /// `size` bytes aligned to `align` (a power of two, at most 2 MiB) from
     /// the chosen provider, or from host memory when `choice` has none or it
     /// has no room (a fallback: Buffer::is_fallback, why()).
-    /// ERRORS: errc::invalid_argument (size 0, bad alignment), errc::io_error
-    /// when neither the provider nor host memory can be mapped.
+    /// ERRORS: errc::invalid_argument (size 0 or beyond SIZE_MAX / 2, bad
+    /// alignment), errc::io_error when neither the provider nor host memory
+    /// can be mapped (the detail gives both reasons).
     Result<Buffer> allocate(const Choice& choice, std::size_t size, std::size_t align = 4096);
     /// Only from the provider: errc::no_p2p_memory instead of a fallback.
     Result<Buffer> allocate_p2p(const Choice& choice, std::size_t size, std::size_t align = 4096);

@@ -9,6 +9,11 @@
 #   faults  bad input and injected faults over real rdma:// (lab_rdma_test)
 #   nvme    (with --nvme-cmb) the NVMe drive's CMB BAR is there, and 1 MiB
 #           written to the drive with O_DIRECT reads back the same
+#   p2p     (with --nvme-cmb) rpm::p2p::Manager on that CMB (lab_p2p_test:
+#           found from the registers, chosen at distance 0, 1 MiB written
+#           through a buffer and found in BAR2, exhaustion falls back to
+#           host memory with its reason, freed buffers coalesce);
+#           rpm-probe --p2p chooses it; the drive still does I/O after
 #   kill    rpm-server killed mid-stream and restarted; every acknowledged
 #           record read back (tests/integration/process/kill_test.sh), and
 #           the planted ack-before-persist bug caught (adr only: it is the
@@ -96,10 +101,22 @@ nvme() {
     cmp /tmp/nvme.out /tmp/nvme.in && echo "1 MiB written and read back through $RPM_LAB_NVME"
 }
 
+# The kernel has no P2PDMA, so the CMB is reached by mapping BAR2
+# (docs/p2p.md); the driver does not use it, so I/O is unaffected.
+p2p() {
+  "$build/tests/lab_p2p_test" --gtest_brief=1 || return 1
+  "$build/bin/rpm-probe" --p2p "$RPM_LAB_NVME_BDF" || return 1
+  local chosen
+  chosen=$("$build/bin/rpm-probe" --json --p2p "$RPM_LAB_NVME_BDF" | jq -r '.choice.provider') || return 1
+  echo "rpm-probe --p2p $RPM_LAB_NVME_BDF chose: $chosen"
+  [ "$chosen" = "$RPM_LAB_NVME_BDF" ] && nvme
+}
+
 echo "lab[$mode]: kernel $(uname -r), $(rdma link show | head -1), PM $RPM_LAB_PM (region0 deep_flush control $control)"
 step detect detect
 step pmem pmem
 [ -n "${RPM_LAB_NVME:-}" ] && step nvme nvme
+[ -n "${RPM_LAB_NVME:-}" ] && step p2p p2p
 step ops ops
 [ "$mode" = adr ] && step faults faults
 step kill kill_normal

@@ -1,5 +1,6 @@
 // rpm-probe: what this machine (or a sysfs tree) is, and which flush
 // sequence a remote writer must use for each persistent-memory region.
+#include "p2p.hpp"
 #include "report.hpp"
 
 #include <CLI/CLI.hpp>
@@ -7,6 +8,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
+
+namespace {
+
+// --p2p: 0 with a full report, 1 when a client could not be placed, 2 when
+// discovery failed.
+int p2p_main(const std::string& root, const std::vector<std::string>& clients, bool json) {
+    auto report = rpm::probe::build_p2p_report(root, clients);
+    if (!report) {
+        std::cerr << "rpm-probe: " << report.error().message() << "\n";
+        return 2;
+    }
+    std::cout << (json ? rpm::probe::render_p2p_json(*report) : rpm::probe::render_p2p_text(*report));
+    for (const auto& c : report->clients)
+        if (!c.placement) return 1;
+    return 0;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
     CLI::App app{"rpm-probe: detect persistence domains, DDIO and RDMA capabilities, and "
@@ -22,10 +41,18 @@ int main(int argc, char** argv) {
     app.add_option("--pmem", paths, "also inspect this PM file or devdax device (repeatable)");
     app.add_option("--config", config, "JSON overrides file (default: $RPM_CONFIG)")
         ->check(CLI::ExistingFile);
+    std::vector<std::string> p2p_clients;
+    app.add_option("--p2p", p2p_clients,
+                   "P2P mode: list the P2P memory providers; with CLIENTs (BDFs or device names: "
+                   "nvme0, mlx5_0, eth0), where each sits, every provider's verdict and the choice")
+        ->expected(0, -1);
     app.add_flag("--json", json, "print JSON instead of text");
     app.set_version_flag("--version", "rpm-probe 0.1.0");
     CLI11_PARSE(app, argc, argv);
 
+    // CLI11 hands a bare --p2p over as one empty value.
+    std::erase(p2p_clients, std::string());
+    if (app.count("--p2p") > 0) return p2p_main(root, p2p_clients, json);
     opts.sysfs_root = root;
     for (const auto& p : paths) opts.pmem_paths.emplace_back(p);
     if (!config.empty()) opts.config = config;

@@ -1,0 +1,65 @@
+// Manager: discovery, placement and choice (the rules are in topology),
+// and the allocation calls, which go to the shared core.
+#include "p2p/detail/core.hpp"
+
+#include "platform/sysfs.hpp"
+
+namespace rpm::p2p {
+
+Manager::Manager(std::shared_ptr<detail::ManagerCore> core) noexcept : core_(std::move(core)) {}
+Manager::Manager(Manager&&) noexcept = default;
+Manager& Manager::operator=(Manager&&) noexcept = default;
+Manager::~Manager() = default;
+
+Result<Manager> Manager::discover(ManagerOptions opts) {
+    if (!platform::sysfs::exists(opts.root, "sys/bus/pci/devices"))
+        return Error(errc::path_not_found,
+                     (opts.root / "sys/bus/pci/devices").string() +
+                         ": no PCI devices under the root (is it a sysfs tree?)");
+    std::vector<std::string> skipped;
+    auto providers = detail::discover_providers(opts.root, skipped);
+    auto facts = detail::read_host_facts(opts.root, opts.extra_whitelist);
+    return Manager(std::make_shared<detail::ManagerCore>(std::move(opts), std::move(providers),
+                                                         std::move(facts), std::move(skipped)));
+}
+
+const std::vector<Provider>& Manager::providers() const noexcept { return core_->providers(); }
+const std::vector<std::string>& Manager::skipped() const noexcept { return core_->skipped(); }
+std::vector<ProviderUsage> Manager::usage() const { return core_->usage(); }
+
+Result<Placement> Manager::place(const std::string& device) const {
+    return detail::place(core_->options().root, device);
+}
+
+Result<Choice> Manager::find(std::span<const std::string> clients) const {
+    if (clients.empty()) return Error(errc::invalid_argument, "find() needs at least one client");
+    std::vector<Placement> placed;
+    for (const auto& c : clients) {
+        auto p = place(c);
+        if (!p) return p.error();
+        placed.push_back(std::move(*p));
+    }
+    // Ties go to the most free space: as it is now, not as discovered.
+    std::vector<Provider> providers = core_->providers();
+    const auto usage = core_->usage();
+    for (std::size_t i = 0; i < providers.size(); ++i) providers[i].available = usage[i].free_bytes;
+    Choice choice = detail::choose(core_->options().root, core_->facts(), providers, placed);
+    choice.clients.assign(clients.begin(), clients.end());
+    return choice;
+}
+
+Result<Buffer> Manager::allocate(const Choice& choice, std::size_t size, std::size_t align) {
+    return core_->allocate(choice, size, align, true);
+}
+
+Result<Buffer> Manager::allocate_p2p(const Choice& choice, std::size_t size, std::size_t align) {
+    return core_->allocate(choice, size, align, false);
+}
+
+void Manager::account(const Buffer& b, std::uint64_t bytes) noexcept {
+    if (b.data() != nullptr) core_->account(b.source(), bytes);
+}
+
+Accounting Manager::accounting() const { return core_->accounting(); }
+
+} // namespace rpm::p2p
