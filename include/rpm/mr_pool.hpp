@@ -60,12 +60,15 @@ struct MrPoolOptions {
     std::uint32_t budget = 2048;          ///< hard limit of registered entries
     std::uint32_t initial = 64;           ///< registered by create(), before it returns
     std::uint32_t floor = 64;             ///< idle reclaim never goes below this many registered
-    std::uint32_t low_water = 16;         ///< global free count below this: register more
+    std::uint32_t low_water = 16;         ///< global free count below this: register more (and idle
+                                          ///< reclaim leaves at least this many free, not to thrash)
     std::uint32_t replenish_batch = 16;   ///< entries registered (or deregistered) per round
     std::uint32_t l1_entries = 8;         ///< default L1 size of a user (create_user(0))
     std::uint32_t l2_buckets = 4;         ///< 4 to 8
     std::uint32_t l2_entries = 32;        ///< capacity of each L2 bucket
     std::chrono::milliseconds idle_time{100};        ///< unused this long: L2 -> global, global -> deregistered
+                                                     ///< (L1 entries are never aged; add() entries never
+                                                     ///< deregistered for idleness)
     std::chrono::microseconds monitor_interval{1000}; ///< the background thread's period (seed: 1 ms)
 };
 
@@ -82,6 +85,7 @@ struct MrPoolStats {
     std::uint64_t deregistrations = 0;
     std::uint64_t l2_reclaims = 0;     ///< idle L2 entries moved back to the global pool
     std::uint64_t l1_trims = 0;        ///< L1 entries given back when the pool ran short
+                                       ///< (MrPoolUser::trim() is not counted)
     std::uint64_t idle_deregistered = 0; ///< idle global entries deregistered (above the floor)
     std::uint32_t registered = 0;      ///< entries registered now
     std::uint32_t free_global = 0;     ///< free entries in the global pool now
@@ -134,6 +138,10 @@ public:
     /// Give `b` back: to L1 if it came from L1 (or L1 is below its size),
     /// else to the user's L2 bucket if it has room, else to the global pool.
     /// An entry removed with MrPool::remove while out is deregistered here.
+    /// When the pool has asked users to give back (it ran empty and gets
+    /// missed), only entries that came from L1 return to L1, and L1 then
+    /// keeps half its size, giving the rest to the global pool (l1_trims).
+    /// A null `b` is ignored.
     void put(MrBuffer* b) noexcept;
     /// Return every free L1 entry to the pool (an idle connection).
     void trim() noexcept;
@@ -150,15 +158,21 @@ private:
 };
 
 /// A pool of registered entries for one device. Create with create(); the
-/// pool lives while its MrPool or any of its users does.
+/// pool lives while its MrPool or any of its users does. Its calls are
+/// thread-safe (a moved-from MrPool supports only destruction and
+/// assignment). When the pool ends (the last of the MrPool and its users is
+/// gone) its thread stops and every entry is deregistered, even one still
+/// out: put every buffer back before destroying its user.
 class MrPool {
 public:
     /// Registers `opts.initial` entries, then starts the background thread.
     /// RETURN VALUE: the pool.
     /// ERRORS: errc::invalid_argument when an option is out of range
-    /// (buffer_size 0, l2_buckets outside 4..8, initial or floor above
-    /// budget, budget 0; detail names the option); the registrar's error
-    /// when an initial registration fails.
+    /// (buffer_size 0 or above 1 TiB, l2_buckets outside 4..8, initial or
+    /// floor above budget, budget 0, l1_entries 0, l2_entries 0,
+    /// monitor_interval not positive, idle_time negative; detail names the
+    /// option) or the registrar is null; the registrar's error when an
+    /// initial registration fails (none then stays registered).
     static Result<MrPool> create(std::unique_ptr<MrRegistrar> registrar, MrPoolOptions opts = {});
 
     MrPool(MrPool&&) noexcept;
@@ -172,20 +186,26 @@ public:
     Result<MrPoolUser> create_user(std::uint32_t l1_entries = 0);
 
     /// Register `n` more entries now (blocking: not for the I/O path).
+    /// All or nothing: after an error none of the `n` stays registered.
     /// ERRORS: errc::mr_budget_exhausted when that would pass the budget;
     /// the registrar's error.
     Result<void> grow(std::uint32_t n);
     /// Register caller-owned memory (size >= buffer_size is cut into entries
     /// of buffer_size; page-aligned) as entries of the global pool.
     /// RETURN VALUE: the id of the first entry; they are consecutive.
+    /// The pool never frees this memory and never deregisters these entries
+    /// for idleness: they stay until remove() or the pool's end.
     /// ERRORS: errc::invalid_argument (unaligned or smaller than one entry),
-    /// errc::mr_budget_exhausted, the registrar's error.
+    /// errc::mr_budget_exhausted, the registrar's error (nothing added).
     Result<std::uint32_t> add(std::span<std::byte> memory);
     /// Deregister entry `id`: now if it is free, when it is put back if it is
-    /// out or cached in an L1. ERRORS: errc::invalid_argument for an unknown id.
+    /// out or cached in an L1 (an L1 never hands it out again). ERRORS:
+    /// errc::invalid_argument for an unknown id or one already removed or
+    /// deregistered (ids are never reused).
     Result<void> remove(std::uint32_t id);
 
     [[nodiscard]] MrPoolStats stats() const;
+    /// The options given to create(), buffer_size rounded up to the page size.
     [[nodiscard]] const MrPoolOptions& options() const noexcept;
 
 private:

@@ -1,0 +1,124 @@
+// The pool's background thread (see detail/monitor.hpp).
+#include "mr_pool/detail/monitor.hpp"
+
+#include "mr_pool/detail/pool_core.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <vector>
+
+namespace rpm::detail {
+
+void Monitor::start() {
+    thread_ = std::thread([this] { run(); });
+}
+
+void Monitor::stop() noexcept {
+    {
+        std::lock_guard guard(mu_);
+        stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void Monitor::note_miss() noexcept {
+    missed_.store(true, std::memory_order_relaxed);
+    woken_.store(true, std::memory_order_relaxed);
+    cv_.notify_one();
+}
+
+void Monitor::run() {
+    const auto interval = core_.options().monitor_interval;
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+        cv_.wait_for(lock, interval, [this] { return stop_ || woken_.load(std::memory_order_relaxed); });
+        if (stop_) break;
+        woken_.store(false, std::memory_order_relaxed);
+        lock.unlock();
+        round(Clock::now());
+        lock.lock();
+    }
+}
+
+// Misses can wake the thread far more often than once per interval; only
+// the cheap, urgent steps run on every wake-up.
+void Monitor::round(Clock::time_point now) {
+    core_.set_coarse_now(now);
+    replenish(now);
+    ask_give_back();
+    if (now < next_maintenance_) return;
+    next_maintenance_ = now + core_.options().monitor_interval;
+    reclaim_l2(now);
+    deregister_idle(now);
+}
+
+// Registers outside every pool lock; after a failure waits one interval
+// before trying again, however often misses wake the thread.
+void Monitor::replenish(Clock::time_point now) {
+    const MrPoolOptions& o = core_.options();
+    if (now < retry_after_ || core_.global().size() >= o.low_water) return;
+    const std::uint32_t n = std::min(o.replenish_batch, core_.registry().headroom());
+    if (n == 0) return;
+    std::vector<MrEntry*> made;
+    const auto r = core_.registry().register_new(n, true, true, made);
+    for (MrEntry* e : made) core_.to_global(e, now);
+    if (!r) retry_after_ = now + o.monitor_interval;
+}
+
+void Monitor::ask_give_back() noexcept {
+    if (!missed_.exchange(false, std::memory_order_relaxed)) return;
+    if (core_.global().size() == 0) core_.request_give_back();
+}
+
+// Idle L2 entries go to the global pool with their last-use time kept:
+// moving is not using, so they may be deregistered as soon as they are
+// idle there too. Retiring entries found on the way are deregistered.
+void Monitor::reclaim_l2(Clock::time_point now) {
+    const auto idle = core_.options().idle_time;
+    std::vector<MrEntry*> found;
+    for (auto& bucket : core_.buckets()) {
+        found.clear();
+        bucket.collect([&](const MrEntry& e) {
+            return e.retiring.load(std::memory_order_relaxed) || now - e.last_use >= idle;
+        }, std::numeric_limits<std::size_t>::max(), found);
+        std::uint64_t moved = 0;
+        for (MrEntry* e : found) {
+            if (e->retiring.load(std::memory_order_relaxed)) {
+                core_.drop(e);
+            } else {
+                core_.to_global(e, std::nullopt);
+                ++moved;
+            }
+        }
+        core_.count_l2_reclaims(moved);
+    }
+}
+
+// At most replenish_batch per round, never below the floor, and never
+// below low_water free entries, which would only make replenish register
+// them again on the next round.
+void Monitor::deregister_idle(Clock::time_point now) {
+    const MrPoolOptions& o = core_.options();
+    const std::uint32_t registered = core_.registry().registered();
+    const std::uint32_t free = core_.global().size();
+    std::uint32_t left = std::min({registered > o.floor ? registered - o.floor : 0U,
+                                   free > o.low_water ? free - o.low_water : 0U, o.replenish_batch});
+    std::vector<MrEntry*> found;
+    core_.global().collect([&](const MrEntry& e) {
+        if (e.retiring.load(std::memory_order_relaxed)) return true;
+        // The pool cannot make MrPool::add memory again: only remove() ends it.
+        if (left == 0 || !e.owns_memory || now - e.last_use < o.idle_time) return false;
+        --left;
+        return true;
+    }, std::numeric_limits<std::size_t>::max(), found);
+    std::uint64_t idle = 0;
+    for (MrEntry* e : found) {
+        if (!e->retiring.load(std::memory_order_relaxed)) ++idle;
+        core_.drop(e);
+    }
+    core_.count_idle_deregistered(idle);
+}
+
+}  // namespace rpm::detail

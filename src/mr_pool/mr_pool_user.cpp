@@ -1,0 +1,76 @@
+// MrPoolUser: the L1 fast path. get() and put() that stay in L1 touch only
+// this user's memory and the entry: no lock, no atomic read-modify-write.
+#include "mr_pool/detail/pool_core.hpp"
+#include "mr_pool/detail/user_cache.hpp"
+
+namespace rpm {
+
+using detail::Level;
+using detail::MrEntry;
+using detail::MrPoolCore;
+
+MrPoolUser::MrPoolUser(std::unique_ptr<State> s) noexcept : s_(std::move(s)) {}
+MrPoolUser::MrPoolUser(MrPoolUser&&) noexcept = default;
+
+MrPoolUser& MrPoolUser::operator=(MrPoolUser&& other) noexcept {
+    if (this != &other) {
+        if (s_) s_->core->detach(*s_);
+        s_ = std::move(other.s_);
+    }
+    return *this;
+}
+
+MrPoolUser::~MrPoolUser() {
+    if (s_) s_->core->detach(*s_);
+}
+
+MrBuffer* MrPoolUser::get() noexcept {
+    State& u = *s_;
+    MrEntry* e = nullptr;
+    while (u.l1_count != 0) {
+        MrEntry* top = u.l1[--u.l1_count];
+        // remove() marked it while it sat here: it must not be handed out.
+        if (!top->retiring.load(std::memory_order_relaxed)) [[likely]] {
+            top->origin = Level::l1;
+            detail::bump(u.counters.l1_hits);
+            e = top;
+            break;
+        }
+        u.core->drop(top);
+    }
+    if (e == nullptr) e = u.core->get_shared(u);
+    if (e == nullptr) return nullptr;
+    if (e->background) [[unlikely]] {
+        e->background = false;
+        detail::bump(u.counters.stalls_avoided);
+    }
+    return &e->buffer;
+}
+
+// The seed's rules: an entry taken from L1 goes back to L1; another goes to
+// L1 too while L1 is below its size (so both reduce to "L1 has room")
+// except while the pool is short, when only L1's own entries return there
+// and the rest go where other users can reach them.
+void MrPoolUser::put(MrBuffer* b) noexcept {
+    if (b == nullptr) return;
+    State& u = *s_;
+    MrEntry* e = MrPoolCore::entry_of(b);
+    detail::bump(u.counters.puts);
+    if (e->retiring.load(std::memory_order_relaxed)) [[unlikely]] {
+        u.core->drop(e);
+        return;
+    }
+    const bool short_now = u.give_back.load(std::memory_order_relaxed);
+    if (u.l1_count < u.l1_size && (e->origin == Level::l1 || !short_now))
+        u.l1[u.l1_count++] = e;
+    else
+        u.core->put_shared(u, e);
+    if (short_now) [[unlikely]] u.core->give_back(u);
+}
+
+void MrPoolUser::trim() noexcept { s_->core->trim(*s_); }
+std::uint32_t MrPoolUser::bucket() const noexcept { return s_->bucket; }
+std::uint32_t MrPoolUser::l1_size() const noexcept { return s_->l1_size; }
+std::uint32_t MrPoolUser::l1_free() const noexcept { return s_->l1_count; }
+
+}  // namespace rpm
