@@ -12,6 +12,7 @@
 #pragma once
 
 #include <rpm/flush.hpp>
+#include <rpm/mr_pool.hpp>
 #include <rpm/persistence.hpp>
 #include <rpm/result.hpp>
 
@@ -132,5 +133,15 @@ public:
 private:
     ClientOptions opts_;
 };
+
+/// The process-wide pool of pinned (mlock'ed) socket read buffers that every
+/// tcp:// connection of this process reads into, clients and server
+/// sessions alike; made on first use (this call included) and kept until
+/// exit. A connection that finds no free entry reads into a heap buffer,
+/// counted as `none_now`. (rdma:// pools are per device: docs/rdma.md.)
+/// RETURN VALUE: the pool's counters and levels; std::nullopt when the pool
+/// could not be made (every connection then uses a heap buffer).
+/// ERRORS: none.
+std::optional<MrPoolStats> tcp_buffer_pool_stats();
 
 } // namespace rpm

@@ -7,7 +7,6 @@ namespace rpm::rdma {
 namespace {
 
 constexpr std::size_t kPage = 4096;
-constexpr std::size_t kAlign = 64;  // a cache line: no two operations share one
 
 std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 1) / to * to; }
 
@@ -38,20 +37,5 @@ std::optional<std::uint32_t> SlotPool::acquire() noexcept {
 }
 
 void SlotPool::release(std::uint32_t slot) { free_.push_back(slot); }
-
-std::optional<BounceRing::Reservation> BounceRing::reserve(std::size_t n) noexcept {
-    if (n == 0 || n > cap_) return std::nullopt;
-    // An empty ring starts over at offset 0, so a reservation of the whole
-    // capacity is always possible eventually.
-    if (head_ == tail_) head_ = tail_ = 0;
-    const std::size_t len = std::min(round_up(n, kAlign), cap_);
-    const std::size_t pos = static_cast<std::size_t>(head_ % cap_);
-    const std::size_t pad = pos + len > cap_ ? cap_ - pos : 0;  // never wrap inside a reservation
-    if (head_ + pad + len - tail_ > cap_) return std::nullopt;
-    head_ += pad + len;
-    return Reservation{(pos + pad) % cap_, head_};
-}
-
-void BounceRing::release(std::uint64_t end) noexcept { tail_ = std::max(tail_, std::min(end, head_)); }
 
 } // namespace rpm::rdma

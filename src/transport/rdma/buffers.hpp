@@ -1,9 +1,8 @@
-// Registered memory of a connection: message slots for control frames and
-// the bounce buffer every RDMA write and read goes through.
-//
-// The bounce buffer is one registration per connection (1 MiB): user spans
-// are copied in (write) or out (read) rather than registered per call.
-// Registered-buffer pools that avoid the copy are a later issue.
+// Registered memory of a connection: the layout of its message slots for
+// control frames, and a registration of its own for when the message pool
+// (message_buffer.hpp) has nothing to give. Writes and reads go through
+// entries of the device's bounce pool (device_pools.hpp): user spans are
+// copied in (write) or out (read) rather than registered per call.
 #pragma once
 
 #include "transport/rdma/handles.hpp"
@@ -22,6 +21,8 @@ namespace rpm::rdma {
 
 /// Usage of the message slots, on both sides.
 inline constexpr int kMessageUsage = RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
+/// Usage of the client's bounce entries: sources of writes, targets of reads.
+inline constexpr int kBounceUsage = RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST;
 
 /// Page-aligned memory registered with one peer.
 class RegisteredBuffer {
@@ -74,28 +75,6 @@ public:
 
 private:
     std::vector<std::uint32_t> free_;
-};
-
-/// A ring allocator over the bounce buffer. Reservations are released in
-/// the order they were made (operations retire in posting order), so a
-/// head and a tail suffice.
-class BounceRing {
-public:
-    struct Reservation {
-        std::size_t offset = 0;  ///< into the buffer
-        std::uint64_t end = 0;   ///< release(end) frees it and everything before
-    };
-    explicit BounceRing(std::size_t capacity) noexcept : cap_(capacity) {}
-    /// 0 < n <= capacity. nullopt while not enough is free.
-    std::optional<Reservation> reserve(std::size_t n) noexcept;
-    void release(std::uint64_t end) noexcept;
-    [[nodiscard]] std::size_t in_use() const noexcept { return static_cast<std::size_t>(head_ - tail_); }
-    [[nodiscard]] std::size_t capacity() const noexcept { return cap_; }
-
-private:
-    std::size_t cap_;
-    std::uint64_t head_ = 0;
-    std::uint64_t tail_ = 0;
 };
 
 } // namespace rpm::rdma

@@ -3,7 +3,7 @@
 // Control frames (handshake, region grants, send_flush requests, messages)
 // travel as protocol frames in RDMA send/receive messages; data moves
 // one-sided: rpma_write / rpma_read / rpma_atomic_write against the
-// region's registered memory, through a per-connection bounce buffer.
+// region's registered memory, through entries of the device's bounce pool.
 // One I/O thread per connection polls the completion queue and runs every
 // callback, in posting order. docs/rdma.md describes the whole of it.
 #pragma once
@@ -11,9 +11,11 @@
 #include "client/transport.hpp"
 #include "transport/rdma/api.hpp"
 #include "transport/rdma/buffers.hpp"
+#include "transport/rdma/device_pools.hpp"
 #include "transport/rdma/handles.hpp"
 #include "transport/rdma/limits.hpp"
 #include "transport/rdma/loop.hpp"
+#include "transport/rdma/message_buffer.hpp"
 #include "transport/rdma/op_queue.hpp"
 
 #include <atomic>
@@ -33,17 +35,19 @@ struct ClientLimits {
     std::uint32_t recv_slots = kRecvSlots;
     std::uint32_t send_slots = kSendSlots;
     std::size_t slot_size = kSlotSize;
-    std::size_t bounce_size = kBounceSize;
+    /// Work-request size of writes and reads; at most the bounce entry size.
     std::size_t chunk = kMaxChunk;
+    /// The device's pools, applied only by the connection that creates them
+    /// (the first on its device in this process). buffer_size is derived:
+    /// `chunk` for bounce entries, the slot layout for message buffers.
+    MrPoolOptions bounce_pool = bounce_pool_defaults();
+    MrPoolOptions message_pool = message_pool_defaults();
 };
 
 /// connect_rdma through `api` (the real librpma, or a test's fake).
 Result<std::unique_ptr<client::Transport>> connect_rdma_with(const Api& api, const std::string& host,
                                                              std::uint16_t port, const ClientOptions& opts,
                                                              const ClientLimits& limits = {});
-
-/// Usage of the bounce buffer (tests check it).
-inline constexpr int kBounceUsage = RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST;
 
 /// Work-request contexts: a receive slot has the top bit set, an operation
 /// is its sequence number (never 0: librpma rejects a NULL context).
@@ -57,7 +61,7 @@ public:
     ClientConn(const ClientConn&) = delete;
     ClientConn& operator=(const ClientConn&) = delete;
 
-    /// Device, registrations, connection, I/O thread, handshake.
+    /// Device pools, connection, I/O thread, handshake.
     Result<void> connect(const std::string& host, std::uint16_t port);
     Result<proto::RegionGrant> open_region(const proto::OpenRegion& req);
     void write(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data, client::Done done);
@@ -97,9 +101,11 @@ private:
     Result<void> establish(const std::string& where);
     Result<void> await_handshake(const std::string& where);
     void start_thread();
+    void release_buffers() noexcept;
 
     // client_loop.cpp: the I/O thread
     void run();
+    int retry_timeout();
     void poll_cq(bool had_event);
     void on_event();
     void on_wc_locked(const ibv_wc& wc);
@@ -137,10 +143,11 @@ private:
     ClientLimits lim_;
     SlotLayout layout_;
     std::string where_;
-    // Destroyed bottom-up: the connection before the registrations before the peer.
-    PeerHandle peer_;
-    std::optional<RegisteredBuffer> msgs_;
-    std::optional<RegisteredBuffer> bounce_;
+    // The device's peer and pools, then what this connection holds of them;
+    // ~ClientConn deletes the connection before any entry goes back.
+    std::shared_ptr<DevicePools> device_;
+    std::optional<MrPoolUser> bounce_user_;
+    std::optional<MessageBuffer> msgs_;
     ConnCfgHandle cfg_;
     std::map<std::uint32_t, RemoteRegion> regions_;
     ConnReqHandle req_;

@@ -1,6 +1,7 @@
 // ClientConn set-up: device, registrations, connection, handshake; and
 // tear-down. librpma's client steps (librpma(7), CLIENT OPERATION):
-// rpma_utils_get_ibv_context -> rpma_peer_new -> rpma_mr_reg ->
+// rpma_utils_get_ibv_context -> rpma_peer_new -> rpma_mr_reg (both done
+// once per device, by DevicePools; connections take pool entries) ->
 // rpma_conn_req_new -> rpma_conn_req_recv (receives posted before the
 // server can send its Hello) -> rpma_conn_req_connect -> RPMA_CONN_ESTABLISHED.
 #include "transport/rdma/client.hpp"
@@ -37,12 +38,25 @@ RdmaClient::~RdmaClient() {
 
 ClientConn::ClientConn(const Api& api, ClientOptions opts, ClientLimits limits)
     : api_(api), opts_(std::move(opts)), lim_(limits),
-      layout_(limits.recv_slots, limits.send_slots, limits.slot_size), peer_(api), cfg_(api), req_(api),
-      conn_(api), ops_(limits.sq_depth, limits.bounce_size, limits.send_slots) {
-    lim_.chunk = std::max<std::size_t>(1, std::min(lim_.chunk, lim_.bounce_size));
+      layout_(limits.recv_slots, limits.send_slots, limits.slot_size), cfg_(api), req_(api), conn_(api),
+      ops_(limits.sq_depth, limits.send_slots) {
+    lim_.chunk = std::max<std::size_t>(1, lim_.chunk);
 }
 
-ClientConn::~ClientConn() { finish(); }
+ClientConn::~ClientConn() {
+    finish();
+    release_buffers();
+}
+
+void ClientConn::release_buffers() noexcept {
+    // The queue pair goes first: once it is destroyed no work request can
+    // reach a bounce entry or a receive slot, and they may serve another
+    // connection of the device.
+    req_.reset();
+    conn_.reset();
+    ops_.release_buffers();
+    if (msgs_) msgs_->release();
+}
 
 Result<void> ClientConn::connect(const std::string& host, std::uint16_t port) {
     where_ = "rdma://" + host + ":" + std::to_string(port);
@@ -64,20 +78,27 @@ Result<void> ClientConn::open_device(const std::string& where, const std::string
                          (ret != 0 ? rpma_error_name(ret) : std::string("no device")) +
                          "); rdma:// needs an RNIC or Soft-RoCE (rdma link add rxe0 type rxe netdev IFACE) "
                          "with an address on the server's network; use tcp:// otherwise");
-    if (int ret = api_.peer_new(ctx, peer_.out()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, where, "rpma_peer_new", ret);
+    MrPoolOptions bounce = lim_.bounce_pool;
+    bounce.buffer_size = lim_.chunk;
+    MrPoolOptions messages = lim_.message_pool;
+    messages.buffer_size = layout_.total_bytes();
+    auto pools = DevicePools::acquire(api_, ctx, bounce, messages, where);
+    if (!pools) return pools.error();
+    device_ = std::move(*pools);
     return {};
 }
 
 Result<void> ClientConn::make_buffers() {
-    auto msgs = RegisteredBuffer::create(api_, peer_.get(), layout_.total_bytes(), kMessageUsage,
-                                         where_ + ": message buffers");
+    auto user = device_->bounce().create_user();
+    if (!user) return Error(user.error().code(), where_ + ": bounce pool: " + user.error().detail());
+    bounce_user_.emplace(std::move(*user));
+    ops_.use_bounce(&*bounce_user_);
+    // The device's pool may predate this connection's limits: a chunk is
+    // never larger than an entry.
+    lim_.chunk = std::min(lim_.chunk, device_->bounce().options().buffer_size);
+    auto msgs = MessageBuffer::take(&device_->messages(), api_, device_->peer(), layout_.total_bytes(), where_);
     if (!msgs) return msgs.error();
     msgs_.emplace(std::move(*msgs));
-    auto bounce = RegisteredBuffer::create(api_, peer_.get(), lim_.bounce_size, kBounceUsage,
-                                           where_ + ": bounce buffer");
-    if (!bounce) return bounce.error();
-    bounce_.emplace(std::move(*bounce));
     return {};
 }
 
@@ -91,7 +112,7 @@ Result<void> ClientConn::make_request(const std::string& where, const std::strin
     if (ret == 0) ret = api_.conn_cfg_set_timeout(cfg_.get(), to_ms(opts_.timeout));
     if (ret != 0) return rpma_failure(errc::invalid_argument, where, "rpma_conn_cfg_set_*", ret);
     const std::string service = std::to_string(port);
-    if (ret = api_.conn_req_new(peer_.get(), host.c_str(), service.c_str(), cfg_.get(), req_.out()); ret != 0)
+    if (ret = api_.conn_req_new(device_->peer(), host.c_str(), service.c_str(), cfg_.get(), req_.out()); ret != 0)
         return rpma_failure(errc::io_error, where + " (cannot resolve a route)", "rpma_conn_req_new", ret);
     for (std::uint32_t i = 0; i < layout_.recv_slots(); ++i) {
         const auto* ctx = reinterpret_cast<const void*>(kRecvTag | i);

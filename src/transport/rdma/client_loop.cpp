@@ -7,9 +7,16 @@
 
 namespace rpm::rdma {
 
+int ClientConn::retry_timeout() {
+    std::lock_guard lock(mu_);
+    // Entries come back from other connections and the pool's thread, and
+    // neither can wake this one: ask the pool again soon.
+    return ops_.starved() ? kBounceRetryMs : -1;
+}
+
 void ClientConn::run() {
     while (!stop_) {
-        const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), -1);
+        const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), retry_timeout());
         if (r.wake) wake_.drain();
         // Completions first: what the server sent before closing (a refusal,
         // a reply) must be seen before its disconnect fails everything.
@@ -62,8 +69,7 @@ void ClientConn::on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc) {
         ops_.settle(*op, errc::io_error);
         return fail_locked(errc::io_error, where_ + ": work request failed: " + ibv_wc_status_str(wc.status));
     }
-    if (op->kind == OpKind::read && op->bounce)
-        std::memcpy(op->out.data(), bounce_->data() + op->bounce->offset, op->out.size());
+    if (op->kind == OpKind::read && op->bounce) std::memcpy(op->out.data(), op->bounce->data(), op->out.size());
     ops_.settle(*op, {});
     if (!failed_) ops_.pump([this](Op& o) { return post_locked(o); });
 }
@@ -179,7 +185,8 @@ bool ClientConn::deliver() {
         finished = ops_.take_finished();
         recvs = std::move(ready_recvs_);
         ready_recvs_.clear();
-        // Released bounce space may let queued operations go.
+        // Entries given back (here or by other connections) may let queued
+        // operations go.
         if (!failed_) ops_.pump([this](Op& o) { return post_locked(o); });
     }
     // Callbacks run without the lock: they may post more work.

@@ -1,7 +1,8 @@
 // ClientConn's operations: each becomes one or more Ops, queued in posting
 // order and posted as soon as their resources are free.
 //
-// write/read go through the bounce buffer in chunks of at most lim_.chunk;
+// write/read go through bounce entries (one per chunk of at most lim_.chunk,
+// at offset 0 of the entry);
 // atomic_write is one rpma_atomic_write; flush depends on the grant's method:
 // read_after_write is one rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT), which
 // librpma performs as an 8-byte RDMA read behind the writes; send_flush is a
@@ -17,6 +18,8 @@ namespace rpm::rdma {
 namespace {
 
 const void* op_context(std::uint64_t seq) noexcept { return reinterpret_cast<const void*>(seq); }
+
+rpma_mr_local* bounce_mr(const Op& op) noexcept { return static_cast<rpma_mr_local*>(op.bounce->handle()); }
 
 // The protocol is little-endian; the 8 bytes land in the region as they are sent.
 std::uint64_t to_wire(std::uint64_t v) noexcept {
@@ -66,8 +69,9 @@ void ClientConn::submit_locked(Op op) {
         ops_.fail_all(fail_ec_);
     else
         ops_.pump([this](Op& o) { return post_locked(o); });
-    // Callbacks run on the I/O thread only: wake it for anything finished now.
-    if (ops_.front_finished()) wake_.notify();
+    // Callbacks run on the I/O thread only: wake it for anything finished
+    // now, and to start polling the bounce pool when it had no entry.
+    if (ops_.front_finished() || ops_.starved()) wake_.notify();
 }
 
 void ClientConn::submit_error(client::Done done, std::error_code ec) {
@@ -215,12 +219,12 @@ std::error_code ClientConn::post_locked(Op& op) {
     int ret = 0;
     switch (op.kind) {
     case OpKind::write:
-        std::memcpy(bounce_->data() + op.bounce->offset, op.src.data(), op.src.size());
-        ret = api_.write(conn_.get(), op.remote, op.remote_offset, bounce_->mr(), op.bounce->offset, op.length,
+        std::memcpy(op.bounce->data(), op.src.data(), op.src.size());
+        ret = api_.write(conn_.get(), op.remote, op.remote_offset, bounce_mr(op), 0, op.length,
                          RPMA_F_COMPLETION_ALWAYS, ctx);
         break;
     case OpKind::read:
-        ret = api_.read(conn_.get(), bounce_->mr(), op.bounce->offset, op.remote, op.remote_offset, op.length,
+        ret = api_.read(conn_.get(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length,
                         RPMA_F_COMPLETION_ALWAYS, ctx);
         break;
     case OpKind::atomic_write:

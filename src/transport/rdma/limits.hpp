@@ -4,6 +4,8 @@
 // ClientLimits / ServerLimits to reach the "queue full" paths quickly.
 #pragma once
 
+#include <rpm/mr_pool.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -25,11 +27,65 @@ static_assert(kSendSlots <= kRecvSlots);
 /// for a server's platform profile in Welcome; application messages over
 /// rdma:// are limited to kSlotSize - 16 bytes.
 inline constexpr std::size_t kSlotSize = 64 * 1024;
-/// The registered bounce buffer every write and read goes through.
-inline constexpr std::size_t kBounceSize = 1024 * 1024;
-/// Larger writes and reads are cut into work requests of at most this size
-/// so several can be in flight in the bounce buffer at once.
+/// Larger writes and reads are cut into work requests of at most this size;
+/// each chunk goes through one entry of the device's bounce pool.
 inline constexpr std::size_t kMaxChunk = 256 * 1024;
+
+// Registered-buffer pools (rpm::MrPool, docs/rdma.md "Buffers"). A client
+// process has one bounce pool and one message pool per RDMA device, shared
+// by every connection on it; a listener has one message pool for its
+// sessions. The I/O path never registers: an operation that finds no free
+// entry waits in its queue.
+
+/// Bounce entries per device at most: 64 MiB of 256 KiB chunks.
+inline constexpr std::uint32_t kBouncePoolBudget = 256;
+/// Registered when the device's first connection opens: four connections'
+/// worth of L1 caches.
+inline constexpr std::uint32_t kBouncePoolInitial = 16;
+/// A connection's L1: four chunks, the 1 MiB a connection used to register
+/// for itself, so one busy connection never touches the shared levels.
+inline constexpr std::uint32_t kBouncePoolL1 = 4;
+/// Message-slot buffers (one per connection) per device, client side.
+inline constexpr std::uint32_t kMessagePoolBudget = 64;
+inline constexpr std::uint32_t kMessagePoolInitial = 2;
+/// Session message-slot buffers per listener; beyond the budget a session
+/// registers its own, as before the pools.
+inline constexpr std::uint32_t kServerMessagePoolBudget = 64;
+inline constexpr std::uint32_t kServerMessagePoolInitial = 4;
+/// How often a connection whose next operation waits for a bounce entry
+/// asks the pool again (the pool refills in the background).
+inline constexpr int kBounceRetryMs = 1;
+
+/// A client device's bounce pool; buffer_size is the connection's chunk.
+inline MrPoolOptions bounce_pool_defaults() {
+    MrPoolOptions o;
+    o.buffer_size = kMaxChunk;
+    o.budget = kBouncePoolBudget;
+    o.initial = kBouncePoolInitial;
+    o.floor = kBouncePoolInitial;
+    o.low_water = 8;
+    o.replenish_batch = 8;
+    o.l1_entries = kBouncePoolL1;
+    o.l2_buckets = 4;
+    o.l2_entries = 16;
+    return o;
+}
+
+/// Message-slot buffers: one entry is a connection's whole slot layout
+/// (buffer_size is set from it), held for the connection's life.
+inline MrPoolOptions message_pool_defaults(std::uint32_t budget = kMessagePoolBudget,
+                                           std::uint32_t initial = kMessagePoolInitial) {
+    MrPoolOptions o;
+    o.budget = budget;
+    o.initial = initial;
+    o.floor = initial;
+    o.low_water = 1;
+    o.replenish_batch = 2;
+    o.l1_entries = 1;
+    o.l2_buckets = 4;
+    o.l2_entries = 2;
+    return o;
+}
 
 /// librpma 1.2.0 implements rpma_flush() only as read-after-write (an 8-byte
 /// RDMA read). Native IBTA FLUSH (ibv_wr_flush) arrived in librpma 1.3.0,

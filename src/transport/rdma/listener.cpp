@@ -1,6 +1,8 @@
 // RdmaListener: the listening endpoint, its accept thread, and the sessions.
 #include "transport/rdma/server.hpp"
 
+#include "transport/rdma/mr_registrar.hpp"
+
 #include <arpa/inet.h>
 #include <netdb.h>
 
@@ -42,8 +44,8 @@ Result<void> RdmaListener::start(const std::string& host, std::uint16_t port) {
     if (!wake_.ok()) return Error(errc::io_error, where_ + ": eventfd failed");
     if (auto r = open_device(host); !r) return r;
     regions_ = std::make_unique<RegionRegistry>(api_, peer_.get());
-    env_ = std::make_unique<SessionEnv>(SessionEnv{api_, core_, peer_.get(), *regions_, device_ ? &*device_ : nullptr,
-                                                   limits_, [this] { wake_.notify(); }});
+    env_ = std::make_unique<SessionEnv>(SessionEnv{api_, core_, peer_.get(), &*messages_, *regions_,
+                                                   device_ ? &*device_ : nullptr, limits_, [this] { wake_.notify(); }});
     if (auto r = make_conn_cfg(); !r) return r;
     if (auto r = listen(host, port); !r) return r;
     if (int ret = api_.ep_get_fd(ep_.get(), &ep_fd_); ret != 0)
@@ -67,6 +69,17 @@ Result<void> RdmaListener::open_device(const std::string& host) {
     // The decision for a grant uses the DDIO of the RNIC that owns this
     // address; every session of this listener arrives on it.
     device_ = find_device(core_, ctx);
+    return make_message_pool(ctx);
+}
+
+Result<void> RdmaListener::make_message_pool(const ibv_context* ctx) {
+    // Sessions take their receive and send slots from here, so accepting a
+    // connection registers nothing while the pool has entries.
+    MrPoolOptions o = limits_.message_pool;
+    o.buffer_size = SlotLayout(limits_.recv_slots, limits_.send_slots, limits_.slot_size).total_bytes();
+    auto pool = MrPool::create(std::make_unique<RpmaRegistrar>(api_, peer_.get(), kMessageUsage, device_name(ctx)), o);
+    if (!pool) return Error(pool.error().code(), where_ + ": session message pool: " + pool.error().detail());
+    messages_.emplace(std::move(*pool));
     return {};
 }
 
@@ -173,6 +186,7 @@ void RdmaListener::stop() noexcept {
     }
     for (auto& [id, s] : sessions) s->stop();
     sessions.clear();  // joins: no handler runs after this
+    messages_.reset();  // every session gave its buffer back: deregisters them all
     if (regions_) regions_->clear();
     peer_.reset();
 }

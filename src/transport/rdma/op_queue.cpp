@@ -1,5 +1,7 @@
 #include "transport/rdma/op_queue.hpp"
 
+#include <utility>
+
 namespace rpm::rdma {
 
 int owed_for(OpKind k) noexcept {
@@ -10,8 +12,7 @@ int owed_for(OpKind k) noexcept {
     }
 }
 
-OpQueue::OpQueue(std::uint32_t credits, std::size_t bounce_size, std::uint32_t send_slots)
-    : credits_(credits), ring_(bounce_size), slots_(send_slots) {}
+OpQueue::OpQueue(std::uint32_t credits, std::uint32_t send_slots) : credits_(credits), slots_(send_slots) {}
 
 std::uint64_t OpQueue::push(Op op) {
     op.seq = next_seq_++;
@@ -27,8 +28,12 @@ bool OpQueue::acquire(Op& op) {
     if (credits_ == 0) return false;
     if (slot && slots_.free_count() == 0) return false;
     if (bounce) {
-        op.bounce = ring_.reserve(static_cast<std::size_t>(op.length));
-        if (!op.bounce) return false;
+        // Never registers: none now means wait, as for any other resource.
+        op.bounce = bounce_ ? bounce_->get() : nullptr;
+        if (!op.bounce) {
+            starved_ = true;
+            return false;
+        }
     }
     if (slot) op.slot = slots_.acquire();
     --credits_;
@@ -43,13 +48,37 @@ void OpQueue::release_held(Op& op) {
     op.slot.reset();
 }
 
+void OpQueue::drop_bounce(Op& op) noexcept {
+    if (op.bounce == nullptr) return;
+    if (op.holds_credit)
+        kept_aside_.push_back(op.bounce);
+    else
+        bounce_->put(op.bounce);
+    op.bounce = nullptr;
+}
+
+void OpQueue::release_buffers() noexcept {
+    for (auto& op : ops_)
+        if (op.bounce) bounce_->put(std::exchange(op.bounce, nullptr));
+    for (MrBuffer* b : kept_aside_) bounce_->put(b);
+    kept_aside_.clear();
+}
+
+std::size_t OpQueue::bounce_held() const noexcept {
+    std::size_t n = kept_aside_.size();
+    for (const auto& op : ops_) n += op.bounce ? 1 : 0;
+    return n;
+}
+
 void OpQueue::pump(const std::function<std::error_code(Op&)>& post) {
+    starved_ = false;
     while (unposted_ < ops_.size()) {
         Op& op = ops_[unposted_];
         if (!op.finished) {
             if (!acquire(op)) return;  // everything behind it waits too
             if (auto ec = post(op)) {
-                release_held(op);
+                release_held(op);  // nothing was posted: the entry is free at once
+                drop_bounce(op);
                 op.ec = ec;
                 op.owed = 0;
                 op.finished = true;
@@ -81,6 +110,7 @@ void OpQueue::retire_wr(Op& op) {
 }
 
 void OpQueue::fail_all(std::error_code ec) {
+    starved_ = false;
     for (auto& op : ops_) {
         if (op.finished) continue;
         if (!op.ec) op.ec = ec;
@@ -94,9 +124,10 @@ std::vector<Op> OpQueue::take_finished() {
     while (!ops_.empty() && ops_.front().finished) {
         Op& op = ops_.front();
         // A failed connection never completes these work requests; nothing
-        // is posted after a failure, so their credit and space can go back.
+        // is posted after a failure, so their credit can go back (their
+        // bounce entries wait for the queue pair's end: drop_bounce).
+        drop_bounce(op);
         release_held(op);
-        if (op.bounce) ring_.release(op.bounce->end);
         out.push_back(std::move(op));
         ops_.pop_front();
         ++front_seq_;

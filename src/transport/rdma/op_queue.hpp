@@ -1,8 +1,8 @@
 // The client's operations in posting order.
 //
 // Every operation is queued here first, posted when its resources are free
-// (a send-queue credit, bounce-buffer space, a send slot) and strictly in
-// order: an operation that must wait holds back every later one, so a
+// (a send-queue credit, a bounce entry from the device's pool, a send slot)
+// and strictly in order: an operation that must wait holds back every later one, so a
 // flush never overtakes the writes it has to cover. Operations finish when
 // their completion (and, for requests, the server's reply) has arrived, and
 // their callbacks are handed out in posting order. Not thread-safe: the
@@ -11,6 +11,8 @@
 
 #include "client/transport.hpp"
 #include "transport/rdma/buffers.hpp"
+
+#include <rpm/mr_pool.hpp>
 
 #include <cstdint>
 #include <deque>
@@ -23,8 +25,8 @@ namespace rpm::rdma {
 
 enum class OpKind {
     none,          ///< no work request: finishes as soon as it is queued (errors, empty spans)
-    write,         ///< rpma_write from the bounce buffer
-    read,          ///< rpma_read into the bounce buffer
+    write,         ///< rpma_write from a bounce entry
+    read,          ///< rpma_read into a bounce entry
     atomic_write,  ///< rpma_atomic_write (8 bytes, inline)
     flush,         ///< rpma_flush(PERSISTENT): read-after-write inside librpma
     request,       ///< rpma_send of a frame, then the server's reply
@@ -41,8 +43,8 @@ struct Op {
     rpma_mr_remote* remote = nullptr;
     std::uint64_t remote_offset = 0;
     std::uint64_t length = 0;
-    std::span<const std::byte> src;  ///< write: copied into the bounce buffer when posted
-    std::span<std::byte> out;        ///< read: copied out of the bounce buffer on completion
+    std::span<const std::byte> src;  ///< write: copied into the bounce entry when posted
+    std::span<std::byte> out;        ///< read: copied out of the bounce entry on completion
     std::uint64_t value = 0;         ///< atomic_write, in wire (little-endian) byte order
     std::vector<std::byte> frame;    ///< request: copied into a send slot when posted
     std::uint32_t request_id = 0;
@@ -53,13 +55,19 @@ struct Op {
     bool posted = false;
     bool finished = false;
     bool holds_credit = false;
-    std::optional<BounceRing::Reservation> bounce;
+    MrBuffer* bounce = nullptr;  ///< write/read: the pool entry, from posting until the op retires
     std::optional<std::uint32_t> slot;
 };
 
 class OpQueue {
 public:
-    OpQueue(std::uint32_t credits, std::size_t bounce_size, std::uint32_t send_slots);
+    OpQueue(std::uint32_t credits, std::uint32_t send_slots);
+    OpQueue(const OpQueue&) = delete;
+    OpQueue& operator=(const OpQueue&) = delete;
+
+    /// Where writes and reads take their bounce entries (one per op, which
+    /// is at most one entry long). Set before the first write or read.
+    void use_bounce(MrPoolUser* user) noexcept { bounce_ = user; }
 
     /// Queue an operation; returns its sequence number (>= 1).
     std::uint64_t push(Op op);
@@ -75,25 +83,37 @@ public:
     /// Finish every unfinished operation with `ec` (the connection failed).
     void fail_all(std::error_code ec);
     /// The finished operations at the front, in posting order; their bounce
-    /// space is released.
+    /// entries go back to the pool. An entry whose work request never
+    /// completed (the connection failed) is kept aside instead: the RNIC may
+    /// still touch it until the queue pair is destroyed.
     std::vector<Op> take_finished();
+    /// Give back every entry still held (ops left in the queue, those kept
+    /// aside). Only after the connection is deleted.
+    void release_buffers() noexcept;
     [[nodiscard]] bool front_finished() const noexcept { return !ops_.empty() && ops_.front().finished; }
     [[nodiscard]] std::size_t size() const noexcept { return ops_.size(); }
     [[nodiscard]] std::uint32_t credits() const noexcept { return credits_; }
-    [[nodiscard]] const BounceRing& ring() const noexcept { return ring_; }
     [[nodiscard]] const SlotPool& slots() const noexcept { return slots_; }
+    /// The next op waits for a bounce entry the pool had none of: nothing
+    /// this connection does may free one, so the caller retries on a timer.
+    [[nodiscard]] bool starved() const noexcept { return starved_ && unposted_ < ops_.size(); }
+    /// Entries held now: by ops in flight, and kept aside.
+    [[nodiscard]] std::size_t bounce_held() const noexcept;
 
 private:
     bool acquire(Op& op);
     void release_held(Op& op);
+    void drop_bounce(Op& op) noexcept;
 
     std::deque<Op> ops_;  // a deque: posted ops keep their address
     std::uint64_t front_seq_ = 1;
     std::uint64_t next_seq_ = 1;
     std::size_t unposted_ = 0;  // index of the first op not yet posted
     std::uint32_t credits_;
-    BounceRing ring_;
     SlotPool slots_;
+    MrPoolUser* bounce_ = nullptr;
+    std::vector<MrBuffer*> kept_aside_;
+    bool starved_ = false;
 };
 
 /// The number of work-request completions plus replies an op owes.

@@ -15,7 +15,9 @@
 #include "transport/rdma/handles.hpp"
 #include "transport/rdma/limits.hpp"
 #include "transport/rdma/loop.hpp"
+#include "transport/rdma/message_buffer.hpp"
 
+#include <rpm/mr_pool.hpp>
 #include <rpm/platform.hpp>
 
 #include <atomic>
@@ -35,6 +37,9 @@ struct ServerLimits {
     std::uint32_t send_slots = kSendSlots;
     std::size_t slot_size = kSlotSize;
     std::chrono::milliseconds establish_timeout{10000};
+    /// The listener's pool of session message buffers (buffer_size is set
+    /// from the slot layout).
+    MrPoolOptions message_pool = message_pool_defaults(kServerMessagePoolBudget, kServerMessagePoolInitial);
 };
 
 /// listen_rdma through `api` (the real librpma, or a test's fake).
@@ -85,6 +90,7 @@ struct SessionEnv {
     const Api& api;
     server::Core& core;
     rpma_peer* peer;
+    MrPool* messages;  ///< the sessions' message buffers
     RegionRegistry& regions;
     const platform::RdmaDevice* device;
     ServerLimits limits;
@@ -99,7 +105,8 @@ public:
     ServerSession(const ServerSession&) = delete;
     ServerSession& operator=(const ServerSession&) = delete;
 
-    /// Registrations, posted receives, accept. Consumes `req` whatever happens.
+    /// Message buffer (from the listener's pool), posted receives, accept.
+    /// Consumes `req` whatever happens.
     Result<void> accept(ConnReqHandle req);
     /// Start the I/O thread (once the listener can find the session by id).
     void start();
@@ -133,7 +140,7 @@ private:
     const Api& api_;
     server::Session session_;
     SlotLayout layout_;
-    std::optional<RegisteredBuffer> msgs_;
+    std::optional<MessageBuffer> msgs_;  // declared before conn_: given back after it is deleted
     ConnHandle conn_;
     rpma_cq* cq_ = nullptr;
     int cq_fd_ = -1;
@@ -163,6 +170,7 @@ public:
 
 private:
     Result<void> open_device(const std::string& host);
+    Result<void> make_message_pool(const ibv_context* ctx);
     Result<void> make_conn_cfg();
     Result<void> listen(const std::string& host, std::uint16_t port);
     Result<std::uint16_t> pick_free_port(const std::string& host);
@@ -177,6 +185,7 @@ private:
     std::uint16_t port_ = 0;
     std::optional<platform::RdmaDevice> device_;
     PeerHandle peer_;
+    std::optional<MrPool> messages_;  // reset in stop(), before the peer
     std::unique_ptr<RegionRegistry> regions_;
     std::unique_ptr<SessionEnv> env_;
     ConnCfgHandle cfg_;

@@ -27,7 +27,7 @@ ServerSession::~ServerSession() { join(); }
 Result<void> ServerSession::accept(ConnReqHandle req) {
     const std::string what = "rdma session " + std::to_string(session_.id);
     if (!wake_.ok()) return Error(errc::io_error, what + ": eventfd failed");
-    auto msgs = RegisteredBuffer::create(api_, env_.peer, layout_.total_bytes(), kMessageUsage, what);
+    auto msgs = MessageBuffer::take(env_.messages, api_, env_.peer, layout_.total_bytes(), what);
     if (!msgs) return msgs.error();
     msgs_.emplace(std::move(*msgs));
     for (std::uint32_t i = 0; i < layout_.recv_slots(); ++i) {

@@ -53,10 +53,10 @@ void TcpClient::finish_handshake(Result<void> r) {
 }
 
 void TcpClient::read_more() {
-    stream_.read_some(rbuf_, [this](const boost::system::error_code& ec, std::size_t n) {
+    stream_.read_some(rbuf_.bytes(), [this](const boost::system::error_code& ec, std::size_t n) {
         if (ec) return fail(io_error_code(), ec == asio::error::eof ? "the server closed the connection"
                                                                    : "connection lost: " + ec.message());
-        reader_.feed(std::span(rbuf_).first(n));
+        reader_.feed(rbuf_.bytes().first(n));
         while (state_ != State::closed) {
             auto frame = reader_.next();
             if (!frame) break;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "client/transport.hpp"
+#include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"
 
 #include <atomic>
@@ -61,7 +62,7 @@ private:
     std::unique_ptr<asio::ssl::context> tls_ctx_;
     Stream stream_;
     proto::FrameReader reader_;
-    std::array<std::byte, 64 * 1024> rbuf_{};
+    ReadBuffer rbuf_;  // pinned, from the process-wide pool
     std::deque<std::vector<std::byte>> outq_;
     bool writing_ = false;
     std::unordered_map<std::uint32_t, Reply> pending_;

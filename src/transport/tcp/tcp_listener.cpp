@@ -33,6 +33,8 @@ Result<void> TcpListener::start(const std::string& host, std::uint16_t port) {
     if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec)
         return Error(errc::io_error, "cannot listen on " + where + ": " + ec.message());
     port_ = acceptor_.local_endpoint().port();
+    // Made now rather than on the first accept, which then finds entries.
+    (void)read_pool();
     accept_next();
     thread_ = std::thread([this] { io_.run(); });
     return {};

@@ -6,6 +6,7 @@
 
 #include "server/core.hpp"
 #include "server/listener.hpp"
+#include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"
 
 #include <deque>
@@ -41,7 +42,7 @@ private:
     Stream stream_;
     proto::FrameReader reader_;
     server::Session session_;
-    std::array<std::byte, 64 * 1024> rbuf_{};
+    ReadBuffer rbuf_;  // pinned, from the process-wide pool
     std::deque<std::vector<std::byte>> outq_;
     bool writing_ = false;
     bool closing_ = false;  ///< close once the queued answers are written

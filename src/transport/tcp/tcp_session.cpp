@@ -46,11 +46,11 @@ void TcpSession::greet() {
 }
 
 void TcpSession::read_more() {
-    stream_.read_some(rbuf_, [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+    stream_.read_some(rbuf_.bytes(), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
         // A client that vanishes mid-frame simply ends here: its partial
         // frame was never applied.
         if (ec) return self->close();
-        self->reader_.feed(std::span(self->rbuf_).first(n));
+        self->reader_.feed(self->rbuf_.bytes().first(n));
         while (!self->closing_ && !self->closed_) {
             auto f = self->reader_.next();
             if (!f) break;

@@ -3,6 +3,7 @@
 // queueing, and failure.
 #include "support.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace rpm::rdma::test {
@@ -41,13 +42,25 @@ TEST(RdmaClient, ConnectRegistersBuffersAndPostsReceivesBeforeConnecting) {
     ASSERT_TRUE(t);
     EXPECT_EQ(t->name(), "rdma");
     EXPECT_EQ(t->profile_json(), R"({"profile":"test"})");
-    const auto regs = h.fabric.mr_regs();
-    ASSERT_GE(regs.size(), 2u);
+    // The device's pools, made by its first connection with the client's own
+    // peer: bounce entries of one chunk, message buffers of one slot layout.
+    auto pools = client_pools(h);
+    ASSERT_TRUE(pools);
     const SlotLayout layout(kRecvSlots, kSendSlots, kSlotSize);
-    EXPECT_EQ(regs[0].usage, kMessageUsage);
-    EXPECT_GE(regs[0].size, layout.total_bytes());
-    EXPECT_EQ(regs[1].usage, kBounceUsage);
-    EXPECT_EQ(regs[1].size, kBounceSize);
+    const auto bounce = regs_with(h, pools->peer(), kBounceUsage);
+    ASSERT_EQ(bounce.size(), kBouncePoolInitial);
+    for (const auto& r : bounce) {
+        EXPECT_EQ(r.size, kMaxChunk);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(r.ptr) % 4096, 0u);
+    }
+    const auto msgs = regs_with(h, pools->peer(), kMessageUsage);
+    ASSERT_EQ(msgs.size(), kMessagePoolInitial);
+    for (const auto& r : msgs) EXPECT_EQ(r.size, layout.total_bytes());
+    std::size_t client_regs = 0;
+    for (const auto& r : h.fabric.mr_regs()) client_regs += r.peer == pools->peer() ? 1 : 0;
+    EXPECT_EQ(client_regs, bounce.size() + msgs.size());  // nothing else, and nothing per connection
+    EXPECT_EQ(pools->bounce().stats().registered, kBouncePoolInitial);
+    EXPECT_EQ(pools->bounce().stats().users, 1u);
     const auto reqs = h.fabric.conn_reqs();
     ASSERT_EQ(reqs.size(), 1u);
     EXPECT_EQ(reqs[0].addr, kHost);
@@ -65,7 +78,11 @@ TEST(RdmaClient, ConnectRegistersBuffersAndPostsReceivesBeforeConnecting) {
         EXPECT_EQ(early[i].len, kSlotSize);
         EXPECT_EQ(reinterpret_cast<std::uint64_t>(early[i].ctx), kRecvTag | i);
         EXPECT_EQ(early[i].dst->usage, kMessageUsage);
+        EXPECT_EQ(early[i].dst->peer, pools->peer());
+        EXPECT_EQ(early[i].dst, early[0].dst);  // one pool entry holds every slot
     }
+    const bool pooled = std::any_of(msgs.begin(), msgs.end(), [&](const auto& r) { return r.ptr == early[0].dst->ptr; });
+    EXPECT_TRUE(pooled) << "the receive slots are not in a message-pool entry";
 }
 
 TEST(RdmaClient, WritePostsRpmaWriteFromTheBounceBuffer) {
@@ -84,6 +101,8 @@ TEST(RdmaClient, WritePostsRpmaWriteFromTheBounceBuffer) {
     EXPECT_EQ(c.dst_offset, 4096u);
     EXPECT_EQ(c.dst->size, 1u << 20);
     EXPECT_EQ(c.src->usage, kBounceUsage);
+    EXPECT_EQ(c.src->size, kMaxChunk);
+    EXPECT_TRUE(is_bounce_entry(h, c.src));
     EXPECT_EQ(c.src_offset, 0u);
     EXPECT_EQ(c.len, data.size());
     EXPECT_EQ(c.flags, RPMA_F_COMPLETION_ALWAYS);
@@ -107,6 +126,7 @@ TEST(RdmaClient, ReadPostsRpmaReadIntoTheBounceBufferAndCopiesOut) {
     const auto reads = h.fabric.reads();
     ASSERT_EQ(reads.size(), 1u);
     EXPECT_EQ(reads[0].dst->usage, kBounceUsage);
+    EXPECT_TRUE(is_bounce_entry(h, reads[0].dst));
     EXPECT_EQ(reads[0].dst_offset, 0u);
     EXPECT_EQ(reads[0].src_offset, 128u);
     EXPECT_EQ(reads[0].len, 64u);
@@ -383,37 +403,6 @@ TEST(RdmaClient, OperationsQueueWhenTheSendQueueIsFull) {
     }));
     EXPECT_EQ(h.fabric.atomics().size(), 5u);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(order.seen[static_cast<std::size_t>(i)].first, i);
-}
-
-TEST(RdmaClient, LargeTransfersAreCutIntoChunksThroughTheBounceBuffer) {
-    Harness h({{"raw", PersistenceDomain::cpu_cache}});
-    h.listen();
-    ClientLimits lim;
-    lim.bounce_size = 64 * 1024;
-    lim.chunk = 16 * 1024;
-    auto t = h.connect_ok(lim);
-    auto g = open(*t, "raw");
-    std::vector<std::byte> data(100 * 1024);
-    for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::byte>(i * 7);
-    Waiter w;
-    t->write(g, 1000, data, w.done());
-    ASSERT_FALSE(w.get());
-    const auto writes = h.fabric.writes();
-    ASSERT_EQ(writes.size(), 7u);
-    std::size_t total = 0;
-    for (std::size_t i = 0; i < writes.size(); ++i) {
-        EXPECT_EQ(writes[i].dst_offset, 1000 + i * lim.chunk);
-        EXPECT_LE(writes[i].src_offset + writes[i].len, lim.bounce_size);
-        total += writes[i].len;
-    }
-    EXPECT_EQ(total, data.size());
-    auto& mem = h.targets["raw"]->bytes();
-    EXPECT_TRUE(std::equal(data.begin(), data.end(), mem.begin() + 1000));
-    std::vector<std::byte> back(data.size());
-    Waiter r;
-    t->read(g, 1000, back, r.done());
-    ASSERT_FALSE(r.get());
-    EXPECT_EQ(back, data);
 }
 
 TEST(RdmaClient, EmptyWritesAndUnknownGrants) {

@@ -1,5 +1,6 @@
 #include "support.hpp"
 
+#include <algorithm>
 #include <thread>
 
 namespace rpm::rdma::test {
@@ -68,6 +69,29 @@ std::unique_ptr<client::Transport> Harness::connect_ok(ClientLimits limits) {
     auto t = connect({}, limits);
     EXPECT_TRUE(t) << t.error().message();
     return t ? std::move(*t) : nullptr;
+}
+
+std::shared_ptr<DevicePools> client_pools(const Harness& h) {
+    return DevicePools::find(fake::Fabric::api(), &h.fabric.context_);
+}
+
+std::vector<fake::MrRegCall> regs_with(const Harness& h, const rpma_peer* peer, int usage) {
+    std::vector<fake::MrRegCall> out;
+    for (const auto& r : h.fabric.mr_regs())
+        if (r.peer == peer && r.usage == usage) out.push_back(r);
+    return out;
+}
+
+bool is_bounce_entry(const Harness& h, const rpma_mr_local* mr) {
+    auto pools = client_pools(h);
+    if (!pools || mr->peer != pools->peer()) return false;
+    const auto regs = regs_with(h, pools->peer(), kBounceUsage);
+    return std::any_of(regs.begin(), regs.end(), [&](const auto& r) { return r.ptr == mr->ptr; });
+}
+
+std::size_t count_calls(const Harness& h, std::string_view call) {
+    const auto calls = h.fabric.calls();
+    return static_cast<std::size_t>(std::count(calls.begin(), calls.end(), call));
 }
 
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds t) {

@@ -104,6 +104,15 @@ struct Waiter {
     }
 };
 
+/// The client connections' pools on the fake device (null while none is open).
+std::shared_ptr<DevicePools> client_pools(const Harness& h);
+/// The registrations made with `peer` for `usage`, in order.
+std::vector<fake::MrRegCall> regs_with(const Harness& h, const rpma_peer* peer, int usage);
+/// `mr` is one of the registrations of the client device's bounce pool.
+bool is_bounce_entry(const Harness& h, const rpma_mr_local* mr);
+/// How often `call` ("rpma_mr_dereg", ...) was made.
+std::size_t count_calls(const Harness& h, std::string_view call);
+
 /// Wait until `pred` holds (polling), up to `t`.
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds t = 5s);
 

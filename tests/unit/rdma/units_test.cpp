@@ -1,54 +1,37 @@
-// The transport's pieces without a fabric: the bounce ring, the operation
-// queue's ordering and resource rules, and control-frame parsing.
+// The transport's pieces without a fabric: the operation queue's ordering
+// and resource rules (bounce entries from an MrPool), and control-frame
+// parsing.
 #include "transport/rdma/buffers.hpp"
 #include "transport/rdma/frames.hpp"
 #include "transport/rdma/op_queue.hpp"
 
+#include <rpm/mr_pool.hpp>
+
 #include <gtest/gtest.h>
+
+#include <memory>
 
 namespace rpm::rdma {
 namespace {
 
-TEST(RdmaBounceRing, ReservesAlignedAndReleasesInOrder) {
-    BounceRing ring(1024);
-    auto a = ring.reserve(100);
-    auto b = ring.reserve(100);
-    ASSERT_TRUE(a && b);
-    EXPECT_EQ(a->offset, 0u);
-    EXPECT_EQ(b->offset, 128u);  // 64-byte aligned
-    EXPECT_EQ(ring.in_use(), 256u);
-    ring.release(a->end);
-    EXPECT_EQ(ring.in_use(), 128u);
-    ring.release(b->end);
-    EXPECT_EQ(ring.in_use(), 0u);
-}
+// A pool whose "registration" is only counted: `entries` of 4 KiB, all
+// registered up front, none ever added (budget == initial).
+struct NullRegistrar final : MrRegistrar {
+    Result<void*> register_memory(std::span<std::byte> mem) override { return static_cast<void*>(mem.data()); }
+    void deregister_memory(void*, std::span<std::byte>) noexcept override {}
+    [[nodiscard]] std::string device() const override { return "null"; }
+};
 
-TEST(RdmaBounceRing, RefusesWhenFullAndNeverSplitsAReservation) {
-    BounceRing ring(1024);
-    auto a = ring.reserve(640);
-    ASSERT_TRUE(a);
-    EXPECT_FALSE(ring.reserve(512));  // only 384 free
-    auto b = ring.reserve(256);
-    ASSERT_TRUE(b);
-    EXPECT_EQ(b->offset, 640u);
-    ring.release(a->end);
-    // 640 free at the start, 128 at the end: a 512-byte reservation skips the tail.
-    auto c = ring.reserve(512);
-    ASSERT_TRUE(c);
-    EXPECT_EQ(c->offset, 0u);
-    // Free now: [512, 640) only; the skipped tail counts until b is released.
-    auto d = ring.reserve(64);
-    ASSERT_TRUE(d);
-    EXPECT_EQ(d->offset, 512u);
-    EXPECT_FALSE(ring.reserve(128));
-    ring.release(b->end);
-    ring.release(c->end);
-    ring.release(d->end);
-    auto whole = ring.reserve(1024);  // an empty ring starts over at 0
-    ASSERT_TRUE(whole);
-    EXPECT_EQ(whole->offset, 0u);
-    EXPECT_FALSE(ring.reserve(0));
-    EXPECT_FALSE(BounceRing(64).reserve(65));
+MrPool fixed_pool(std::uint32_t entries) {
+    MrPoolOptions o;
+    o.buffer_size = 4096;
+    o.budget = entries;
+    o.initial = entries;
+    o.floor = entries;
+    o.l1_entries = entries;
+    auto p = MrPool::create(std::make_unique<NullRegistrar>(), o);
+    EXPECT_TRUE(p) << p.error().message();
+    return std::move(*p);
 }
 
 Op op_of(OpKind k, std::uint64_t len = 0) {
@@ -59,27 +42,67 @@ Op op_of(OpKind k, std::uint64_t len = 0) {
 }
 
 TEST(RdmaOpQueue, PostsInOrderAndHoldsBackEverythingBehindAWaitingOp) {
-    OpQueue q(/*credits=*/8, /*bounce=*/1024, /*slots=*/1);
+    auto pool = fixed_pool(1);
+    auto user = pool.create_user();
+    ASSERT_TRUE(user);
+    OpQueue q(/*credits=*/8, /*slots=*/1);
+    q.use_bounce(&*user);
     std::vector<std::uint64_t> posted;
+    std::vector<MrBuffer*> entries;
     auto post = [&](Op& op) {
         posted.push_back(op.seq);
+        entries.push_back(op.bounce);
         return std::error_code{};
     };
-    q.push(op_of(OpKind::write, 1024));  // fills the bounce buffer
-    q.push(op_of(OpKind::write, 64));    // must wait for space
-    q.push(op_of(OpKind::flush));        // needs no space, but must not overtake
+    q.push(op_of(OpKind::write, 1024));  // takes the only bounce entry
+    q.push(op_of(OpKind::read, 64));     // must wait for one
+    q.push(op_of(OpKind::flush));        // needs none, but must not overtake
     q.pump(post);
     EXPECT_EQ(posted, (std::vector<std::uint64_t>{1}));
+    EXPECT_TRUE(q.starved());
+    EXPECT_EQ(pool.stats().none_now, 1u);
     q.settle(*q.find(1), {});
     q.retire_wr(*q.find(1));
-    auto done = q.take_finished();  // releases the bounce space
+    auto done = q.take_finished();  // gives the entry back
     ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].bounce, nullptr);
     q.pump(post);
+    EXPECT_FALSE(q.starved());
     EXPECT_EQ(posted, (std::vector<std::uint64_t>{1, 2, 3}));
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_NE(entries[0], nullptr);
+    EXPECT_EQ(entries[1], entries[0]);  // the same entry, back from the pool
+    EXPECT_EQ(entries[2], nullptr);     // a flush holds none
+    EXPECT_EQ(q.bounce_held(), 1u);
+}
+
+TEST(RdmaOpQueue, EachWriteOrReadHoldsItsOwnEntry) {
+    auto pool = fixed_pool(3);
+    auto user = pool.create_user();
+    ASSERT_TRUE(user);
+    OpQueue q(8, 1);
+    q.use_bounce(&*user);
+    std::vector<MrBuffer*> entries;
+    for (int i = 0; i < 3; ++i) q.push(op_of(i == 1 ? OpKind::read : OpKind::write, 4096));
+    q.pump([&](Op& op) {
+        entries.push_back(op.bounce);
+        return std::error_code{};
+    });
+    ASSERT_EQ(entries.size(), 3u);
+    EXPECT_NE(entries[0], entries[1]);
+    EXPECT_NE(entries[1], entries[2]);
+    EXPECT_NE(entries[0], entries[2]);
+    EXPECT_EQ(pool.stats().in_use, 3u);
+    for (std::uint64_t s = 1; s <= 3; ++s) {
+        q.settle(*q.find(s), {});
+        q.retire_wr(*q.find(s));
+    }
+    EXPECT_EQ(q.take_finished().size(), 3u);
+    EXPECT_EQ(pool.stats().in_use, 0u);
 }
 
 TEST(RdmaOpQueue, CreditsBoundTheWorkRequestsInFlight) {
-    OpQueue q(2, 1024, 1);
+    OpQueue q(2, 1);
     int posts = 0;
     auto post = [&](Op&) {
         ++posts;
@@ -95,7 +118,11 @@ TEST(RdmaOpQueue, CreditsBoundTheWorkRequestsInFlight) {
 }
 
 TEST(RdmaOpQueue, CallbacksComeOutInPostingOrderWhateverOrderCompletionsArrive) {
-    OpQueue q(8, 1024, 2);
+    auto pool = fixed_pool(1);
+    auto user = pool.create_user();
+    ASSERT_TRUE(user);
+    OpQueue q(8, 2);
+    q.use_bounce(&*user);
     auto post = [](Op&) { return std::error_code{}; };
     q.push(op_of(OpKind::write, 8));
     q.push(op_of(OpKind::request));
@@ -116,33 +143,51 @@ TEST(RdmaOpQueue, CallbacksComeOutInPostingOrderWhateverOrderCompletionsArrive) 
 }
 
 TEST(RdmaOpQueue, AFailedPostFailsOnlyThatOpAndGivesItsResourcesBack) {
-    OpQueue q(1, 1024, 1);
-    auto post = [](Op& op) { return op.seq == 1 ? std::error_code(errc::io_error) : std::error_code{}; };
+    auto pool = fixed_pool(1);
+    auto user = pool.create_user();
+    ASSERT_TRUE(user);
+    OpQueue q(1, 1);
+    q.use_bounce(&*user);
+    auto post = [](Op& op) { return op.seq <= 2 ? std::error_code(errc::io_error) : std::error_code{}; };
     q.push(op_of(OpKind::request));
-    q.push(op_of(OpKind::request));
+    q.push(op_of(OpKind::write, 16));
+    q.push(op_of(OpKind::write, 16));  // posts with the entry the failed write gave back
     q.pump(post);
-    EXPECT_EQ(q.credits(), 0u);  // the second one holds it
+    EXPECT_EQ(q.credits(), 0u);  // the third one holds it
     auto done = q.take_finished();
-    ASSERT_EQ(done.size(), 1u);
+    ASSERT_EQ(done.size(), 2u);
     EXPECT_EQ(done[0].ec, errc::io_error);
-    EXPECT_TRUE(q.find(2)->posted);
+    EXPECT_EQ(done[1].ec, errc::io_error);
+    EXPECT_TRUE(q.find(3)->posted);
+    EXPECT_NE(q.find(3)->bounce, nullptr);
+    EXPECT_EQ(pool.stats().in_use, 1u);
 }
 
-TEST(RdmaOpQueue, FailAllFinishesPostedAndQueuedOpsWithTheError) {
-    OpQueue q(1, 1024, 1);
+TEST(RdmaOpQueue, FailAllKeepsEntriesOfUncompletedWorkRequestsAside) {
+    auto pool = fixed_pool(2);
+    auto user = pool.create_user();
+    ASSERT_TRUE(user);
+    OpQueue q(1, 1);
+    q.use_bounce(&*user);
     q.push(op_of(OpKind::write, 16));
-    q.push(op_of(OpKind::write, 16));  // no credit: stays queued
+    q.push(op_of(OpKind::write, 16));  // no credit: stays queued, holds no entry
     q.pump([](Op&) { return std::error_code{}; });
     q.fail_all(errc::io_error);
     auto done = q.take_finished();
     ASSERT_EQ(done.size(), 2u);
     for (const auto& op : done) EXPECT_EQ(op.ec, errc::io_error);
     EXPECT_EQ(q.credits(), 1u);
-    EXPECT_EQ(q.ring().in_use(), 0u);
+    // The posted write never completed: the RNIC may still read its entry
+    // until the queue pair is gone, so it does not go back yet.
+    EXPECT_EQ(q.bounce_held(), 1u);
+    EXPECT_EQ(pool.stats().in_use, 1u);
+    q.release_buffers();
+    EXPECT_EQ(q.bounce_held(), 0u);
+    EXPECT_EQ(pool.stats().in_use, 0u);
 }
 
 TEST(RdmaOpQueue, ErrorsAndEmptyOpsFinishWhenQueued) {
-    OpQueue q(1, 1024, 1);
+    OpQueue q(1, 1);
     Op bad = op_of(OpKind::atomic_write);
     bad.ec = errc::invalid_argument;
     q.push(std::move(bad));
