@@ -132,11 +132,14 @@ public:
     ~MrPoolUser();
 
     /// An entry, or nullptr ("none now") at once: never blocks, never
-    /// registers. Order: L1, the user's L2 bucket, the global pool. A miss
-    /// wakes the background thread to register more (within the budget).
+    /// registers. Order: L1, the user's L2 bucket, the global pool, then the
+    /// other L2 buckets (before calling it a miss). A miss wakes the
+    /// background thread to register more (within the budget).
     MrBuffer* get() noexcept;
-    /// Give `b` back: to L1 if it came from L1 (or L1 is below its size),
-    /// else to the user's L2 bucket if it has room, else to the global pool.
+    /// Give `b` back: to L1 if it came from L1, else to the user's L2 bucket
+    /// if it has room, else to the global pool. The user's L1 entries, free
+    /// or out, never number more than l1_size(): an entry from elsewhere
+    /// joins the L1 only while there are fewer (an L1 that started short).
     /// An entry removed with MrPool::remove while out is deregistered here.
     /// When the pool has asked users to give back (it ran empty and gets
     /// missed), only entries that came from L1 return to L1, and L1 then

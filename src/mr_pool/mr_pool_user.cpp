@@ -36,6 +36,7 @@ MrBuffer* MrPoolUser::get() noexcept {
             e = top;
             break;
         }
+        --u.owned;
         u.core->drop(top);
     }
     if (e == nullptr) e = u.core->get_shared(u);
@@ -47,24 +48,32 @@ MrBuffer* MrPoolUser::get() noexcept {
     return &e->buffer;
 }
 
-// The seed's rules: an entry taken from L1 goes back to L1; another goes to
-// L1 too while L1 is below its size (so both reduce to "L1 has room")
-// except while the pool is short, when only L1's own entries return there
-// and the rest go where other users can reach them.
+// The seed's rules: an entry taken from L1 goes back to L1; another one
+// joins the L1 only while the user holds fewer L1 entries than its size
+// (L1 short after a pool that was empty at create_user) and the pool is
+// not short; the rest go to the user's L2 bucket or the global pool.
 void MrPoolUser::put(MrBuffer* b) noexcept {
     if (b == nullptr) return;
     State& u = *s_;
     MrEntry* e = MrPoolCore::entry_of(b);
     detail::bump(u.counters.puts);
+    const bool mine = e->origin == Level::l1;
     if (e->retiring.load(std::memory_order_relaxed)) [[unlikely]] {
+        if (mine) --u.owned;
         u.core->drop(e);
         return;
     }
     const bool short_now = u.give_back.load(std::memory_order_relaxed);
-    if (u.l1_count < u.l1_size && (e->origin == Level::l1 || !short_now))
+    if (mine && u.l1_count < u.l1_size) [[likely]] {
         u.l1[u.l1_count++] = e;
-    else
+    } else if (!mine && !short_now && u.owned < u.l1_size) {
+        e->origin = Level::l1;
+        ++u.owned;
+        u.l1[u.l1_count++] = e;
+    } else {
+        if (mine) --u.owned;
         u.core->put_shared(u, e);
+    }
     if (short_now) [[unlikely]] u.core->give_back(u);
 }
 

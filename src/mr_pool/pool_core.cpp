@@ -53,8 +53,22 @@ MrEntry* MrPoolCore::get_shared(UserCache& u) noexcept {
         bump(u.counters.global_hits);
         return e;
     }
+    // Before calling it a miss (a stall for the caller), look in the other
+    // buckets: entries parked there by other connections' bursts are free,
+    // and the idle reclaim would only move them to the global pool later.
+    if (MrEntry* e = steal(u.bucket)) {
+        e->origin = Level::l2;
+        bump(u.counters.l2_hits);
+        return e;
+    }
     bump(u.counters.none_now);
     monitor_.note_miss();
+    return nullptr;
+}
+
+MrEntry* MrPoolCore::steal(std::uint32_t own) noexcept {
+    for (std::uint32_t i = 1; i < opts_.l2_buckets; ++i)
+        if (MrEntry* e = pop_live(buckets_[(own + i) % opts_.l2_buckets])) return e;
     return nullptr;
 }
 
@@ -77,6 +91,7 @@ void MrPoolCore::l1_to_global(UserCache& u, std::uint32_t from, std::uint32_t to
     for (std::uint32_t i = from; i < to; ++i) to_global(u.l1[i], now);
     std::copy(u.l1.get() + to, u.l1.get() + u.l1_count, u.l1.get() + from);
     u.l1_count -= to - from;
+    u.owned -= to - from;
 }
 
 // The pool ran short: keep half of L1 (the connection's minimum set of
@@ -113,6 +128,7 @@ void MrPoolCore::attach(UserCache& u) {
         if (e == nullptr) break;
         e->origin = Level::l1;
         u.l1[u.l1_count++] = e;
+        ++u.owned;
     }
 }
 

@@ -8,6 +8,7 @@
 //   rpm-bench --serve-baseline 0.0.0.0:7100      # the plain-TCP echo/sink server, on the server host
 //   rpm-bench --replication                     # rpm::Replicator over 1..3 in-process replicas (replication.hpp)
 //   rpm-bench --replication --replica tcp://a:7000,tcp://b:7000,tcp://c:7000 --id app --secret-file s --region r
+//   rpm-bench --mr-pool                         # rpm::MrPool against static MRs per connection (mr_pool_bench.hpp)
 //
 // Each test runs --warmup seconds unmeasured, then --duration seconds (or
 // --ops operations); a progress line goes to stderr once a second.
@@ -116,6 +117,41 @@ void add_replication_options(CLI::App& app, Options& o) {
         ->check(CLI::Range(0, 1024))->capture_default_str();
 }
 
+void add_mr_pool_options(CLI::App& app, Options& o) {
+    auto& m = o.mr_pool;
+    app.add_flag("--mr-pool", m.enabled, "rpm::MrPool against static per-connection MRs: connections without a "
+                                         "registration stall, in virtual time");
+    app.add_option("--mrp-iops", m.iops, "--mr-pool: mean I/Os per second per connection")
+        ->check(CLI::Range(1.0, 1e8))->capture_default_str();
+    app.add_option("--mrp-latency-us", m.latency_us, "--mr-pool: microseconds an I/O holds its MR")
+        ->check(CLI::Range(1.0, 1e7))->capture_default_str();
+    app.add_option("--mrp-burst-factor", m.burst_factor, "--mr-pool: rate in a burst / mean rate")
+        ->check(CLI::Range(1.0, 1000.0))->capture_default_str();
+    app.add_option("--mrp-burst-fraction", m.burst_fraction, "--mr-pool: share of the time in bursts (0..1)")
+        ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+    app.add_option("--mrp-burst-ms", m.burst_ms, "--mr-pool: mean burst length, ms")
+        ->check(CLI::Range(0.001, 1e6))->capture_default_str();
+    app.add_option("--mrp-duration", m.duration, "--mr-pool: virtual seconds per run")
+        ->check(CLI::Range(0.001, 3600.0))->capture_default_str();
+    app.add_option("--mrp-seed", m.seed, "--mr-pool: workload seed (the same for every N)")->capture_default_str();
+    app.add_option("--mrp-budget", m.budget, "--mr-pool: the device's MR budget")
+        ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+    app.add_option("--mrp-static", m.per_connection, "--mr-pool: MRs per connection of the static scheme")
+        ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+    app.add_option("--mrp-l1", m.l1, "--mr-pool: the pool's L1 entries per connection")
+        ->check(CLI::Range(1, 1 << 20))->capture_default_str();
+}
+
+// --mr-pool's own checks: the off-burst rate must not be negative.
+bool finish_mr_pool(const Options& o) {
+    const auto& m = o.mr_pool;
+    if (o.replication.enabled) return std::cerr << "rpm-bench: --mr-pool and --replication exclude each other\n", false;
+    if (m.burst_fraction * m.burst_factor > 1.0)
+        return std::cerr << "rpm-bench: --mrp-burst-fraction x --mrp-burst-factor must be at most 1\n", false;
+    if (m.latency_us < m.tick_us) return std::cerr << "rpm-bench: --mrp-latency-us below one tick\n", false;
+    return true;
+}
+
 // --replication's own checks (after the common ones).
 bool finish_replication(Options& o, bool sizes_given) {
     auto& r = o.replication;
@@ -147,6 +183,7 @@ bool finish(Options& o, const std::vector<std::string>& ops, const std::vector<s
         o.sizes.push_back(n);
     }
     o.api = api == "sync" ? rpmbench::Api::sync : rpmbench::Api::callback;
+    if (o.mr_pool.enabled) return finish_mr_pool(o);
     if (o.replication.enabled) return finish_replication(o, !sizes.empty());
     if (o.api == rpmbench::Api::sync && (o.qds.size() != 1 || o.qds[0] != 1))
         return std::cerr << "rpm-bench: --api sync runs one operation at a time: use --qd 1\n", false;
@@ -173,6 +210,7 @@ int main(int argc, char** argv) {
     std::string api = "callback", serve;
     add_options(app, o, ops, sizes, api);
     add_replication_options(app, o);
+    add_mr_pool_options(app, o);
     app.add_option("--serve-baseline", serve, "only run the baseline echo/sink server on HOST:PORT");
     CLI11_PARSE(app, argc, argv);
     if (!serve.empty()) return serve_baseline(serve);
@@ -180,5 +218,6 @@ int main(int argc, char** argv) {
     o.command_line = join_args(argc, argv);
     (void)rpmbench::interrupted();  // construct the flag before the handler can run
     std::signal(SIGINT, on_sigint);
+    if (o.mr_pool.enabled) return rpmbench::run_mr_pool(o);
     return o.replication.enabled ? rpmbench::run_replication(o) : rpmbench::run(o);
 }

@@ -39,6 +39,23 @@ struct Options {
         std::vector<std::string> uris;            ///< external replicas (--replica); empty = in-process
         unsigned batch = 8;                       ///< writes per commit of the throughput test; 0 = none
     } replication;
+
+    // --mr-pool: rpm::MrPool against static per-connection MRs, in virtual
+    // time (mr_pool_bench.hpp); defaults documented in docs/benchmarks.md.
+    struct MrPool {
+        bool enabled = false;
+        double iops = 28250;          ///< mean I/Os per second per connection
+        double latency_us = 1000;     ///< an I/O holds its MR this long
+        double burst_factor = 4;      ///< rate in a burst / mean rate
+        double burst_fraction = 0.1;  ///< share of the time each connection spends in bursts
+        double burst_ms = 10;         ///< mean length of a burst
+        double duration = 10;         ///< virtual seconds per run
+        std::uint64_t seed = 1;
+        unsigned tick_us = 10;
+        unsigned budget = 2048;       ///< registered entries the device allows
+        unsigned per_connection = 113;  ///< the static scheme's share (iSER's)
+        unsigned l1 = 16;             ///< the pool's L1 entries per connection
+    } mr_pool;
 };
 
 /// Run everything; returns the exit status.
@@ -46,5 +63,8 @@ int run(const Options& o);
 
 /// --replication (replication_run.cpp); returns the exit status.
 int run_replication(const Options& o);
+
+/// --mr-pool (mr_pool_run.cpp); returns the exit status.
+int run_mr_pool(const Options& o);
 
 } // namespace rpmbench

@@ -1,6 +1,7 @@
 // --self-check: rpm-bench reads back the JSON it wrote and checks its shape
 // and internal consistency (never a performance figure), so CI catches a
 // broken report without a JSON tool in the image.
+#include "mr_pool_bench.hpp"
 #include "replication.hpp"
 #include "report.hpp"
 
@@ -199,6 +200,7 @@ std::vector<std::string> self_check(const std::string& text) {
     }
     if (!j.is_object() || j.value("tool", "") != "rpm-bench") return p.push_back("not an rpm-bench report"), p;
     if (j.value("benchmark", "") == "replication") return check_replication_report(j, p), p;
+    if (j.value("benchmark", "") == "mr_pool") return check_mr_pool_report(j, p), p;
     need(p, j, "report", "command_line", json::value_t::string);
     for (const char* k : {"units", "machine", "region", "settings"}) need(p, j, "report", k, json::value_t::object);
     for (const char* k : {"baselines", "results", "skipped"}) need(p, j, "report", k, json::value_t::array);

@@ -98,6 +98,8 @@ public:
 private:
     template <class Stack>
     MrEntry* pop_live(Stack& s) noexcept;
+    /// A free entry from any bucket but `own` (the miss path only).
+    MrEntry* steal(std::uint32_t own) noexcept;
     void l1_to_global(UserCache& u, std::uint32_t from, std::uint32_t to) noexcept;
     bool take_free(MrEntry* e) noexcept;
     std::uint32_t pick_bucket() const noexcept;

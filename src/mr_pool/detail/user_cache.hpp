@@ -66,6 +66,11 @@ struct alignas(64) UserCache {
     std::unique_ptr<MrEntry*[]> l1;
     std::uint32_t l1_count = 0;
     const std::uint32_t l1_size;
+    /// L1 entries this user holds, free in l1[] or out: never above l1_size,
+    /// so the L1 is the connection's allotment, not a cache of free entries
+    /// on top of what it has in flight (that would keep a full L1 idle after
+    /// every burst, lost to the other connections).
+    std::uint32_t owned = 0;
     std::uint32_t bucket = 0;
     /// Set by the background thread when the pool ran short; the owner
     /// checks it in put() and gives surplus L1 entries back.

@@ -63,7 +63,10 @@ TEST(MrPoolTest, GetTriesL1ThenL2ThenGlobal) {
     EXPECT_EQ(pool->stats().in_use, 0U);
 }
 
-TEST(MrPoolTest, PutSendsNonL1EntriesToL1WhileBelowItsSize) {
+// The L1 is the user's allotment: its entries free or out never number more
+// than its size, so an entry from the global pool put back while the L1's
+// own are out goes where other users can reach it (the seed's rule).
+TEST(MrPoolTest, PutKeepsTheL1AtItsSizeCountingEntriesOut) {
     std::shared_ptr<FakeState> fake;
     auto pool = fake_pool(fake, quiet_options(16, 8));
     ASSERT_TRUE(pool);
@@ -74,15 +77,42 @@ TEST(MrPoolTest, PutSendsNonL1EntriesToL1WhileBelowItsSize) {
     MrBuffer* c = user->get();  // from the global pool
     ASSERT_TRUE(a && b && c);
     EXPECT_HITS(*pool, 2, 0, 1);
-    user->put(c);  // L1 is empty: c goes there
-    EXPECT_EQ(user->l1_free(), 1U);
-    user->put(a);
-    EXPECT_EQ(user->l1_free(), 2U);
-    user->put(b);  // came from L1, but L1 is full now: to the bucket
-    EXPECT_EQ(user->l1_free(), 2U);
+    user->put(c);  // a and b are out: the L1 is complete, c goes to the bucket
+    EXPECT_EQ(user->l1_free(), 0U);
     EXPECT_EQ(pool->stats().free_l2, 1U);
+    user->put(a);
+    user->put(b);
+    EXPECT_EQ(user->l1_free(), 2U);
+    EXPECT_EQ(user->get(), b);
     EXPECT_EQ(user->get(), a);
-    EXPECT_EQ(user->get(), c);
+    EXPECT_EQ(user->get(), c);  // from the bucket
+    EXPECT_HITS(*pool, 4, 1, 1);
+    for (MrBuffer* e : {a, b, c}) user->put(e);
+}
+
+// A user that joined while the global pool was short starts with a partial
+// L1; entries it takes from elsewhere fill it up to its size, no further.
+TEST(MrPoolTest, PutTopsUpAnL1ThatStartedShort) {
+    std::shared_ptr<FakeState> fake;
+    auto pool = fake_pool(fake, quiet_options(16, 4));
+    ASSERT_TRUE(pool);
+    auto first = pool->create_user(3);  // takes 3 of the 4
+    ASSERT_TRUE(first);
+    auto user = pool->create_user(2);   // gets the last one
+    ASSERT_TRUE(user);
+    EXPECT_EQ(user->l1_free(), 1U);
+    first->trim();                      // 3 back to the global pool
+    MrBuffer* x = user->get();          // L1
+    MrBuffer* y = user->get();          // global
+    MrBuffer* z = user->get();          // global
+    ASSERT_TRUE(x && y && z);
+    user->put(y);  // the L1 holds 1 of 2: y joins it
+    EXPECT_EQ(user->l1_free(), 1U);
+    user->put(z);  // now 2 of 2 (x is out): z goes to the bucket
+    EXPECT_EQ(user->l1_free(), 1U);
+    EXPECT_EQ(pool->stats().free_l2, 1U);
+    user->put(x);
+    EXPECT_EQ(user->l1_free(), 2U);
 }
 
 TEST(MrPoolTest, PutSendsToTheBucketUntilFullThenToGlobal) {
@@ -209,3 +239,31 @@ TEST(MrPoolTest, UsersGiveL1EntriesBackWhenThePoolRunsShort) {
 }
 
 }  // namespace
+
+// A get that finds its own bucket and the global pool empty takes a free
+// entry from another bucket before calling it a miss.
+TEST(MrPoolTest, GetTakesFromAnotherBucketBeforeAMiss) {
+    std::shared_ptr<FakeState> fake;
+    auto pool = fake_pool(fake, quiet_options(16, 6));
+    ASSERT_TRUE(pool);
+    auto one = pool->create_user(2);
+    auto two = pool->create_user(2);
+    ASSERT_TRUE(one && two);
+    ASSERT_NE(one->bucket(), two->bucket());
+    std::vector<MrBuffer*> held;
+    for (int i = 0; i < 4; ++i) held.push_back(one->get());  // 2 from L1, 2 from global
+    for (MrBuffer* b : held) ASSERT_NE(b, nullptr);
+    one->put(held[2]);  // one's L1 is complete (its own are out): to its bucket
+    one->put(held[3]);
+    EXPECT_EQ(pool->stats().free_l2, 2U);
+    MrBuffer* x = two->get();
+    MrBuffer* y = two->get();
+    MrBuffer* z = two->get();  // two's bucket and the global pool are empty
+    MrBuffer* w = two->get();
+    ASSERT_TRUE(x && y && z && w);
+    EXPECT_EQ(two->get(), nullptr);
+    EXPECT_EQ(pool->stats().none_now, 1U);
+    for (MrBuffer* b : {x, y, z, w}) two->put(b);
+    one->put(held[0]);
+    one->put(held[1]);
+}
