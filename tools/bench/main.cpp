@@ -149,6 +149,9 @@ bool finish_mr_pool(const Options& o) {
     if (m.burst_fraction * m.burst_factor > 1.0)
         return std::cerr << "rpm-bench: --mrp-burst-fraction x --mrp-burst-factor must be at most 1\n", false;
     if (m.latency_us < m.tick_us) return std::cerr << "rpm-bench: --mrp-latency-us below one tick\n", false;
+    if (m.per_connection > m.budget || m.l1 > m.budget)
+        return std::cerr << "rpm-bench: --mrp-static and --mrp-l1 must not exceed --mrp-budget (" << m.budget
+                         << ")\n", false;
     return true;
 }
 

@@ -20,7 +20,7 @@ Result<P2pReport> build_p2p_report(const std::filesystem::path& root,
         P2pClient c{name, std::nullopt, {}};
         if (auto p = manager->place(name)) c.placement = std::move(*p);
         else {
-            c.error = p.error().message();
+            c.error = p.error().detail();  // the category's generic advice is about files
             all_placed = false;
         }
         r.clients.push_back(std::move(c));
