@@ -31,6 +31,8 @@ enum class errc : int {
     quorum_lost,               ///< too few replicas are live to give the durability asked for
     mr_budget_exhausted,       ///< a registration would pass the MR pool's hard budget
     no_p2p_memory,             ///< no P2P provider suits the clients, or it has no room left
+    nvme_status,               ///< an NVMe controller completed a command with an error status
+    protocol_error,            ///< the peer broke the wire protocol; the connection was closed
 };
 
 /// The category of rpm::errc ("rpm").

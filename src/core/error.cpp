@@ -46,6 +46,10 @@ const char* describe(errc e) noexcept {
                "return buffers";
     case errc::no_p2p_memory:
         return "no peer-to-peer memory suits these devices (see the explanation; rpm-probe --p2p)";
+    case errc::nvme_status:
+        return "the NVMe controller failed the command; the detail gives its status (SCT/SC)";
+    case errc::protocol_error:
+        return "the peer broke the wire protocol and the connection was closed; the detail says how";
     }
     return "unknown rpm error";
 }

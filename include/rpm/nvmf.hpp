@@ -1,0 +1,223 @@
+// NVMe over Fabrics (NVMe/TCP): an rpm::nvmf::Target exports block devices,
+// files and PM regions as NVMe namespaces to any NVMe/TCP host (the Linux
+// kernel's included); an rpm::nvmf::Host reads and writes namespaces of any
+// NVMe/TCP target (the kernel's nvmet-tcp included). docs/nvmf.md says what
+// of the specification is implemented.
+//
+//   rpm::nvmf::TargetOptions o;
+//   o.port = 4420;
+//   o.subsystems.push_back({.nqn = "nqn.2026-11.io.rpm:disk",
+//                           .namespaces = {{.nsid = 1, .path = "/dev/nvme0n1"}}});
+//   auto target = rpm::nvmf::Target::start(o);   // serves until destroyed
+//
+//   auto host = rpm::nvmf::Host::connect({.port = 4420, .subnqn = "nqn.2026-11.io.rpm:disk"});
+//   host->write(1, 0, bytes);                     // completes once the target says so
+#pragma once
+
+#include <rpm/nvmf_offload.hpp>
+#include <rpm/result.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rpm::nvmf {
+
+/// The NQN the host uses when none is given, and the target's default.
+inline constexpr char default_host_nqn[] = "nqn.2026-11.io.rpm:host";
+
+/// One exported subsystem: an NQN and its namespaces.
+struct SubsystemSpec {
+    std::string nqn;
+    std::vector<NamespaceSpec> namespaces;
+    /// Host NQNs allowed to connect; empty allows any host.
+    std::vector<std::string> allowed_hosts;
+    std::string serial = "rpm0001";
+    std::string model = "rpm NVMe-oF target";
+};
+
+struct TargetOptions {
+    /// Address and TCP port to listen on (port 0: the OS chooses; see port()).
+    std::string address = "127.0.0.1";
+    std::uint16_t port = 4420;
+    std::vector<SubsystemSpec> subsystems;
+    /// Whether hosts may ask for header / data digests (CRC32C) in ICReq.
+    bool allow_header_digest = true;
+    bool allow_data_digest = true;
+    /// In-capsule data the I/O queues accept (IOCCSZ = 64 + this, in 16-byte units).
+    std::uint32_t in_capsule_data = 8192;
+    /// Largest transfer of one command (MDTS); a power of two, >= 4096.
+    std::uint32_t max_io_size = 128 * 1024;
+    /// Most H2CData bytes per PDU (ICResp maxh2cdata).
+    std::uint32_t max_h2c_data = 128 * 1024;
+    /// I/O queues per controller and entries per queue (CAP.MQES + 1).
+    std::uint16_t max_io_queues = 8;
+    std::uint16_t max_queue_size = 128;
+    /// Root of the sysfs tree (PM persistence domain, P2P placement).
+    std::filesystem::path sysfs_root = "/";
+    /// The NIC the target serves through ("eth0", "rxe0", a BDF): staging
+    /// buffers come from a P2P provider close to it and to the drives when
+    /// there is one (empty: host memory).
+    std::string nic;
+    /// The offload engine; null uses a SoftwareEngine.
+    std::shared_ptr<Engine> engine;
+};
+
+/// Counters since start().
+struct TargetStats {
+    std::uint64_t connections = 0;           ///< TCP connections accepted
+    std::uint64_t connections_terminated = 0;///< closed for a protocol error (TermReq sent)
+    std::uint64_t controllers = 0;           ///< controllers created by Connect
+    std::uint64_t keep_alive_expired = 0;    ///< controllers torn down by KATO
+    std::uint64_t admin_commands = 0;
+    std::uint64_t io_commands = 0;           ///< through the software path
+    std::uint64_t offloaded_commands = 0;    ///< through the engine (enabled queues)
+    std::uint64_t errors = 0;                ///< commands completed with an error status
+    std::uint64_t digest_errors = 0;
+};
+
+class Target {
+public:
+    /// Open every namespace, create the subsystems in the engine, listen.
+    ///
+    /// RETURN VALUE: the running target (it serves on its own threads until
+    /// destroyed), or an Error.
+    /// ERRORS:
+    /// - errc::invalid_argument: no subsystem, an empty or duplicate NQN, an
+    ///   NQN over 223 bytes, nsid 0 or duplicate, a bad size option
+    /// - errc::path_not_found / permission_denied / not_pmem / bad_size: a
+    ///   namespace's backend could not be opened (detail names it)
+    /// - errc::unsupported: the engine cannot offer what the options ask
+    /// - errc::io_error: the address could not be bound
+    static Result<std::unique_ptr<Target>> start(TargetOptions options);
+
+    ~Target();
+    Target(const Target&) = delete;
+    Target& operator=(const Target&) = delete;
+
+    /// The TCP port it listens on.
+    [[nodiscard]] std::uint16_t port() const noexcept;
+    [[nodiscard]] TargetStats stats() const;
+    /// Where the staging buffers are and why.
+    [[nodiscard]] StagingReport staging() const;
+    /// Close every connection and stop listening (also done by the destructor).
+    void stop();
+
+    struct Impl;
+private:
+    explicit Target(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+struct HostOptions {
+    std::string address = "127.0.0.1";
+    std::uint16_t port = 4420;
+    /// The subsystem to connect to (ignored by discover()).
+    std::string subnqn;
+    std::string hostnqn = default_host_nqn;
+    bool header_digest = false;
+    bool data_digest = false;
+    /// Entries per queue (sqsize + 1).
+    std::uint16_t queue_size = 32;
+    /// Keep-alive timeout asked for in Connect; 0 disables keep alive.
+    std::uint32_t kato_ms = 10000;
+    /// How long to wait for any one reply before failing with io_error.
+    std::chrono::milliseconds timeout{10000};
+};
+
+/// One record of a discovery log page.
+struct DiscoveryEntry {
+    std::uint8_t trtype = 0;    ///< 3: TCP
+    std::uint8_t adrfam = 0;    ///< 1: IPv4
+    std::uint8_t subtype = 0;   ///< 2: NVMe subsystem, 3: current discovery subsystem
+    std::uint16_t portid = 0;
+    std::uint16_t cntlid = 0;
+    std::string trsvcid;
+    std::string traddr;
+    std::string subnqn;
+};
+
+struct ControllerInfo {
+    std::uint16_t cntlid = 0;
+    std::string serial, model, firmware, subnqn;
+    std::uint32_t max_transfer = 0;     ///< bytes (from MDTS), 0 = no limit
+    std::uint32_t in_capsule_data = 0;  ///< bytes (IOCCSZ * 16 - 64)
+    std::uint32_t namespaces = 0;       ///< NN
+    bool volatile_write_cache = false;
+    std::uint16_t oncs = 0;
+};
+
+struct NamespaceInfo {
+    std::uint32_t nsid = 0;
+    std::uint64_t blocks = 0;
+    std::uint32_t block_size = 0;
+};
+
+/// A raw completion, for callers that want the status instead of an Error.
+struct Completion {
+    std::uint16_t status = 0;   ///< (DNR << 14) | (SCT << 8) | SC; 0 = success
+    std::uint32_t dw0 = 0;
+    std::uint32_t dw1 = 0;
+};
+
+class Host {
+public:
+    /// Read the discovery log of the target at options.address:port.
+    ///
+    /// RETURN VALUE: its records, or an Error.
+    /// ERRORS: errc::io_error (no connection, timeout), errc::protocol_error
+    /// (the target broke NVMe/TCP), errc::nvme_status (a command failed).
+    static Result<std::vector<DiscoveryEntry>> discover(const HostOptions& options);
+
+    /// Connect an admin queue and one I/O queue to options.subnqn and enable
+    /// the controller (CC.EN, CSTS.RDY).
+    ///
+    /// RETURN VALUE: the connected host, or an Error.
+    /// ERRORS: errc::invalid_argument (empty subnqn, queue_size < 2),
+    /// errc::io_error, errc::protocol_error, errc::nvme_status (Connect
+    /// refused: the detail names the subsystem and status).
+    static Result<Host> connect(const HostOptions& options);
+
+    Host(Host&&) noexcept;
+    Host& operator=(Host&&) noexcept;
+    ~Host();
+
+    [[nodiscard]] const ControllerInfo& controller() const noexcept;
+
+    /// RETURN VALUE / ERRORS (for every call below): success, or
+    /// errc::nvme_status with the status in the detail (last_status() has
+    /// it), errc::invalid_argument for a buffer that is not a whole number of
+    /// blocks or over max_transfer, errc::io_error / errc::protocol_error when
+    /// the connection failed (the Host is then unusable).
+    Result<std::vector<std::uint32_t>> active_namespaces();
+    Result<NamespaceInfo> identify(std::uint32_t nsid);
+    Result<void> read(std::uint32_t nsid, std::uint64_t lba, std::span<std::byte> out);
+    Result<void> write(std::uint32_t nsid, std::uint64_t lba, std::span<const std::byte> in);
+    Result<void> flush(std::uint32_t nsid);
+    Result<void> write_zeroes(std::uint32_t nsid, std::uint64_t lba, std::uint32_t blocks);
+    Result<void> keep_alive();
+
+    /// Send any command on the I/O queue (qid 1) or admin queue (qid 0) with
+    /// optional data to send or receive; cid and the SGL are filled in. For
+    /// tests and tools that need the status of a malformed command.
+    Result<Completion> raw(std::uint16_t qid, std::span<const std::uint8_t, 64> sqe,
+                           std::span<const std::byte> out_data, std::span<std::byte> in_data);
+
+    /// The status of the last command that failed with errc::nvme_status.
+    [[nodiscard]] std::uint16_t last_status() const noexcept;
+
+    struct Impl;
+private:
+    explicit Host(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+/// "SCT 0x0 SC 0x80 (LBA Out of Range), DNR" for logs and error details.
+std::string describe_status(std::uint16_t status);
+
+} // namespace rpm::nvmf

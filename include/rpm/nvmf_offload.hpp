@@ -1,0 +1,171 @@
+// The NVMe-oF target offload model (seed 004: MLNX_OFED's NVMf offload
+// verbs), as an interface an rpm::nvmf::Target drives, and a software
+// engine that implements it.
+//
+// The model, verb by verb:
+//   query()              ibv_query_device_ex().nvmf_caps: what the engine can offload
+//   create_subsystem()   ibv_create_srq_ex(IBV_SRQT_NVMF): a front-end subsystem
+//                        with its staging buffer
+//   create_backend()     ibv_srq_create_nvme_ctrl(): a local back-end "controller"
+//                        (here: a block device, file or PM region)
+//   map_namespace()      ibv_map_nvmf_nsid(): front-end nsid -> (backend, nsid, LBA size)
+//   unmap_namespace()    ibv_unmap_nvmf_nsid()
+//   enable()             ibv_modify_qp_nvmf(ENABLE) after Connect completes: from
+//                        then on the queue's I/O commands go to the engine
+// Admin and Fabrics commands always stay with the target's software path, as
+// non-offloaded commands stay with software in the seed.
+#pragma once
+
+#include <rpm/result.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rpm::nvmf {
+
+/// What a namespace is backed by.
+enum class BackendKind : std::uint8_t {
+    block,  ///< a block device or a file, through io_uring with O_DIRECT
+    pmem,   ///< a PM region (rpm::pmem::Region): writes persisted per its platform before completion
+};
+
+/// One front-end namespace of a subsystem.
+struct NamespaceSpec {
+    std::uint32_t nsid = 1;
+    std::filesystem::path path;
+    BackendKind kind = BackendKind::block;
+    /// LBA data size: 512 or 4096. For block backends it must be a multiple
+    /// of the device's logical block size (O_DIRECT).
+    std::uint32_t block_size = 512;
+    /// Create a file of `size` bytes if missing (files only).
+    bool create = false;
+    std::uint64_t size = 0;
+};
+
+/// Offload types (a bit mask).
+enum OffloadType : std::uint32_t {
+    offload_read_write_flush = 1u << 0,  ///< Read, Write, Flush
+    offload_write_zeroes = 1u << 1,
+};
+
+/// ibv_nvmf_caps.
+struct OffloadCaps {
+    std::uint32_t offload_types = 0;
+    std::uint32_t max_backend_ctrls_total = 0;
+    std::uint32_t max_backend_ctrls = 0;       ///< per subsystem
+    std::uint32_t max_namespaces = 0;          ///< per subsystem
+    std::uint32_t min_staging_buf_pages = 0;   ///< 4 KiB pages
+    std::uint32_t max_staging_buf_pages = 0;
+    std::uint32_t max_io_size = 0;             ///< bytes
+    std::uint16_t min_queue_size = 0;
+    std::uint16_t max_queue_size = 0;
+    std::uint32_t min_ioccsz = 0;              ///< 16-byte units
+    std::uint32_t max_ioccsz = 0;
+    std::uint16_t max_icdoff = 0;
+};
+
+/// ibv_nvmf_attrs: what the target asks of a subsystem.
+struct SubsystemAttrs {
+    std::uint32_t offload_types = offload_read_write_flush | offload_write_zeroes;
+    std::uint32_t max_namespaces = 32;
+    std::uint32_t ioccsz = (64 + 8192) / 16;
+    std::uint16_t icdoff = 0;
+    std::uint32_t max_io_size = 128 * 1024;
+    std::uint16_t queue_size = 128;
+    /// Staging buffer bytes (a multiple of 4096, within the caps); one
+    /// max_io_size slot per enabled queue.
+    std::size_t staging_bytes = 4u << 20;
+    /// Devices the staging buffer serves (the NIC, the drives), by name or
+    /// BDF, for P2P placement; empty or unplaceable: host memory.
+    std::vector<std::string> staging_clients;
+    std::filesystem::path sysfs_root = "/";
+};
+
+/// Where a subsystem's staging buffer lives.
+struct StagingReport {
+    bool p2p = false;              ///< device memory (a P2P provider) rather than host memory
+    std::string provider;          ///< its BDF when p2p
+    std::size_t bytes = 0;
+    std::size_t slots = 0;         ///< max_io_size slots
+    std::string why;               ///< the placement's reason, or why host memory
+};
+
+/// What Identify Namespace reports of a mapped namespace.
+struct NamespaceView {
+    std::uint32_t nsid = 0;
+    std::uint64_t blocks = 0;
+    std::uint32_t block_size = 0;
+    BackendKind kind = BackendKind::block;
+    std::array<std::uint8_t, 16> nguid{};  ///< stable per backend path and nsid
+};
+
+/// An I/O queue enabled for offload: the engine runs its I/O commands.
+class OffloadQueue {
+public:
+    virtual ~OffloadQueue() = default;
+    /// A buffer of at least max_io_size bytes, 4096-aligned, that the
+    /// transport fills with a write's data before execute() and reads a
+    /// read's data from after it.
+    virtual std::span<std::byte> staging() = 0;
+    /// Run one I/O command (Read, Write, Flush, Write Zeroes; its data, if
+    /// any, in staging()). Writes are durable per the backend before it
+    /// returns (PM: persisted; block: written with O_DIRECT, Flush syncs).
+    /// RETURN VALUE: the NVMe status (wire::sc): success, invalid_opcode,
+    /// invalid_ns, lba_out_of_range, invalid_field (transfer over
+    /// max_io_size), write_fault / unrecovered_read_error on backend failure.
+    virtual std::uint16_t execute(std::span<const std::uint8_t, 64> sqe) = 0;
+};
+
+/// Counters of one subsystem.
+struct EngineStats {
+    std::uint64_t commands = 0;
+    std::uint64_t reads = 0, writes = 0, flushes = 0, write_zeroes = 0;
+    std::uint64_t bytes_read = 0, bytes_written = 0;
+    std::uint64_t errors = 0;
+    std::uint64_t enabled_queues = 0;      ///< live
+    std::uint64_t refused_enables = 0;     ///< no staging slot left: queue stays in software
+};
+
+using SubsystemHandle = std::uint32_t;
+using BackendHandle = std::uint32_t;
+
+/// The verbs. Every call is thread-safe.
+class Engine {
+public:
+    virtual ~Engine() = default;
+    virtual OffloadCaps query() const = 0;
+    /// ERRORS: errc::unsupported (attrs outside the caps: detail says which).
+    virtual Result<SubsystemHandle> create_subsystem(const SubsystemAttrs& attrs) = 0;
+    /// ERRORS: as pmem::Region::open / opening the device; errc::unsupported
+    /// past max_backend_ctrls.
+    virtual Result<BackendHandle> create_backend(SubsystemHandle s, const NamespaceSpec& spec) = 0;
+    /// ERRORS: errc::invalid_argument (nsid 0, mapped twice, lba size not
+    /// 512/4096 or finer than the backend's), errc::unsupported (past max_namespaces).
+    virtual Result<void> map_namespace(BackendHandle b, std::uint32_t fe_nsid, std::uint32_t lba_data_size,
+                                       std::uint32_t backend_nsid) = 0;
+    virtual Result<void> unmap_namespace(BackendHandle b, std::uint32_t fe_nsid) = 0;
+    /// ERRORS: errc::unsupported (no staging slot free: the caller keeps the
+    /// queue in software and says so).
+    virtual Result<std::unique_ptr<OffloadQueue>> enable(SubsystemHandle s) = 0;
+    /// The software path for queues that are not enabled: the same commands
+    /// with the caller's own buffer (at least max_io_size, 4096-aligned).
+    virtual std::uint16_t execute_software(SubsystemHandle s, std::span<const std::uint8_t, 64> sqe,
+                                           std::span<std::byte> buffer) = 0;
+    virtual std::vector<NamespaceView> namespaces(SubsystemHandle s) const = 0;
+    virtual StagingReport staging(SubsystemHandle s) const = 0;
+    virtual EngineStats stats(SubsystemHandle s) const = 0;
+};
+
+/// The engine in software: backends are files and devices through io_uring
+/// (O_DIRECT) and PM regions through rpm::pmem; staging buffers come from
+/// rpm::p2p::Manager when a provider is close to every staging client, host
+/// memory otherwise.
+std::shared_ptr<Engine> make_software_engine();
+
+} // namespace rpm::nvmf
