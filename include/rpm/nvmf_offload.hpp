@@ -103,6 +103,9 @@ struct NamespaceView {
     std::uint32_t block_size = 0;
     BackendKind kind = BackendKind::block;
     std::array<std::uint8_t, 16> nguid{};  ///< stable per backend path and nsid
+    /// How the backend is driven, for logs: "file /x (io_uring, O_DIRECT,
+    /// logical block 512)", "... buffered (page cache) ...", "pmem region ...".
+    std::string backend;
 };
 
 /// An I/O queue enabled for offload: the engine runs its I/O commands.

@@ -14,6 +14,11 @@
 #           through a buffer and found in BAR2, exhaustion falls back to
 #           host memory with its reason, freed buffers coalesce);
 #           rpm-probe --p2p chooses it; the drive still does I/O after
+#   nvmf    (with --nvme-cmb) NVMe/TCP against the Linux kernel
+#           (tests/lab/nvmf.sh): the kernel host (nvme discover/connect,
+#           dd and fio with verification) through rpm-nvmf's target onto
+#           the NVMe drive and the PM device; rpm's host against the
+#           kernel's nvmet-tcp on the same drive
 #   kill    rpm-server killed mid-stream and restarted; every acknowledged
 #           record read back (tests/integration/process/kill_test.sh), and
 #           the planted ack-before-persist bug caught (adr only: it is the
@@ -124,6 +129,9 @@ step kill kill_normal
 [ "$mode" = adr ] && step kv kv_normal
 [ "$mode" = adr ] && step kv-planted-control kv_planted
 [ "$mode" = adr ] && step kv-mixed "$src/tests/lab/kv_mixed.sh" "$build/bin" "$RPM_LAB_RDMA_ADDR"
+# Last: it overwrites the start of the NVMe drive and of the PM device.
+[ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-host "$src/tests/lab/nvmf.sh" kernel-host "$build"
+[ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-target "$src/tests/lab/nvmf.sh" kernel-target "$build"
 # Evidence that the traffic went through the Soft-RoCE device.
 echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
 if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi

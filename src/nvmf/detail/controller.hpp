@@ -92,6 +92,13 @@ public:
 
     // (implementation state is private; one mutex: admin and I/O threads)
 private:
+    friend class Registry;
+    /// Registry: queue `qid` connects (checks readiness and io_queues() for
+    /// qid > 0, under the controller's lock). RETURN VALUE: the Connect status.
+    std::uint16_t attach_queue(std::uint16_t qid);
+    /// Registry: queue `qid` went away.
+    void detach_queue(std::uint16_t qid);
+
     struct State;
     std::shared_ptr<Subsystem> subsystem_;
     std::uint16_t cntlid_;
@@ -153,7 +160,13 @@ private:
     Limits limits_;
     mutable std::mutex mu_;
     std::vector<std::shared_ptr<Controller>> controllers_;
-    std::uint16_t next_cntlid_ = 1;
+    std::uint16_t next_cntlid_ = 1;  // the lowest cntlid that may be free
+    std::vector<bool> cntlid_used_;  // by cntlid, 0..0xFFEF
+
+    std::pair<std::shared_ptr<Controller>, Outcome> connect_admin(const wire::Sqe& sqe, const wire::ConnectData& d);
+    std::pair<std::shared_ptr<Controller>, Outcome> connect_io(const wire::Sqe& sqe, const wire::ConnectData& d);
+    std::uint16_t allocate_cntlid();  // 0 when all are taken (caller holds mu_)
+    void forget(std::size_t index);   // drop controllers_[index], free its cntlid (caller holds mu_)
 };
 
 } // namespace rpm::nvmf::target

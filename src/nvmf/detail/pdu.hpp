@@ -53,10 +53,12 @@ struct HeaderInfo {
 
 /// Check the common header against the PDU type's fixed layout and the
 /// connection's state: a type this receiver may get (IC only first, and only
-/// IC first), its hlen, the digest flags as negotiated (ICReq/ICResp never
-/// carry them), pdo (0 without data, else >= hlen + header digest and
-/// aligned), plen (>= header, fixed for types without data, data no more
-/// than max_data; TermReq <= 152).
+/// IC first; a TermReq at any time, as a controller refuses a bad ICReq with
+/// one), its hlen, the digest flags as negotiated (ICReq/ICResp and TermReqs
+/// never carry them), pdo (0 without data, else >= hlen + header digest and
+/// aligned; a TermReq's pdo is ignored, its data follows hlen), plen
+/// (>= header, fixed for types without data, data no more than max_data;
+/// TermReq <= 152).
 ///
 /// RETURN VALUE: HeaderInfo, or the Refusal to send back before closing.
 std::variant<HeaderInfo, Refusal> check_common(std::span<const std::uint8_t, wire::common_header_len> ch,
@@ -80,6 +82,8 @@ struct Pdu {
 std::variant<Pdu, Refusal> parse_pdu(std::span<const std::uint8_t> bytes, const Context& ctx);
 
 // ---- type-specific headers (call on Pdu::header of the right type) ----------
+// RETURN VALUE: the fields; a header shorter than its type's hlen decodes as
+// all zeros. decode_data() reports C2HData's reserved ttag as 0.
 
 struct IcReq {
     std::uint16_t pfv = 0;
@@ -118,14 +122,19 @@ TermReq decode_term(std::span<const std::uint8_t> header);
 
 // ---- building PDUs ----------------------------------------------------------
 // Each encoder writes the header (and its digest when `hdgst`) into `out`
-// and returns the number of bytes written; `out` must have room for the
-// largest header (128 + 4). Encoders that carry data write the header and
-// padding only (pdo = header + digest, rounded up to the peer's alignment
-// `align` = (hpda/cpda + 1) * 4) and set plen for `data_len` bytes of data
-// plus a data digest when `ddgst`; the caller sends the data and then
+// and returns the number of bytes written; `out` should have room for
+// max_header_bytes. Encoders that carry data write the header and padding
+// only (pdo = header + digest, rounded up to the peer's alignment `align` =
+// (hpda/cpda + 1) * 4, or 0 for none) and set plen for `data_len` bytes of
+// data plus a data digest when `ddgst`; the caller sends the data and then
 // crc32c(data) itself.
+// RETURN VALUE: bytes written; 0 (nothing usable written) if `out` is too
+// small, `align` is not 0 or a multiple of 4 up to 128, plen would overflow,
+// an H2C/C2HData has length 0, or `type` is not of the encoder's kind.
 
-inline constexpr std::size_t max_header_bytes = wire::ic_len + wire::digest_len;
+/// The largest encoder output: a TermReq carrying 128 bytes of the offending
+/// header (an ICReq is 128, a CapsuleCmd with digest and padding at most 128).
+inline constexpr std::size_t max_header_bytes = wire::term_max_plen;
 
 std::size_t encode_icreq(std::span<std::uint8_t> out, const IcReq& r);
 std::size_t encode_icresp(std::span<std::uint8_t> out, const IcResp& r);
@@ -141,6 +150,8 @@ std::size_t encode_term(std::span<std::uint8_t> out, wire::PduType type, const T
                         std::span<const std::uint8_t> bad_header);
 
 // ---- CRC32C (Castagnoli), as the digests use it -----------------------------
+// RETURN VALUE: the CRC (crc32c of nothing is 0); crc32c_extend(crc32c(a), b)
+// == crc32c(a followed by b), for data sent or received in pieces.
 std::uint32_t crc32c(std::span<const std::uint8_t> bytes);
 std::uint32_t crc32c_extend(std::uint32_t crc, std::span<const std::uint8_t> bytes);
 

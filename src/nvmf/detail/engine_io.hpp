@@ -1,0 +1,34 @@
+#pragma once
+// An NVM I/O command as the engine runs it: decoded from the SQE, checked
+// against its namespace, executed on the backend.
+
+#include "nvmf/detail/engine_subsystem.hpp"
+
+#include <cstdint>
+#include <span>
+
+namespace rpm::nvmf::detail {
+
+struct IoCommand {
+    std::uint8_t opcode = 0;
+    std::uint32_t nsid = 0;
+    std::uint64_t slba = 0;  ///< CDW10 | CDW11 << 32
+    std::uint32_t nlb = 0;   ///< (CDW12 & 0xffff) + 1, not 0's based
+    bool fua = false;        ///< CDW12 bit 30 (Read, Write, Write Zeroes)
+
+    static IoCommand decode(std::span<const std::uint8_t, 64> sqe) noexcept;
+    /// Read, Write, Flush or Write Zeroes.
+    [[nodiscard]] bool known() const noexcept;
+    /// The OffloadType bit that covers it.
+    [[nodiscard]] std::uint32_t offload_type() const noexcept;
+};
+
+/// Check `cmd` against `ns` (range, transfer size) and run it on its
+/// backend, data in `data`; counts into `c` (not commands or errors).
+/// RETURN VALUE: the NVMe status: success, lba_out_of_range,
+/// invalid_field (transfer over max_io_size), internal_error (`data`
+/// smaller than the transfer), write_fault, unrecovered_read_error.
+std::uint16_t run_io(const IoCommand& cmd, const Namespace& ns, std::span<std::byte> data, std::uint32_t max_io_size,
+                     Counters& c);
+
+} // namespace rpm::nvmf::detail

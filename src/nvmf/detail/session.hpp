@@ -1,0 +1,91 @@
+#pragma once
+// One NVMe/TCP connection on the target: one queue (the admin queue or an
+// I/O queue) of one controller. A thread per connection runs it with
+// blocking Asio socket calls; commands of a queue run in order, which NVMe
+// allows (the host may see completions in any order, and in order is one).
+
+#include "nvmf/detail/controller.hpp"
+#include "nvmf/detail/pdu.hpp"
+
+#include <rpm/nvmf.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace rpm::nvmf::target {
+
+/// Counters the sessions of a target share.
+struct SharedStats {
+    std::atomic<std::uint64_t> connections{0}, terminated{0}, controllers{0}, keep_alive_expired{0};
+    std::atomic<std::uint64_t> admin{0}, io{0}, offloaded{0}, errors{0}, digest_errors{0};
+};
+
+/// What every session of a target needs.
+struct SessionEnv {
+    Registry* registry = nullptr;
+    SharedStats* stats = nullptr;
+    bool allow_hdgst = true;
+    bool allow_ddgst = true;
+    std::uint32_t max_h2c_data = 128 * 1024;
+};
+
+class Session {
+public:
+    Session(boost::asio::ip::tcp::socket socket, const SessionEnv& env);
+    ~Session();
+
+    /// Serve until the host disconnects, a protocol error, or close().
+    void run();
+    /// From another thread: make run() return soon.
+    void close();
+    /// The controller this queue belongs to (null before Connect).
+    std::shared_ptr<Controller> controller() const;
+    /// The queue's id (meaningful once controller() is set).
+    std::uint16_t qid() const;
+    bool finished() const { return finished_.load(); }
+
+private:
+    // framing (session.cpp)
+    bool handshake();
+    bool read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out);
+    void terminate(const pdu::Refusal& r, std::span<const std::uint8_t> header);
+    bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data);
+    bool respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0 = 0, std::uint32_t dw1 = 0);
+    bool send_c2h(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
+
+    // commands (session_commands.cpp)
+    bool on_capsule(const pdu::Pdu& p);
+    bool receive_r2t_data(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& digest_ok);
+    bool dispatch(const wire::Sqe& sqe, std::span<const std::uint8_t> data, std::uint32_t data_len);
+    bool on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
+    bool on_admin(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
+    bool on_io(const wire::Sqe& sqe, std::uint32_t data_len);
+    std::span<std::uint8_t> io_buffer();
+    std::uint32_t block_size(std::uint32_t nsid);
+    bool finish(const wire::Sqe& sqe, const Outcome& o);
+
+    boost::asio::ip::tcp::socket socket_;
+    SessionEnv env_;
+    pdu::Context ctx_;
+    std::uint32_t send_align_ = 4;        // (hpda + 1) * 4
+    std::uint16_t qid_ = 0;
+    std::uint16_t sqsize_ = 0;
+    std::uint16_t sq_head_ = 0;
+    std::uint16_t next_ttag_ = 1;
+    bool connected_ = false;
+    std::shared_ptr<Controller> controller_;
+    std::unique_ptr<OffloadQueue> offload_;
+    std::vector<std::uint8_t> software_buf_;  // io_buffer() uses a 4096-aligned view of it
+    std::vector<std::uint8_t> data_buf_;  // R2T-received data for non-I/O commands
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> block_sizes_;
+    mutable std::mutex mu_;               // controller_ (read by the target's watchdog)
+    std::atomic<bool> finished_{false};
+    std::atomic<bool> closing_{false};
+};
+
+} // namespace rpm::nvmf::target

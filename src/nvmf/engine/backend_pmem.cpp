@@ -1,0 +1,106 @@
+// PmemBackend: a PM region (rpm::pmem::Region). Every write is made durable
+// before it completes, the way the rpm server persists after a send-flush:
+// flush::server_persist_for(the region's domain) picks the step (SFENCE on
+// eADR, CLWB + SFENCE on ADR, + the WPQ deep flush without ADR, msync for
+// the page cache), so Flush has nothing left to do but order.
+#include "nvmf/detail/engine_backend.hpp"
+
+#include <rpm/flush.hpp>
+#include <rpm/pmem.hpp>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <system_error>
+#include <utility>
+
+namespace rpm::nvmf::detail {
+namespace {
+
+namespace fs = std::filesystem;
+using flush::ServerPersist;
+
+class PmemBackend final : public Backend {
+public:
+    PmemBackend(pmem::Region region, BackendInfo info)
+        : Backend(std::move(info)), region_(std::move(region)), step_(flush::server_persist_for(region_.domain())) {}
+
+    Result<void> read(std::uint64_t offset, std::span<std::byte> out) override {
+        std::memcpy(out.data(), at(offset), out.size());
+        return {};
+    }
+
+    Result<void> write(std::uint64_t offset, std::span<const std::byte> in, bool /*fua: always durable*/) override {
+        std::memcpy(at(offset), in.data(), in.size());
+        return persist(at(offset), in.size());
+    }
+
+    Result<void> write_zeroes(std::uint64_t offset, std::uint64_t length) override {
+        std::memset(at(offset), 0, static_cast<std::size_t>(length));
+        return persist(at(offset), static_cast<std::size_t>(length));
+    }
+
+    Result<void> flush() override {
+        region_.drain();
+        return {};
+    }
+
+private:
+    std::byte* at(std::uint64_t offset) const { return region_.bytes().data() + offset; }
+
+    Result<void> persist(std::byte* p, std::size_t n) const {
+        switch (step_) {
+        case ServerPersist::none: return {};
+        case ServerPersist::sfence: region_.drain(); return {};
+        case ServerPersist::cache_flush_sfence: region_.persist(p, n); return {};
+        case ServerPersist::cache_flush_sfence_deep_flush:
+            region_.persist(p, n);
+            return region_.deep_flush(p, n);
+        case ServerPersist::msync: return msync_range(p, n);
+        }
+        return {};
+    }
+
+    // pmem2's page-granularity persist drops msync's errors; a write the
+    // host is told is durable must not.
+    Result<void> msync_range(std::byte* p, std::size_t n) const {
+        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+        const auto start = reinterpret_cast<std::uintptr_t>(p);
+        const auto aligned = start & ~(page - 1);
+        if (::msync(reinterpret_cast<void*>(aligned), n + (start - aligned), MS_SYNC) == 0) return {};
+        return Error(errc::io_error, "msync of " + info().path.string() + ": " + std::strerror(errno));
+    }
+
+    pmem::Region region_;
+    ServerPersist step_;
+};
+
+std::string describe(const pmem::Region& r) {
+    const auto step = flush::server_persist_for(r.domain());
+    return "pmem region " + r.path().string() + " (" + std::string(pmem::to_string(r.kind())) + ", " +
+           std::string(rpm::to_string(r.granularity())) + " granularity, domain " + std::string(rpm::to_string(r.domain())) +
+           ": " + std::string(flush::to_string(step)) + " on every write)";
+}
+
+} // namespace
+
+Result<std::shared_ptr<Backend>> open_pmem_backend(const NamespaceSpec& spec, const fs::path& sysfs_root) {
+    std::error_code ec;
+    fs::path path = fs::absolute(spec.path, ec);
+    if (ec) path = spec.path;
+    pmem::OpenOptions o;
+    o.create = spec.create && !fs::exists(path, ec);
+    o.size = o.create ? spec.size : 0;
+    o.sysfs_root = sysfs_root;
+    auto region = pmem::Region::open(path, o);
+    if (!region) return region.error();
+    if (region->size() == 0) return Error(errc::bad_size, path.string() + " is empty");
+    BackendInfo info{BackendKind::pmem, path, region->size(), 1, describe(*region)};
+    return std::shared_ptr<Backend>(std::make_shared<PmemBackend>(std::move(*region), std::move(info)));
+}
+
+} // namespace rpm::nvmf::detail

@@ -1,0 +1,106 @@
+// ThreadRing: one io_uring per thread, synchronous operations on it.
+#include "nvmf/detail/engine_ring.hpp"
+
+#include <liburing.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <new>
+
+namespace rpm::nvmf::detail {
+namespace {
+
+// One operation is in flight at a time; a few entries leave room for the
+// kernel's accounting without wasting locked memory per thread.
+constexpr unsigned ring_entries = 4;
+
+} // namespace
+
+ThreadRing& ThreadRing::local() {
+    thread_local ThreadRing ring;
+    return ring;
+}
+
+ThreadRing::ThreadRing() {
+    auto* r = new (std::nothrow) io_uring{};
+    if (r == nullptr) {
+        failure_ = "out of memory for the ring";
+        return;
+    }
+    if (int rc = io_uring_queue_init(ring_entries, r, 0); rc < 0) {
+        failure_ = std::string("io_uring_queue_init: ") + std::strerror(-rc);
+        delete r;
+        return;
+    }
+    ring_ = r;
+}
+
+ThreadRing::~ThreadRing() {
+    if (ring_ != nullptr) {
+        io_uring_queue_exit(ring_);
+        delete ring_;
+    }
+    if (scratch_ != nullptr) ::munmap(scratch_, scratch_size_);
+}
+
+int ThreadRing::complete() {
+    int rc;
+    do rc = io_uring_submit_and_wait(ring_, 1);
+    while (rc == -EINTR);
+    if (rc < 0) return rc;
+    io_uring_cqe* cqe = nullptr;
+    do rc = io_uring_wait_cqe(ring_, &cqe);
+    while (rc == -EINTR);
+    if (rc < 0) return rc;
+    const int res = cqe->res;
+    io_uring_cqe_seen(ring_, cqe);
+    return res;
+}
+
+int ThreadRing::read(int fd, std::span<std::byte> buf, std::uint64_t offset) {
+    if (ring_ == nullptr) {
+        const auto n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset));
+        return n < 0 ? -errno : static_cast<int>(n);
+    }
+    io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+    io_uring_prep_read(sqe, fd, buf.data(), static_cast<unsigned>(buf.size()), offset);
+    return complete();
+}
+
+int ThreadRing::write(int fd, std::span<const std::byte> buf, std::uint64_t offset, bool dsync) {
+    if (ring_ == nullptr) {
+        iovec iov{const_cast<std::byte*>(buf.data()), buf.size()};
+        const auto n = ::pwritev2(fd, &iov, 1, static_cast<off_t>(offset), dsync ? RWF_DSYNC : 0);
+        return n < 0 ? -errno : static_cast<int>(n);
+    }
+    io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+    io_uring_prep_write(sqe, fd, buf.data(), static_cast<unsigned>(buf.size()), offset);
+    if (dsync) sqe->rw_flags = RWF_DSYNC;
+    return complete();
+}
+
+int ThreadRing::fdatasync(int fd) {
+    if (ring_ == nullptr) return ::fdatasync(fd) == 0 ? 0 : -errno;
+    io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+    io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
+    return complete();
+}
+
+std::span<std::byte> ThreadRing::scratch(std::size_t n) {
+    if (n > scratch_size_) {
+        if (scratch_ != nullptr) ::munmap(scratch_, scratch_size_);
+        scratch_ = nullptr;
+        scratch_size_ = 0;
+        // mmap: page-aligned (O_DIRECT) and zero-filled.
+        void* p = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) return {};
+        scratch_ = static_cast<std::byte*>(p);
+        scratch_size_ = n;
+    }
+    return {scratch_, n};
+}
+
+} // namespace rpm::nvmf::detail

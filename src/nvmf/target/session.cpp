@@ -1,0 +1,165 @@
+// The NVMe/TCP session's framing: the ICReq/ICResp exchange, reading PDUs
+// (refusing bad ones with a C2HTermReq and closing, as the transport
+// specification asks of a fatal error), and sending responses and data.
+#include "nvmf/detail/session.hpp"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+
+#include <sys/socket.h>
+
+#include <array>
+
+namespace rpm::nvmf::target {
+
+namespace asio = boost::asio;
+using wire::PduType;
+
+Session::Session(asio::ip::tcp::socket socket, const SessionEnv& env) : socket_(std::move(socket)), env_(env) {
+    ctx_.receiver = pdu::Receiver::controller;
+    // Before ICReq only the 128-byte ICReq itself may arrive.
+    ctx_.max_data = 0;
+    boost::system::error_code ec;
+    socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+}
+
+Session::~Session() = default;
+
+void Session::close() {
+    closing_ = true;
+    // shutdown() on the descriptor is safe from another thread and wakes a
+    // blocking read; the socket itself is closed by its owner.
+    ::shutdown(socket_.native_handle(), SHUT_RDWR);
+}
+
+std::shared_ptr<Controller> Session::controller() const {
+    std::lock_guard lock(mu_);
+    return controller_;
+}
+
+std::uint16_t Session::qid() const {
+    std::lock_guard lock(mu_);
+    return qid_;
+}
+
+bool Session::read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out) {
+    boost::system::error_code ec;
+    buf.resize(wire::common_header_len);
+    asio::read(socket_, asio::buffer(buf), ec);
+    if (ec) return false;
+    auto checked = pdu::check_common(std::span<const std::uint8_t, wire::common_header_len>(buf.data(), 8), ctx_);
+    if (auto* r = std::get_if<pdu::Refusal>(&checked)) {
+        terminate(*r, buf);
+        return false;
+    }
+    const auto plen = std::get<pdu::HeaderInfo>(checked).plen;
+    buf.resize(plen);
+    asio::read(socket_, asio::buffer(buf.data() + 8, plen - 8), ec);
+    if (ec) return false;
+    auto parsed = pdu::parse_pdu(buf, ctx_);
+    if (auto* r = std::get_if<pdu::Refusal>(&parsed)) {
+        if (r->fes == wire::Fes::header_digest_error) ++env_.stats->digest_errors;
+        terminate(*r, buf);
+        return false;
+    }
+    out = std::get<pdu::Pdu>(parsed);
+    if (!out.data_digest_ok) ++env_.stats->digest_errors;
+    return true;
+}
+
+void Session::terminate(const pdu::Refusal& r, std::span<const std::uint8_t> header) {
+    std::array<std::uint8_t, wire::term_max_plen> out{};
+    const auto bad = header.first(std::min<std::size_t>(header.size(), 128));
+    const auto n = pdu::encode_term(out, PduType::c2h_term, {r.fes, r.fei}, bad);
+    boost::system::error_code ec;
+    asio::write(socket_, asio::buffer(out.data(), n), ec);
+    ++env_.stats->terminated;
+}
+
+bool Session::handshake() {
+    std::vector<std::uint8_t> buf;
+    pdu::Pdu p;
+    if (!read_pdu(buf, p)) return false;
+    const auto req = pdu::decode_icreq(p.header);
+    if (req.pfv != 0) {
+        terminate({wire::Fes::unsupported_parameter, 8, "ICReq PFV is not 0"}, p.header);
+        return false;
+    }
+    // Grant a digest only if asked and allowed: the host refuses an ICResp
+    // whose digests differ from what it asked, and closes cleanly.
+    pdu::IcResp resp{.pfv = 0, .cpda = 0, .hdgst = req.hdgst && env_.allow_hdgst,
+                     .ddgst = req.ddgst && env_.allow_ddgst, .maxh2cdata = env_.max_h2c_data};
+    std::array<std::uint8_t, pdu::max_header_bytes> out{};
+    const auto n = pdu::encode_icresp(out, resp);
+    if (!send(std::span(out.data(), n), {})) return false;
+    ctx_.initialized = true;
+    ctx_.hdgst = resp.hdgst;
+    ctx_.ddgst = resp.ddgst;
+    ctx_.max_data = std::max(env_.registry->limits().in_capsule_data, env_.max_h2c_data);
+    send_align_ = (std::uint32_t(req.hpda) + 1) * 4;
+    return true;
+}
+
+bool Session::send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data) {
+    boost::system::error_code ec;
+    std::array<std::uint8_t, wire::digest_len> digest{};
+    std::array<asio::const_buffer, 3> bufs{asio::buffer(header.data(), header.size()),
+                                           asio::buffer(data.data(), data.size()), asio::buffer(digest)};
+    std::size_t count = data.empty() ? 1 : 2;
+    if (!data.empty() && ctx_.ddgst) {
+        wire::put32(digest.data(), pdu::crc32c(data));
+        count = 3;
+    }
+    asio::write(socket_, std::span(bufs.data(), count), ec);
+    return !ec;
+}
+
+bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0, std::uint32_t dw1) {
+    wire::Cqe cqe;
+    cqe.set_dw0(dw0);
+    cqe.set_dw1(dw1);
+    sq_head_ = std::uint16_t(sqsize_ ? (sq_head_ + 1) % (sqsize_ + 1) : 0);
+    cqe.set_sq_head(sq_head_);
+    cqe.set_sq_id(qid_);
+    cqe.set_cid(sqe.cid());
+    cqe.set_status(status);
+    if (status != wire::sc::success) {
+        ++env_.stats->errors;
+        if (auto c = controller()) c->record_error(qid_, sqe.cid(), status, sqe.nsid());
+    }
+    std::array<std::uint8_t, pdu::max_header_bytes> out{};
+    const auto n = pdu::encode_capsule_resp(out, cqe, ctx_.hdgst);
+    return send(std::span(out.data(), n), {});
+}
+
+bool Session::send_c2h(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
+    if (data.empty()) return true;
+    pdu::DataHeader h{.cccid = sqe.cid(), .ttag = 0, .offset = 0, .length = std::uint32_t(data.size()),
+                      .last = true, .success = false};
+    std::array<std::uint8_t, pdu::max_header_bytes + 128> out{};
+    const auto n = pdu::encode_data(out, PduType::c2h_data, h, ctx_.hdgst, ctx_.ddgst, send_align_);
+    return send(std::span(out.data(), n), data);
+}
+
+void Session::run() {
+    if (handshake()) {
+        std::vector<std::uint8_t> buf;
+        pdu::Pdu p;
+        while (!closing_ && read_pdu(buf, p)) {
+            if (p.info.type == PduType::h2c_term) break;
+            if (p.info.type != PduType::capsule_cmd) {
+                // H2CData with no R2T outstanding: out of sequence.
+                terminate({wire::Fes::pdu_sequence_error, 0, "H2CData without an R2T"}, p.header);
+                break;
+            }
+            if (!on_capsule(p)) break;
+        }
+    }
+    boost::system::error_code ec;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
+    offload_.reset();  // gives the staging slot back
+    if (auto c = controller()) env_.registry->release(c, qid());
+    finished_ = true;
+}
+
+} // namespace rpm::nvmf::target

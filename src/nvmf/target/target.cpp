@@ -1,0 +1,158 @@
+// rpm::nvmf::Target: checks the options, builds the subsystems in the
+// engine (the seed's verbs: create_subsystem, create_backend,
+// map_namespace), listens, and runs a thread per connection plus a watchdog
+// that tears down controllers whose keep-alive timer expired or whose admin
+// queue went away.
+#include "nvmf/detail/session.hpp"
+#include "nvmf/detail/target_setup.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <sys/socket.h>
+
+#include <condition_variable>
+#include <list>
+#include <thread>
+
+namespace rpm::nvmf {
+
+namespace asio = boost::asio;
+using target::Session;
+
+struct Target::Impl {
+    TargetOptions options;
+    std::shared_ptr<Engine> engine;
+    std::vector<SubsystemHandle> handles;
+    std::unique_ptr<target::Registry> registry;
+    target::SharedStats stats;
+    target::SessionEnv env;
+    asio::io_context io;
+    asio::ip::tcp::acceptor acceptor{io};
+    std::uint16_t port = 0;
+
+    struct Running {
+        std::shared_ptr<Session> session;
+        std::thread thread;
+    };
+    std::mutex mu;
+    std::condition_variable cv;
+    std::list<Running> sessions;
+    bool stopping = false;
+    std::thread accept_thread, watchdog_thread;
+
+    void accept_loop();
+    void watchdog_loop();
+    void sweep();
+    void reap();
+};
+
+void Target::Impl::accept_loop() {
+    for (;;) {
+        boost::system::error_code ec;
+        asio::ip::tcp::socket s(io);
+        acceptor.accept(s, ec);
+        std::lock_guard lock(mu);
+        if (stopping) return;
+        if (ec) continue;
+        ++stats.connections;
+        auto session = std::make_shared<Session>(std::move(s), env);
+        sessions.push_back({session, std::thread([session] { session->run(); })});
+    }
+}
+
+/// Close the queues of controllers that are gone: keep-alive expired, or
+/// their admin queue closed (the association ends with its admin queue).
+void Target::Impl::sweep() {
+    const auto expired = registry->take_expired(std::chrono::steady_clock::now());
+    stats.keep_alive_expired += expired.size();
+    std::vector<const target::Controller*> gone;
+    for (const auto& c : expired) gone.push_back(c.get());
+    for (auto& r : sessions) {
+        auto c = r.session->controller();
+        if (c && r.session->qid() == 0 && r.session->finished()) gone.push_back(c.get());
+    }
+    for (auto& r : sessions) {
+        auto c = r.session->controller();
+        if (c && std::find(gone.begin(), gone.end(), c.get()) != gone.end()) r.session->close();
+    }
+}
+
+void Target::Impl::reap() {
+    for (auto it = sessions.begin(); it != sessions.end();) {
+        if (!it->session->finished()) { ++it; continue; }
+        it->thread.join();
+        it = sessions.erase(it);
+    }
+}
+
+void Target::Impl::watchdog_loop() {
+    std::unique_lock lock(mu);
+    while (!stopping) {
+        cv.wait_for(lock, std::chrono::milliseconds(100));
+        if (stopping) break;
+        sweep();
+        reap();
+    }
+}
+
+Target::Target(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Target::~Target() { stop(); }
+
+std::uint16_t Target::port() const noexcept { return impl_->port; }
+
+TargetStats Target::stats() const {
+    const auto& s = impl_->stats;
+    return {s.connections, s.terminated, s.controllers, s.keep_alive_expired, s.admin,
+            s.io, s.offloaded, s.errors, s.digest_errors};
+}
+
+StagingReport Target::staging() const {
+    if (impl_->handles.empty()) return {};
+    return impl_->engine->staging(impl_->handles.front());
+}
+
+void Target::stop() {
+    auto& d = *impl_;
+    {
+        std::lock_guard lock(d.mu);
+        if (d.stopping) return;
+        d.stopping = true;
+        for (auto& r : d.sessions) r.session->close();
+    }
+    d.cv.notify_all();
+    // Wake the blocking accept(): shutdown on a listening socket makes it
+    // return on Linux.
+    ::shutdown(d.acceptor.native_handle(), SHUT_RDWR);
+    if (d.accept_thread.joinable()) d.accept_thread.join();
+    if (d.watchdog_thread.joinable()) d.watchdog_thread.join();
+    for (auto& r : d.sessions) r.thread.join();
+    d.sessions.clear();
+    boost::system::error_code ec;
+    d.acceptor.close(ec);
+}
+
+Result<std::unique_ptr<Target>> Target::start(TargetOptions options) {
+    if (auto ok = target::check_options(options); !ok) return ok.error();
+    auto impl = std::make_unique<Impl>();
+    impl->engine = options.engine ? options.engine : make_software_engine();
+    auto subsystems = target::build_subsystems(options, impl->engine, impl->handles);
+    if (!subsystems) return subsystems.error();
+    auto listened = target::listen(impl->acceptor, options.address, options.port);
+    if (!listened) return listened.error();
+    impl->port = *listened;
+    auto limits = target::limits_of(options, impl->port);
+    auto all = std::move(*subsystems);
+    all.insert(all.begin(), target::Subsystem::make_discovery(target::discovery_entries(options, impl->port)));
+    impl->registry = std::make_unique<target::Registry>(std::move(all), limits);
+    impl->env = {impl->registry.get(), &impl->stats, options.allow_header_digest, options.allow_data_digest,
+                 options.max_h2c_data};
+    impl->options = std::move(options);
+    auto* d = impl.get();
+    d->accept_thread = std::thread([d] { d->accept_loop(); });
+    d->watchdog_thread = std::thread([d] { d->watchdog_loop(); });
+    return std::unique_ptr<Target>(new Target(std::move(impl)));
+}
+
+} // namespace rpm::nvmf

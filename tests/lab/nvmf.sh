@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# NVMe/TCP interoperability with the Linux kernel, inside the lab VM
+# (suite.sh runs it; all traffic stays on the VM's loopback):
+#   kernel-host    rpm-nvmf target exports the VM's NVMe drive (nsid 1) and
+#                  the PM device (nsid 2); the kernel's NVMe/TCP host
+#                  (nvme discover / connect) writes and reads them: 8 MiB of
+#                  random data by dd with O_DIRECT compared byte for byte, a
+#                  data-verifying fio run, and the bytes found on the backing
+#                  drive itself after disconnect; then again with header and
+#                  data digests.
+#   kernel-target  the kernel's nvmet-tcp exports the same drive (configfs);
+#                  rpm-nvmf (rpm::nvmf::Host) discovers, identifies, writes,
+#                  flushes and reads it back, with and without digests, and an
+#                  LBA out of range comes back as the kernel's NVMe status.
+# Usage: nvmf.sh kernel-host|kernel-target BUILD_DIR
+{
+set -uo pipefail
+what=$1 build=$2
+: "${RPM_LAB_NVME:?needs tools/lab/run --nvme-cmb}"
+bin=$build/bin
+nqn=nqn.2026-11.io.rpm:lab
+knqn=nqn.2026-11.io.rpm:kernel
+hostnqn=nqn.2026-11.io.rpm:kernel-host
+hostid=4b1d0c2e-5a6f-4e1b-9c3d-2f7a8e6b5d40
+work=/tmp/nvmf.$$
+mkdir -p "$work"
+target_pid=
+
+modules() { for m in "$@"; do /run/modprobe "$m" || { echo "modprobe $m failed"; return 1; }; done; }
+
+cleanup() {
+  nvme disconnect -n "$nqn" >/dev/null 2>&1
+  [ -n "$target_pid" ] && kill "$target_pid" 2>/dev/null && wait "$target_pid" 2>/dev/null
+  target_pid=
+}
+trap cleanup EXIT
+
+# The block device the kernel host made for subsystem $1 (multipath names
+# it after the subsystem: nvmeXnY).
+block_of() {
+  local d
+  for d in /sys/class/nvme-subsystem/*; do
+    [ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$1" ] || continue
+    ls "$d" | grep -E '^nvme[0-9]+n1$' | head -1
+    return 0
+  done
+  return 1
+}
+
+start_rpm_target() {  # EXTRA ARGS...
+  "$bin/rpm-nvmf" target --listen 127.0.0.1:4420 --subsystem "$nqn" \
+      --ns "1=$RPM_LAB_NVME" --ns "2=$RPM_LAB_PM,pmem,bs=4096" --port-file "$work/port" "$@" \
+      >"$work/target.log" 2>&1 &
+  target_pid=$!
+  for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
+  cat "$work/target.log"
+  [ -s "$work/port" ]
+}
+
+# dd 8 MiB of random data through the kernel's block device with O_DIRECT,
+# read it back, compare; then fio writes and verifies (crc32c per block).
+exercise() {  # DEV OFFSET_MIB
+  local dev=/dev/$1 off=$2
+  head -c 8M /dev/urandom >"$work/data"
+  dd if="$work/data" of="$dev" bs=1M seek="$off" oflag=direct status=none || return 1
+  dd if="$dev" of="$work/back" bs=1M skip="$off" count=8 iflag=direct status=none || return 1
+  cmp "$work/data" "$work/back" || { echo "data read back through $dev differs"; return 1; }
+  echo "dd: 8 MiB written to $dev at $off MiB with O_DIRECT and read back equal"
+  fio --name=verify --filename="$dev" --direct=1 --ioengine=libaio --iodepth=8 --rw=randwrite --bs=4k \
+      --offset=$(( (off + 8) << 20 )) --size=8M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+      --output="$work/fio.txt" || { cat "$work/fio.txt"; return 1; }
+  grep -E "verify|err=" "$work/fio.txt" | head -3
+  echo "fio: 8 MiB random 4 KiB writes to $dev verified (crc32c)"
+}
+
+kernel_host_round() {  # DIGEST ARGS for nvme connect...
+  nvme discover -t tcp -a 127.0.0.1 -s 4420 --hostnqn="$hostnqn" --hostid="$hostid" >"$work/disc" || return 1
+  grep -E "subnqn|trsvcid" "$work/disc"
+  grep -q "$nqn" "$work/disc" || { echo "discovery log lacks $nqn"; return 1; }
+  nvme connect -t tcp -a 127.0.0.1 -s 4420 -n "$nqn" --hostnqn="$hostnqn" --hostid="$hostid" "$@" || return 1
+  local dev
+  for _ in $(seq 50); do dev=$(block_of "$nqn") && [ -n "$dev" ] && [ -b "/dev/$dev" ] && break; sleep 0.2; done
+  [ -n "$dev" ] || { echo "no block device for $nqn"; return 1; }
+  echo "kernel host: /dev/$dev, $(cat /sys/block/$dev/size) sectors, model '$(cat /sys/block/$dev/device/model 2>/dev/null | xargs)'"
+  exercise "$dev" 0 || return 1
+  cp "$work/data" "$work/expected"
+  # The PM namespace (nsid 2) too.
+  local pm=${dev%n1}n2
+  [ -b "/dev/$pm" ] && exercise "$pm" 0 || { echo "no PM namespace at /dev/$pm"; return 1; }
+  nvme disconnect -n "$nqn" >/dev/null || return 1
+  # The bytes must be on the drive itself, not only in rpm's hands.
+  dd if="$RPM_LAB_NVME" of="$work/drive" bs=1M count=8 iflag=direct status=none || return 1
+  cmp "$work/expected" "$work/drive" || { echo "the backing drive does not hold the data"; return 1; }
+  echo "backing drive $RPM_LAB_NVME holds the 8 MiB written through NVMe/TCP"
+}
+
+kernel_host() {
+  modules nvme_tcp || return 1
+  start_rpm_target || return 1
+  kernel_host_round || return 1
+  echo "--- again with header and data digests"
+  kernel_host_round --hdr-digest --data-digest || return 1
+  kill "$target_pid"; wait "$target_pid"; target_pid=
+  tail -1 "$work/target.log"
+}
+
+# The kernel target over the same drive (configfs, nvmet-tcp on port 4421).
+kernel_target_up() {
+  modules nvmet nvmet_tcp || return 1
+  mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
+  local c=/sys/kernel/config/nvmet
+  mkdir -p "$c/subsystems/$knqn/namespaces/1" "$c/ports/1" || return 1
+  echo 1 >"$c/subsystems/$knqn/attr_allow_any_host"
+  echo "$RPM_LAB_NVME" >"$c/subsystems/$knqn/namespaces/1/device_path"
+  echo 1 >"$c/subsystems/$knqn/namespaces/1/enable" || return 1
+  echo tcp >"$c/ports/1/addr_trtype"; echo ipv4 >"$c/ports/1/addr_adrfam"
+  echo 127.0.0.1 >"$c/ports/1/addr_traddr"; echo 4421 >"$c/ports/1/addr_trsvcid"
+  ln -sf "$c/subsystems/$knqn" "$c/ports/1/subsystems/$knqn" || return 1
+}
+
+kernel_target_down() {
+  local c=/sys/kernel/config/nvmet
+  rm -f "$c/ports/1/subsystems/$knqn"; rmdir "$c/ports/1" 2>/dev/null
+  echo 0 >"$c/subsystems/$knqn/namespaces/1/enable" 2>/dev/null
+  rmdir "$c/subsystems/$knqn/namespaces/1" "$c/subsystems/$knqn" 2>/dev/null
+  return 0
+}
+
+kernel_target() {
+  kernel_target_up || { kernel_target_down; return 1; }
+  local h=(--port 4421 --subsystem "$knqn")
+  local rc=0
+  "$bin/rpm-nvmf" discover --port 4421 | tee "$work/disc" && grep -q "$knqn" "$work/disc" || rc=1
+  [ $rc = 0 ] && "$bin/rpm-nvmf" identify "${h[@]}" || rc=1
+  [ $rc = 0 ] && "$bin/rpm-nvmf" verify "${h[@]}" --lba 0 --blocks 2048 --seed 7 || rc=1       # 1 MiB: R2T + H2CData
+  [ $rc = 0 ] && "$bin/rpm-nvmf" verify "${h[@]}" --lba 4096 --blocks 8 --seed 8 || rc=1       # 4 KiB: in-capsule
+  [ $rc = 0 ] && "$bin/rpm-nvmf" verify "${h[@]}" --lba 8192 --blocks 256 --seed 9 --header-digest --data-digest || rc=1
+  [ $rc = 0 ] && "$bin/rpm-nvmf" write-zeroes "${h[@]}" --lba 0 --blocks 8 && "$bin/rpm-nvmf" read "${h[@]}" --lba 0 --blocks 8 --out "$work/z" &&
+    head -c 4096 /dev/zero >"$work/zeros" && cmp "$work/z" "$work/zeros" && echo "write-zeroes: 8 blocks read back as zeroes" || rc=1
+  if [ $rc = 0 ]; then
+    # A block past the end: the kernel answers LBA Out of Range (SCT 0 SC 0x80).
+    local blocks=$(( $(blockdev --getsz "$RPM_LAB_NVME") ))
+    "$bin/rpm-nvmf" read "${h[@]}" --lba "$blocks" --blocks 1 --out "$work/x" 2>"$work/err"; local st=$?
+    cat "$work/err"
+    [ $st = 1 ] && grep -q "SC 0x80" "$work/err" || { echo "expected LBA Out of Range"; rc=1; }
+  fi
+  kernel_target_down
+  return $rc
+}
+
+case "$what" in
+  kernel-host) kernel_host; rc=$? ;;
+  kernel-target) kernel_target; rc=$? ;;
+  *) echo "usage: nvmf.sh kernel-host|kernel-target BUILD_DIR"; rc=2 ;;
+esac
+exit $rc
+}
