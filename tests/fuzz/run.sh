@@ -1,6 +1,7 @@
 #!/bin/sh
-# Build the protocol fuzz targets with clang-14 into build-fuzz/ and run
-# each for SECONDS seconds (default 60), starting from the committed seeds
+# Build the fuzz targets (rpm's protocol, NVMe/TCP PDUs) with clang-14 into
+# build-fuzz/ (or $RPM_FUZZ_BUILD) and run each for SECONDS seconds
+# (default 60), starting from the committed seeds
 # in tests/fuzz/corpus/. Exits non-zero if a target crashes or a check in
 # it fails; the crashing input is left in build-fuzz/artifacts/.
 #
@@ -25,7 +26,7 @@ cmake --build "$build" -j "$jobs"
 # source tree (copy interesting ones into tests/fuzz/corpus/ by hand).
 mkdir -p "$build/artifacts"
 status=0
-for target in frames handshake; do
+for target in frames handshake nvmf_pdu; do
     work="$build/corpus/$target"
     mkdir -p "$work"
     cp -n "$here/corpus/$target"/* "$work"/ 2>/dev/null || true

@@ -1,0 +1,213 @@
+// Bad input to rpm's NVMe/TCP target: each gets its NVMe status, or the
+// connection is terminated with a C2HTermReq; the target keeps serving.
+#include "target_support.hpp"
+
+#include <thread>
+
+namespace rpm::nvmf {
+namespace {
+
+using testing::TempDir;
+
+struct Fixture : ::testing::Test {
+    TempDir dir;
+    std::unique_ptr<Target> target;
+    std::optional<Host> host;
+    void SetUp() override {
+        auto t = Target::start(testing::options(dir));
+        ASSERT_TRUE(t) << t.error().message();
+        target = std::move(*t);
+        auto h = Host::connect(testing::host_options(target->port()));
+        ASSERT_TRUE(h) << h.error().message();
+        host.emplace(std::move(*h));
+    }
+    std::uint16_t io(wire::Sqe s, std::span<const std::byte> out = {}, std::span<std::byte> in = {}) {
+        auto c = host->raw(1, std::span<const std::uint8_t, 64>(s.b.data(), 64), out, in);
+        EXPECT_TRUE(c) << c.error().message();
+        return c ? c->status : 0xFFFF;
+    }
+    /// The target still serves a new host after whatever a test did.
+    void still_serving() {
+        auto h = Host::connect(testing::host_options(target->port()));
+        ASSERT_TRUE(h) << h.error().message();
+        std::vector<std::byte> b(512);
+        EXPECT_TRUE(h->read(1, 0, b));
+    }
+};
+
+wire::Sqe rw(std::uint8_t op, std::uint32_t nsid, std::uint64_t lba, std::uint32_t blocks) {
+    wire::Sqe s;
+    s.set_opcode(op);
+    s.set_nsid(nsid);
+    s.set_cdw(10, std::uint32_t(lba));
+    s.set_cdw(11, std::uint32_t(lba >> 32));
+    s.set_cdw(12, blocks - 1);
+    return s;
+}
+
+TEST_F(Fixture, UnknownOpcodeIsInvalidOpcode) {
+    wire::Sqe s;
+    s.set_opcode(0x7E);
+    s.set_nsid(1);
+    EXPECT_EQ(io(s), wire::sc::invalid_opcode);
+    still_serving();
+}
+
+TEST_F(Fixture, LbaOutOfRange) {
+    std::vector<std::byte> b(512);
+    const std::uint64_t blocks = (4u << 20) / 512;
+    EXPECT_EQ(io(rw(wire::io::read, 1, blocks, 1), {}, b), wire::sc::lba_out_of_range);
+    EXPECT_EQ(io(rw(wire::io::read, 1, blocks - 1, 2), {}, std::vector<std::byte>(1024)), wire::sc::lba_out_of_range);
+    EXPECT_EQ(io(rw(wire::io::read, 1, ~0ull - 1, 4), {}, std::vector<std::byte>(2048)), wire::sc::lba_out_of_range);
+    EXPECT_EQ(io(rw(wire::io::read, 1, blocks - 1, 1), {}, b), wire::sc::success);  // the last block is fine
+    EXPECT_EQ(io(rw(wire::io::write_zeroes, 1, blocks, 1)), wire::sc::lba_out_of_range);
+}
+
+TEST_F(Fixture, UnknownNamespaceIsInvalidNs) {
+    std::vector<std::byte> b(512);
+    EXPECT_EQ(io(rw(wire::io::read, 9, 0, 1), {}, b), wire::sc::invalid_ns);
+}
+
+TEST_F(Fixture, TransferOverMdtsIsRefusedBeforeAnyData) {
+    // 256 KiB write (MDTS is 128 KiB): refused without an R2T.
+    const auto data = testing::random_bytes(256 * 1024, 1);
+    EXPECT_EQ(io(rw(wire::io::write, 1, 0, 512), data), wire::sc::invalid_field);
+    std::vector<std::byte> in(256 * 1024);
+    EXPECT_NE(io(rw(wire::io::read, 1, 0, 512), {}, in), wire::sc::success);
+    still_serving();
+}
+
+TEST_F(Fixture, SglLengthDisagreeingWithBlocksIsRefused) {
+    // 2 blocks asked, 1 block of data sent.
+    const auto data = testing::random_bytes(512, 2);
+    EXPECT_EQ(io(rw(wire::io::write, 1, 0, 2), data), wire::sc::sgl_data_length_invalid);
+    std::vector<std::byte> in(512);
+    EXPECT_EQ(io(rw(wire::io::read, 1, 0, 2), {}, in), wire::sc::sgl_data_length_invalid);
+}
+
+TEST_F(Fixture, IoBeforeConnectIsASequenceError) {
+    testing::Raw raw(target->port());
+    raw.handshake(false, false);
+    wire::Sqe s = rw(wire::io::read, 1, 0, 1);
+    s.set_flags(wire::psdt_sgl);
+    s.set_sgl(wire::sgl_transport, 0, 512);
+    std::vector<std::uint8_t> out(pdu::max_header_bytes);
+    out.resize(pdu::encode_capsule_cmd(out, s, 0, false, false, 4));
+    raw.send(out);
+    auto p = raw.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::command_sequence_error);
+}
+
+TEST_F(Fixture, MalformedPduTerminatesTheConnection) {
+    testing::Raw raw(target->port());
+    raw.handshake(false, false);
+    // A common header of an unknown type.
+    std::array<std::uint8_t, 8> junk{0x42, 0, 8, 0, 8, 0, 0, 0};
+    raw.send(junk);
+    auto p = raw.read();
+    ASSERT_GE(p.size(), wire::term_hlen);
+    EXPECT_EQ(p[0], std::uint8_t(wire::PduType::c2h_term));
+    EXPECT_TRUE(raw.closed());
+    EXPECT_GE(target->stats().connections_terminated, 1u);
+    still_serving();
+}
+
+TEST_F(Fixture, NonIcFirstTerminatesTheConnection) {
+    testing::Raw raw(target->port());
+    // A CapsuleCmd before ICReq.
+    wire::Sqe s;
+    std::vector<std::uint8_t> out(pdu::max_header_bytes);
+    out.resize(pdu::encode_capsule_cmd(out, s, 0, false, false, 4));
+    raw.send(out);
+    auto p = raw.read();
+    ASSERT_GE(p.size(), wire::term_hlen);
+    EXPECT_EQ(p[0], std::uint8_t(wire::PduType::c2h_term));
+    EXPECT_EQ(pdu::decode_term(p).fes, wire::Fes::pdu_sequence_error);
+    EXPECT_TRUE(raw.closed());
+}
+
+TEST_F(Fixture, HeaderDigestMismatchTerminates) {
+    testing::Raw raw(target->port());
+    ASSERT_TRUE(raw.handshake(true, false).hdgst);
+    auto capsule = raw.connect_capsule(0);
+    capsule[wire::capsule_cmd_hlen] ^= 0xFF;  // first byte of the header digest
+    raw.send(capsule);
+    auto p = raw.read();
+    ASSERT_GE(p.size(), wire::term_hlen);
+    EXPECT_EQ(pdu::decode_term(p).fes, wire::Fes::header_digest_error);
+    EXPECT_TRUE(raw.closed());
+    EXPECT_GE(target->stats().digest_errors, 1u);
+}
+
+TEST_F(Fixture, DataDigestMismatchFailsTheCommand) {
+    testing::Raw raw(target->port());
+    ASSERT_TRUE(raw.handshake(false, true).ddgst);
+    raw.send(raw.connect_capsule(0, /*corrupt_digest=*/true));
+    auto p = raw.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::transient_transport_error);
+    // The framing was intact: the same connection can still Connect.
+    raw.send(raw.connect_capsule(0));
+    p = raw.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::success);
+}
+
+TEST_F(Fixture, UnknownSubsystemAndRefusedHostAreConnectErrors) {
+    auto o = testing::host_options(target->port());
+    o.subnqn = "nqn.2026-11.io.rpm:nobody";
+    auto h = Host::connect(o);
+    ASSERT_FALSE(h);
+    EXPECT_EQ(h.error(), errc::nvme_status);
+    EXPECT_NE(h.error().detail().find("SC 0x82"), std::string::npos) << h.error().detail();
+
+    TempDir d2;
+    auto opts = testing::options(d2);
+    opts.subsystems[0].allowed_hosts = {"nqn.2026-11.io.rpm:someone-else"};
+    auto t = Target::start(opts);
+    ASSERT_TRUE(t);
+    auto refused = Host::connect(testing::host_options((*t)->port()));
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().detail().find("SC 0x84"), std::string::npos) << refused.error().detail();
+}
+
+TEST_F(Fixture, KeepAliveExpiryTearsTheControllerDown) {
+    testing::Raw raw(target->port());
+    raw.handshake(false, false);
+    raw.send(raw.connect_capsule(300));  // KATO 300 ms, then silence
+    auto p = raw.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    ASSERT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::success);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(raw.closed());  // blocks until the target closes it
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10));
+    EXPECT_GE(target->stats().keep_alive_expired, 1u);
+}
+
+TEST(NvmfTargetStart, BadOptionsAreRefused) {
+    TempDir dir;
+    TargetOptions none;
+    EXPECT_EQ(Target::start(none).error(), errc::invalid_argument);
+    auto o = testing::options(dir);
+    o.subsystems[0].namespaces[1].nsid = 1;
+    EXPECT_EQ(Target::start(o).error(), errc::invalid_argument);
+    o = testing::options(dir);
+    o.subsystems[0].namespaces[0].nsid = 0;
+    EXPECT_EQ(Target::start(o).error(), errc::invalid_argument);
+    o = testing::options(dir);
+    o.max_io_size = 5000;
+    EXPECT_EQ(Target::start(o).error(), errc::invalid_argument);
+    o = testing::options(dir);
+    o.subsystems[0].nqn = wire::discovery_nqn;
+    EXPECT_EQ(Target::start(o).error(), errc::invalid_argument);
+    o = testing::options(dir);
+    o.subsystems[0].namespaces[0].create = false;
+    o.subsystems[0].namespaces[0].path = dir.path() / "missing";
+    auto r = Target::start(o);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().detail().find("nsid 1"), std::string::npos) << r.error().detail();
+}
+
+} // namespace
+} // namespace rpm::nvmf
