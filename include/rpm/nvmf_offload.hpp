@@ -121,7 +121,9 @@ public:
     /// returns (PM: persisted; block: written with O_DIRECT, Flush syncs).
     /// RETURN VALUE: the NVMe status (wire::sc): success, invalid_opcode,
     /// invalid_ns, lba_out_of_range, invalid_field (transfer over
-    /// max_io_size), write_fault / unrecovered_read_error on backend failure.
+    /// max_io_size; Write Zeroes moves no data and is not limited),
+    /// write_fault / unrecovered_read_error on backend failure. A command of
+    /// a type outside the subsystem's offload_types: invalid_opcode.
     virtual std::uint16_t execute(std::span<const std::uint8_t, 64> sqe) = 0;
 };
 
@@ -158,6 +160,9 @@ public:
     virtual Result<std::unique_ptr<OffloadQueue>> enable(SubsystemHandle s) = 0;
     /// The software path for queues that are not enabled: the same commands
     /// with the caller's own buffer (at least max_io_size, 4096-aligned).
+    /// RETURN VALUE: as OffloadQueue::execute (every offload type runs
+    /// here), or internal_error for an unknown subsystem or a buffer
+    /// smaller than the transfer.
     virtual std::uint16_t execute_software(SubsystemHandle s, std::span<const std::uint8_t, 64> sqe,
                                            std::span<std::byte> buffer) = 0;
     virtual std::vector<NamespaceView> namespaces(SubsystemHandle s) const = 0;

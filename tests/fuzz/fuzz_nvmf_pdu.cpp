@@ -10,9 +10,10 @@
 // the rest of the PDU, parse_pdu, repeat; an accepted IC initializes the
 // context for the PDUs after it. The first PDU is also parsed with the
 // context its own header asks for (right receiver and state, digests as
-// flagged), so the fuzzer reaches the deep checks without guessing the
-// selector. Each accepted PDU must lie inside the input, respect the limits,
-// and decode, re-encode and parse again to the same fields.
+// flagged) and its digests recomputed, so the fuzzer reaches the deep
+// checks without guessing the selector or forging a CRC. Each accepted PDU
+// must lie inside the input, respect the limits, and decode, re-encode and
+// parse again to the same fields.
 #include "nvmf/detail/pdu.hpp"
 
 #include <algorithm>
@@ -95,6 +96,8 @@ void check_layout(const Pdu& p, std::span<const std::uint8_t> bytes, const Conte
     const bool hd = has(h.flags, wire::flag_hdgst), dd = has(h.flags, wire::flag_ddgst);
     if (!is_ic(h.type) && !is_term(h.type)) require(hd == ctx.hdgst, "header digest flag not as negotiated");
     if (dd) require(ctx.ddgst && !p.data.empty(), "data digest flag without data or negotiation");
+    if (h.type == PduType::c2h_data && has(h.flags, wire::flag_success))
+        require(has(h.flags, wire::flag_last_pdu), "SUCCESS without LAST_PDU");
     const std::uint8_t* end = bytes.data() + bytes.size();
     if (p.data.empty()) {
         require(h.pdo == 0 || is_term(h.type), "pdo without data");
@@ -107,10 +110,14 @@ void check_layout(const Pdu& p, std::span<const std::uint8_t> bytes, const Conte
         return;
     }
     require(p.data.data() == bytes.data() + h.pdo, "data does not start at pdo");
+    require(dd == ctx.ddgst, "data digest flag not as negotiated");
     require(h.pdo % ((ctx.data_alignment + 1u) * 4u) == 0, "pdo not aligned");
     require(p.data.size() <= ctx.max_data, "data over max_data");
     if (is_data(h.type)) require(decode_data(p.header).length == p.data.size(), "datal != data");
     if (dd) require(p.data_digest_ok == (wire::get32(end - 4) == crc32c(p.data)), "data digest verdict");
+    // Receivers digest data that arrives in pieces.
+    const auto cut = p.data.size() / 3;
+    require(crc32c_extend(crc32c(p.data.first(cut)), p.data.subspan(cut)) == crc32c(p.data), "crc32c_extend");
 }
 
 /// Header `out[0, n)` + data + data digest, parsed with `ctx`: must succeed.
@@ -226,6 +233,20 @@ void read_stream(std::span<const std::uint8_t> rest, Context ctx) {
     }
 }
 
+/// A copy of one PDU with its digests made right where the layout allows:
+/// the fuzzer cannot forge a CRC32C, and without this it would never get a
+/// mutated header past the header digest check.
+Bytes with_digests_fixed(std::span<const std::uint8_t> bytes) {
+    Bytes b(bytes.begin(), bytes.end());
+    if (b.size() < wire::common_header_len) return b;
+    const std::size_t hlen = b[2], pdo = b[3];
+    if (has(b[1], wire::flag_hdgst) && b.size() >= hlen + 4)
+        wire::put32(&b[hlen], crc32c(std::span(b).first(hlen)));
+    if (has(b[1], wire::flag_ddgst) && pdo != 0 && b.size() >= pdo + 4)
+        wire::put32(&b[b.size() - 4], crc32c(std::span(b).subspan(pdo, b.size() - pdo - 4)));
+    return b;
+}
+
 void decode_anything(std::span<const std::uint8_t> bytes) {
     // The decoders are meant for checked headers, but must not read past a
     // short one.
@@ -246,7 +267,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     read_stream(rest, from_selector(data[0]));
     if (rest.size() >= wire::common_header_len) {
         const std::size_t plen = wire::get32(rest.data() + 4);
-        receive(rest.first(std::min(plen, rest.size())), asked_for(rest.data()));
+        const Bytes first = with_digests_fixed(rest.first(std::min(plen, rest.size())));
+        receive(first, asked_for(rest.data()));
     }
     return 0;
 }

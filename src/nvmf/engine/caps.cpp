@@ -12,8 +12,8 @@ constexpr std::uint32_t page = 4096;
 constexpr std::uint32_t max_io = 1u << 20;
 
 Error outside(const char* field, std::uint64_t value, std::uint64_t lo, std::uint64_t hi, const char* unit = "") {
-    return {errc::unsupported, std::string(field) + " " + std::to_string(value) + unit + " is outside " +
-                                   std::to_string(lo) + ".." + std::to_string(hi) + unit};
+    return {errc::unsupported, std::string(field) + " " + std::to_string(value) + " is outside " + std::to_string(lo) +
+                                   ".." + std::to_string(hi) + unit};
 }
 
 Result<void> check_io(const SubsystemAttrs& a, const OffloadCaps& c) {
@@ -28,7 +28,7 @@ Result<void> check_io(const SubsystemAttrs& a, const OffloadCaps& c) {
     if (a.queue_size < c.min_queue_size || a.queue_size > c.max_queue_size)
         return outside("queue_size", a.queue_size, c.min_queue_size, c.max_queue_size);
     if (a.ioccsz < c.min_ioccsz || a.ioccsz > c.max_ioccsz)
-        return outside("ioccsz", a.ioccsz, c.min_ioccsz, c.max_ioccsz, " x 16 bytes");
+        return outside("ioccsz", a.ioccsz, c.min_ioccsz, c.max_ioccsz, " (16-byte units)");
     if (a.icdoff > c.max_icdoff) return outside("icdoff", a.icdoff, 0, c.max_icdoff);
     return {};
 }

@@ -28,9 +28,9 @@ Result<void> Staging::place(const SubsystemAttrs& attrs) {
     p2p::ManagerOptions mo;
     mo.root = attrs.sysfs_root;
     auto manager = p2p::Manager::discover(mo);
-    if (!manager) return map_host(attrs.staging_bytes, "P2P discovery failed: " + manager.error().message());
+    if (!manager) return map_host(attrs.staging_bytes, "P2P discovery failed: " + manager.error().detail());
     auto choice = manager->find(attrs.staging_clients);
-    if (!choice) return map_host(attrs.staging_bytes, "P2P placement failed: " + choice.error().message());
+    if (!choice) return map_host(attrs.staging_bytes, "P2P placement failed: " + choice.error().detail());
     auto buffer = manager->allocate_p2p(*choice, attrs.staging_bytes, 4096);
     if (!buffer) return map_host(attrs.staging_bytes, buffer.error().detail());
     report_.p2p = true;

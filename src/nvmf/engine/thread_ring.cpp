@@ -66,6 +66,7 @@ int ThreadRing::read(int fd, std::span<std::byte> buf, std::uint64_t offset) {
         return n < 0 ? -errno : static_cast<int>(n);
     }
     io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+    if (sqe == nullptr) return -EBUSY;
     io_uring_prep_read(sqe, fd, buf.data(), static_cast<unsigned>(buf.size()), offset);
     return complete();
 }
@@ -77,6 +78,7 @@ int ThreadRing::write(int fd, std::span<const std::byte> buf, std::uint64_t offs
         return n < 0 ? -errno : static_cast<int>(n);
     }
     io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+    if (sqe == nullptr) return -EBUSY;
     io_uring_prep_write(sqe, fd, buf.data(), static_cast<unsigned>(buf.size()), offset);
     if (dsync) sqe->rw_flags = RWF_DSYNC;
     return complete();
@@ -85,6 +87,7 @@ int ThreadRing::write(int fd, std::span<const std::byte> buf, std::uint64_t offs
 int ThreadRing::fdatasync(int fd) {
     if (ring_ == nullptr) return ::fdatasync(fd) == 0 ? 0 : -errno;
     io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+    if (sqe == nullptr) return -EBUSY;
     io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
     return complete();
 }

@@ -85,6 +85,10 @@ bool Session::handshake() {
         terminate({wire::Fes::unsupported_parameter, 8, "ICReq PFV is not 0"}, p.header);
         return false;
     }
+    if (req.hpda > 31) {  // the specification's limit: 128-byte alignment
+        terminate({wire::Fes::invalid_header_field, 10, "ICReq HPDA over 31"}, p.header);
+        return false;
+    }
     // Grant a digest only if asked and allowed: the host refuses an ICResp
     // whose digests differ from what it asked, and closes cleanly.
     pdu::IcResp resp{.pfv = 0, .cpda = 0, .hdgst = req.hdgst && env_.allow_hdgst,
@@ -129,7 +133,7 @@ bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t 
     }
     std::array<std::uint8_t, pdu::max_header_bytes> out{};
     const auto n = pdu::encode_capsule_resp(out, cqe, ctx_.hdgst);
-    return send(std::span(out.data(), n), {});
+    return n != 0 && send(std::span(out.data(), n), {});
 }
 
 bool Session::send_c2h(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
@@ -138,7 +142,7 @@ bool Session::send_c2h(const wire::Sqe& sqe, std::span<const std::uint8_t> data)
                       .last = true, .success = false};
     std::array<std::uint8_t, pdu::max_header_bytes + 128> out{};
     const auto n = pdu::encode_data(out, PduType::c2h_data, h, ctx_.hdgst, ctx_.ddgst, send_align_);
-    return send(std::span(out.data(), n), data);
+    return n != 0 && send(std::span(out.data(), n), data);
 }
 
 void Session::run() {

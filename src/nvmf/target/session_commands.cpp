@@ -5,6 +5,8 @@
 #include "nvmf/detail/session.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace rpm::nvmf::target {
@@ -23,6 +25,18 @@ bool host_to_controller(const wire::Sqe& s) {
 }
 
 bool is_io_data(const wire::Sqe& s) { return s.opcode() == wire::io::write || s.opcode() == wire::io::read; }
+
+/// RPM_NVMF_TRACE=1 prints every command to stderr: for debugging interop.
+bool tracing() {
+    static const bool on = std::getenv("RPM_NVMF_TRACE") != nullptr;
+    return on;
+}
+
+void trace(std::uint16_t qid, const wire::Sqe& s, std::size_t in_capsule) {
+    std::fprintf(stderr, "nvmf: qid %u cid %#x op %#x fctype %#x nsid %u cdw10 %#x cdw11 %#x cdw12 %#x sgl %#x len %u inline %zu\n",
+                 qid, s.cid(), s.opcode(), s.fctype(), s.nsid(), s.cdw(10), s.cdw(11), s.cdw(12), s.sgl_type(),
+                 s.sgl_length(), in_capsule);
+}
 
 } // namespace
 
@@ -52,6 +66,7 @@ std::uint32_t Session::block_size(std::uint32_t nsid) {
 bool Session::on_capsule(const pdu::Pdu& p) {
     const auto sqe = pdu::decode_capsule_cmd(p.header);
     const auto len = sqe.sgl_length();
+    if (tracing()) trace(qid_, sqe, p.data.size());
     if ((sqe.flags() & 0xC0) != wire::psdt_sgl) return respond(sqe, wire::sc::invalid_field);
     const bool io_queue = connected_ && qid_ != 0;
     if (!p.data.empty()) {

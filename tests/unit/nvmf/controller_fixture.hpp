@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -44,7 +45,10 @@ public:
 };
 
 inline NamespaceView ns_view(std::uint32_t nsid, std::uint64_t blocks, std::uint32_t block_size) {
-    NamespaceView v{.nsid = nsid, .blocks = blocks, .block_size = block_size};
+    NamespaceView v;
+    v.nsid = nsid;
+    v.blocks = blocks;
+    v.block_size = block_size;
     for (std::size_t i = 0; i < v.nguid.size(); ++i) v.nguid[i] = std::uint8_t(nsid * 16 + i + 1);
     return v;
 }
@@ -141,8 +145,15 @@ protected:
     void rebuild(const Limits& limits) {
         engine = std::make_shared<FakeEngine>();
         engine->views = {ns_view(1, 1000, 512), ns_view(3, 50, 4096)};
-        SubsystemSpec open{.nqn = nvm_nqn, .namespaces = {{.nsid = 1}, {.nsid = 3}}};
-        SubsystemSpec closed{.nqn = restricted_nqn, .namespaces = {{.nsid = 1}}, .allowed_hosts = {host_a}};
+        SubsystemSpec open;
+        open.nqn = nvm_nqn;
+        open.namespaces.resize(2);
+        open.namespaces[0].nsid = 1;
+        open.namespaces[1].nsid = 3;
+        SubsystemSpec closed;
+        closed.nqn = restricted_nqn;
+        closed.namespaces.resize(1);
+        closed.allowed_hosts = {host_a};
         entries = {{.trtype = 3, .adrfam = 1, .subtype = 2, .portid = 1, .cntlid = 0xFFFF, .trsvcid = "4420",
                     .traddr = "127.0.0.1", .subnqn = nvm_nqn},
                    {.trtype = 3, .adrfam = 1, .subtype = 2, .portid = 1, .cntlid = 0xFFFF, .trsvcid = "4420",

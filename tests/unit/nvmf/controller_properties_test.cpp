@@ -130,10 +130,11 @@ TEST_F(NvmfControllerProperties, ShutdownNotificationCompletesAtOnce) {
 }
 
 TEST_F(NvmfControllerProperties, AdminEntryPointRoutesFabricsPropertyCommands) {
+    const auto before = run(*ctrl, prop_get(wire::prop::csts));
+    EXPECT_EQ(before.status, wire::sc::success) << "properties work before CC.EN";
+    EXPECT_EQ(before.dw0, 0u);
     EXPECT_EQ(run(*ctrl, prop_set(wire::prop::cc, cc_enable)).status, wire::sc::success);
-    const auto o = run(*ctrl, prop_get(wire::prop::csts));
-    EXPECT_EQ(o.status, wire::sc::success) << "properties work whatever CC.EN";
-    EXPECT_EQ(o.dw0, 1u);
+    EXPECT_EQ(run(*ctrl, prop_get(wire::prop::csts)).dw0, 1u);
     auto connect = connect_sqe(0, 31);
     EXPECT_EQ(run(*ctrl, connect).status, wire::sc::invalid_opcode);
 }

@@ -119,7 +119,16 @@ TEST(NvmfPduEncode, TermReqCopiesAtMost128Bytes) {
     EXPECT_EQ(encode_term(short_out, PduType::c2h_term, t, bad), 0u) << "does not fit";
 }
 
-TEST(NvmfPduEncode, DecodersToleratesShortHeaders) {
+TEST(NvmfPduEncode, C2HDataReservedTtagDecodesAsZero) {
+    Bytes out(max_header_bytes);
+    ASSERT_EQ(encode_data(out, PduType::c2h_data, {1, 0, 0, 16, true, false}, false, false, 4), 24u);
+    wire::put16(&out[10], 0x1234);   // a sender that leaves garbage in the reserved field
+    EXPECT_EQ(decode_data(std::span(out).first(24)).ttag, 0);
+    out[0] = std::uint8_t(PduType::h2c_data);
+    EXPECT_EQ(decode_data(std::span(out).first(24)).ttag, 0x1234);
+}
+
+TEST(NvmfPduEncode, DecodersTolerateShortHeaders) {
     const Bytes few(10, 0xFF);
     EXPECT_EQ(decode_icreq(few).maxr2t, 0u);
     EXPECT_EQ(decode_icresp(few).maxh2cdata, 0u);

@@ -57,8 +57,9 @@ TEST_F(Fixture, LbaOutOfRange) {
     std::vector<std::byte> b(512);
     const std::uint64_t blocks = (4u << 20) / 512;
     EXPECT_EQ(io(rw(wire::io::read, 1, blocks, 1), {}, b), wire::sc::lba_out_of_range);
-    EXPECT_EQ(io(rw(wire::io::read, 1, blocks - 1, 2), {}, std::vector<std::byte>(1024)), wire::sc::lba_out_of_range);
-    EXPECT_EQ(io(rw(wire::io::read, 1, ~0ull - 1, 4), {}, std::vector<std::byte>(2048)), wire::sc::lba_out_of_range);
+    std::vector<std::byte> two(1024), four(2048);
+    EXPECT_EQ(io(rw(wire::io::read, 1, blocks - 1, 2), {}, two), wire::sc::lba_out_of_range);
+    EXPECT_EQ(io(rw(wire::io::read, 1, ~0ull - 1, 4), {}, four), wire::sc::lba_out_of_range);
     EXPECT_EQ(io(rw(wire::io::read, 1, blocks - 1, 1), {}, b), wire::sc::success);  // the last block is fine
     EXPECT_EQ(io(rw(wire::io::write_zeroes, 1, blocks, 1)), wire::sc::lba_out_of_range);
 }

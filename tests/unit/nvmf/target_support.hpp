@@ -39,7 +39,8 @@ private:
 inline TargetOptions options(const TempDir& dir) {
     TargetOptions o;
     o.port = 0;
-    SubsystemSpec s{.nqn = nqn};
+    SubsystemSpec s;
+    s.nqn = nqn;
     s.namespaces.push_back({.nsid = 1, .path = dir.path() / "disk", .kind = BackendKind::block, .block_size = 512,
                             .create = true, .size = 4 << 20});
     s.namespaces.push_back({.nsid = 2, .path = dir.path() / "pm", .kind = BackendKind::pmem, .block_size = 4096,
