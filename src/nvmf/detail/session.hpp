@@ -12,6 +12,7 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include <atomic>
+#include <deque>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -60,6 +61,7 @@ private:
 
     // commands (session_commands.cpp)
     bool on_capsule(const pdu::Pdu& p);
+    bool run_pending();
     bool receive_r2t_data(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& digest_ok);
     bool dispatch(const wire::Sqe& sqe, std::span<const std::uint8_t> data, std::uint32_t data_len);
     bool on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
@@ -82,6 +84,9 @@ private:
     std::unique_ptr<OffloadQueue> offload_;
     std::vector<std::uint8_t> software_buf_;  // io_buffer() uses a 4096-aligned view of it
     std::vector<std::uint8_t> data_buf_;  // R2T-received data for non-I/O commands
+    // Capsules that arrived while a command waited for its H2CData: hosts
+    // pipeline commands, so they run next, in order (at most sqsize + 1).
+    std::deque<std::vector<std::uint8_t>> pending_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> block_sizes_;
     mutable std::mutex mu_;               // controller_ (read by the target's watchdog)
     std::atomic<bool> finished_{false};

@@ -156,7 +156,7 @@ void Session::run() {
                 terminate({wire::Fes::pdu_sequence_error, 0, "H2CData without an R2T"}, p.header);
                 break;
             }
-            if (!on_capsule(p)) break;
+            if (!on_capsule(p) || !run_pending()) break;
         }
     }
     boost::system::error_code ec;

@@ -112,6 +112,10 @@ bool Session::receive_r2t_data(const wire::Sqe& sqe, std::span<std::uint8_t> int
     while (got < into.size()) {
         pdu::Pdu p;
         if (!read_pdu(buf, p)) return false;
+        if (p.info.type == wire::PduType::capsule_cmd && pending_.size() <= sqsize_) {
+            pending_.push_back(buf);
+            continue;
+        }
         if (p.info.type != wire::PduType::h2c_data) {
             terminate({wire::Fes::pdu_sequence_error, 0, "expected H2CData"}, p.header);
             return false;
@@ -130,6 +134,17 @@ bool Session::receive_r2t_data(const wire::Sqe& sqe, std::span<std::uint8_t> int
         std::memcpy(into.data() + got, p.data.data(), h.length);
         got += h.length;
         digest_ok = digest_ok && p.data_digest_ok;
+    }
+    return true;
+}
+
+bool Session::run_pending() {
+    while (!pending_.empty()) {
+        // Run from a copy: the command may queue more capsules behind it.
+        const auto bytes = std::move(pending_.front());
+        pending_.pop_front();
+        auto parsed = pdu::parse_pdu(bytes, ctx_);
+        if (!std::holds_alternative<pdu::Pdu>(parsed) || !on_capsule(std::get<pdu::Pdu>(parsed))) return false;
     }
     return true;
 }

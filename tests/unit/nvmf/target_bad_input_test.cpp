@@ -186,6 +186,50 @@ TEST_F(Fixture, KeepAliveExpiryTearsTheControllerDown) {
     EXPECT_GE(target->stats().keep_alive_expired, 1u);
 }
 
+/// Hosts pipeline: the Linux host sends the next capsule before the
+/// H2CData of a write it was asked for. The target runs it after the write.
+TEST_F(Fixture, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
+    testing::Raw admin(target->port()), io(target->port());
+    admin.handshake(false, false);
+    admin.send(admin.connect_capsule(0));
+    auto p = admin.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    const auto cntlid = std::uint16_t(pdu::decode_capsule_resp(p).dw0());
+    wire::Sqe cc;
+    cc.set_opcode(wire::admin::fabrics);
+    cc.set_fctype(wire::fctype::property_set);
+    wire::put32(&cc.b[44], wire::prop::cc);
+    wire::put64(&cc.b[48], 1u | 6u << 16 | 4u << 20);
+    admin.send(admin.capsule(cc, 0));
+    ASSERT_EQ(admin.status(), wire::sc::success);
+    io.handshake(false, false);
+    io.send(io.connect_capsule(0, false, 1, cntlid));
+    ASSERT_EQ(io.status(), wire::sc::success);
+
+    wire::Sqe w = rw(wire::io::write, 1, 0, 8);
+    w.set_cid(1);
+    wire::Sqe r = rw(wire::io::read, 1, 0, 8);
+    r.set_cid(2);
+    io.send(io.capsule(w, 4096));
+    io.send(io.capsule(r, 4096));  // before the write's data
+    auto r2t = io.read();
+    ASSERT_EQ(r2t.size(), wire::data_hlen);
+    ASSERT_EQ(r2t[0], std::uint8_t(wire::PduType::r2t));
+    const auto h = pdu::decode_data(r2t);
+    std::vector<std::uint8_t> data(4096);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::uint8_t(i * 7);
+    io.h2c(1, h.ttag, 0, data);
+    p = io.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).cid(), 1);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::success);
+    auto c2h = io.read();
+    ASSERT_EQ(c2h.size(), wire::data_hlen + data.size());
+    EXPECT_EQ(pdu::decode_data(c2h).cccid, 2);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), c2h.begin() + wire::data_hlen));
+    EXPECT_EQ(io.status(), wire::sc::success);
+}
+
 TEST(NvmfTargetStart, BadOptionsAreRefused) {
     TempDir dir;
     TargetOptions none;

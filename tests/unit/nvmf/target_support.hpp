@@ -108,18 +108,20 @@ public:
         socket_.read_some(boost::asio::buffer(&c, 1), ec);
         return ec == boost::asio::error::eof || ec == boost::asio::error::connection_reset;
     }
-    /// A Connect capsule for the admin queue with in-capsule data.
-    std::vector<std::uint8_t> connect_capsule(std::uint32_t kato_ms, bool corrupt_digest = false) {
+    /// A Connect capsule (admin queue unless qid) with in-capsule data.
+    std::vector<std::uint8_t> connect_capsule(std::uint32_t kato_ms, bool corrupt_digest = false, std::uint16_t qid = 0,
+                                              std::uint16_t cntlid = wire::dynamic_cntlid) {
         wire::Sqe s;
         s.set_opcode(wire::admin::fabrics);
         s.set_flags(wire::psdt_sgl);
         s.set_fctype(wire::fctype::connect);
         s.set_cid(7);
+        wire::put16(&s.b[42], qid);
         wire::put16(&s.b[44], 31);
         wire::put32(&s.b[48], kato_ms);
         s.set_sgl(wire::sgl_incapsule, 0, wire::connect_data_len);
         std::vector<std::uint8_t> data(wire::connect_data_len);
-        wire::put16(&data[16], wire::dynamic_cntlid);
+        wire::put16(&data[16], cntlid);
         std::copy_n(nqn, sizeof nqn - 1, data.begin() + 256);
         std::copy_n(default_host_nqn, sizeof default_host_nqn - 1, data.begin() + 512);
         std::vector<std::uint8_t> out(pdu::max_header_bytes + 128);
@@ -131,6 +133,28 @@ public:
             wire::put32(&out[out.size() - 4], crc);
         }
         return out;
+    }
+
+    /// A capsule without data; the SGL asks for `len` bytes by R2T / C2HData.
+    std::vector<std::uint8_t> capsule(wire::Sqe s, std::uint32_t len) {
+        s.set_flags(wire::psdt_sgl);
+        s.set_sgl(wire::sgl_transport, 0, len);
+        std::vector<std::uint8_t> out(pdu::max_header_bytes);
+        out.resize(pdu::encode_capsule_cmd(out, s, 0, ctx_.hdgst, ctx_.ddgst, 4));
+        return out;
+    }
+    /// Send an H2CData PDU.
+    void h2c(std::uint16_t cid, std::uint16_t ttag, std::uint32_t offset, std::span<const std::uint8_t> data) {
+        std::vector<std::uint8_t> out(pdu::max_header_bytes);
+        pdu::DataHeader h{.cccid = cid, .ttag = ttag, .offset = offset, .length = std::uint32_t(data.size()), .last = true};
+        out.resize(pdu::encode_data(out, wire::PduType::h2c_data, h, false, false, 4));
+        out.insert(out.end(), data.begin(), data.end());
+        send(out);
+    }
+    /// Read one PDU and return its CQE status (0xFFFF if it is no CapsuleResp).
+    std::uint16_t status() {
+        auto p = read();
+        return p.size() == wire::capsule_resp_hlen ? pdu::decode_capsule_resp(p).status() : 0xFFFF;
     }
 
 private:
