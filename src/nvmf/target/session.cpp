@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include <array>
+#include <cstdio>
 
 namespace rpm::nvmf::target {
 
@@ -129,6 +130,9 @@ bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t 
     cqe.set_status(status);
     if (status != wire::sc::success) {
         ++env_.stats->errors;
+        if (trace_level() > 0)
+            std::fprintf(stderr, "nvmf: qid %u cid %#x opcode %#x nsid %u cdw10 %#x failed: %s\n", qid_, sqe.cid(),
+                         sqe.opcode(), sqe.nsid(), sqe.cdw(10), describe_status(status).c_str());
         if (auto c = controller()) c->record_error(qid_, sqe.cid(), status, sqe.nsid());
     }
     std::array<std::uint8_t, pdu::max_header_bytes> out{};

@@ -8,8 +8,18 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace rpm::nvmf::target {
+
+int trace_level() {
+    static const int level = [] {
+        const char* v = std::getenv("RPM_NVMF_TRACE");
+        if (!v) return 0;
+        return std::string_view(v) == "errors" ? 1 : 2;
+    }();
+    return level;
+}
 
 namespace {
 
@@ -26,11 +36,7 @@ bool host_to_controller(const wire::Sqe& s) {
 
 bool is_io_data(const wire::Sqe& s) { return s.opcode() == wire::io::write || s.opcode() == wire::io::read; }
 
-/// RPM_NVMF_TRACE=1 prints every command to stderr: for debugging interop.
-bool tracing() {
-    static const bool on = std::getenv("RPM_NVMF_TRACE") != nullptr;
-    return on;
-}
+bool tracing() { return trace_level() == 2; }
 
 void trace(std::uint16_t qid, const wire::Sqe& s, std::size_t in_capsule) {
     std::fprintf(stderr, "nvmf: qid %u cid %#x op %#x fctype %#x nsid %u cdw10 %#x cdw11 %#x cdw12 %#x sgl %#x len %u inline %zu\n",
