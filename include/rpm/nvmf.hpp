@@ -105,6 +105,9 @@ public:
     [[nodiscard]] TargetStats stats() const;
     /// Where the staging buffers are and why.
     [[nodiscard]] StagingReport staging() const;
+    /// Every exported namespace, with how its backend is driven (O_DIRECT
+    /// or buffered, the PM region's persistence).
+    [[nodiscard]] std::vector<NamespaceView> namespaces() const;
     /// Close every connection and stop listening (also done by the destructor).
     void stop();
 

@@ -52,11 +52,10 @@ std::optional<rpm::nvmf::NamespaceSpec> parse_ns(const std::string& arg) {
 
 void print_started(const rpm::nvmf::Target& t, const rpm::nvmf::TargetOptions& o) {
     std::cout << "rpm-nvmf: listening on " << o.address << ":" << t.port() << " (NVMe/TCP)\n";
-    for (const auto& s : o.subsystems)
-        for (const auto& ns : s.namespaces)
-            std::cout << "rpm-nvmf: " << s.nqn << " nsid " << ns.nsid << " -> " << ns.path.string()
-                      << (ns.kind == rpm::nvmf::BackendKind::pmem ? " (PM region)" : " (block, io_uring)")
-                      << ", " << ns.block_size << "-byte blocks\n";
+    const auto& nqn = o.subsystems.front().nqn;
+    for (const auto& ns : t.namespaces())
+        std::cout << "rpm-nvmf: " << nqn << " nsid " << ns.nsid << ": " << ns.blocks << " blocks of "
+                  << ns.block_size << " bytes, " << ns.backend << "\n";
     const auto st = t.staging();
     std::cout << "rpm-nvmf: staging " << (st.p2p ? "in device memory at " + st.provider : std::string("in host memory"))
               << ", " << st.bytes << " bytes, " << st.slots << " slots: " << st.why << "\n";

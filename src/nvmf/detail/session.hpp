@@ -60,8 +60,12 @@ private:
     bool read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out);
     void terminate(const pdu::Refusal& r, std::span<const std::uint8_t> header);
     bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data);
-    bool respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0 = 0, std::uint32_t dw1 = 0);
-    bool send_c2h(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
+    /// The CapsuleResp, preceded by `c2h` as one C2HData PDU when it is not
+    /// empty: one write for both, so the host wakes once.
+    bool respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0 = 0, std::uint32_t dw1 = 0,
+                 std::span<const std::uint8_t> c2h = {});
+    /// Copy `n` received bytes into `dst`, from what was read ahead first.
+    bool receive(std::uint8_t* dst, std::size_t n);
 
     // commands (session_commands.cpp)
     bool on_capsule(const pdu::Pdu& p);
@@ -88,6 +92,10 @@ private:
     std::unique_ptr<OffloadQueue> offload_;
     std::vector<std::uint8_t> software_buf_;  // io_buffer() uses a 4096-aligned view of it
     std::vector<std::uint8_t> data_buf_;  // R2T-received data for non-I/O commands
+    // Read-ahead: one recv usually brings a whole capsule (and often the
+    // next), instead of one for the common header and one for the rest.
+    std::vector<std::uint8_t> rx_ = std::vector<std::uint8_t>(16384);
+    std::size_t rx_pos_ = 0, rx_len_ = 0;
     // Capsules that arrived while a command waited for its H2CData: hosts
     // pipeline commands, so they run next, in order (at most sqsize + 1).
     std::deque<std::vector<std::uint8_t>> pending_;

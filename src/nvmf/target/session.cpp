@@ -8,7 +8,9 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <cstdio>
 
 namespace rpm::nvmf::target {
@@ -43,11 +45,30 @@ std::uint16_t Session::qid() const {
     return qid_;
 }
 
-bool Session::read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out) {
+bool Session::receive(std::uint8_t* dst, std::size_t n) {
     boost::system::error_code ec;
+    while (n > 0) {
+        if (rx_pos_ == rx_len_) {
+            if (n >= rx_.size()) {  // a large payload: straight into place
+                asio::read(socket_, asio::buffer(dst, n), ec);
+                return !ec;
+            }
+            rx_pos_ = 0;
+            rx_len_ = socket_.read_some(asio::buffer(rx_), ec);
+            if (ec) return false;
+        }
+        const auto k = std::min(n, rx_len_ - rx_pos_);
+        std::memcpy(dst, rx_.data() + rx_pos_, k);
+        rx_pos_ += k;
+        dst += k;
+        n -= k;
+    }
+    return true;
+}
+
+bool Session::read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out) {
     buf.resize(wire::common_header_len);
-    asio::read(socket_, asio::buffer(buf), ec);
-    if (ec) return false;
+    if (!receive(buf.data(), buf.size())) return false;
     auto checked = pdu::check_common(std::span<const std::uint8_t, wire::common_header_len>(buf.data(), 8), ctx_);
     if (auto* r = std::get_if<pdu::Refusal>(&checked)) {
         terminate(*r, buf);
@@ -55,8 +76,7 @@ bool Session::read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out) {
     }
     const auto plen = std::get<pdu::HeaderInfo>(checked).plen;
     buf.resize(plen);
-    asio::read(socket_, asio::buffer(buf.data() + 8, plen - 8), ec);
-    if (ec) return false;
+    if (!receive(buf.data() + 8, plen - 8)) return false;
     auto parsed = pdu::parse_pdu(buf, ctx_);
     if (auto* r = std::get_if<pdu::Refusal>(&parsed)) {
         if (r->fes == wire::Fes::header_digest_error) ++env_.stats->digest_errors;
@@ -119,7 +139,8 @@ bool Session::send(std::span<const std::uint8_t> header, std::span<const std::ui
     return !ec;
 }
 
-bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0, std::uint32_t dw1) {
+bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0, std::uint32_t dw1,
+                      std::span<const std::uint8_t> c2h) {
     wire::Cqe cqe;
     cqe.set_dw0(dw0);
     cqe.set_dw1(dw1);
@@ -135,18 +156,27 @@ bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t 
                          sqe.opcode(), sqe.nsid(), sqe.cdw(10), describe_status(status).c_str());
         if (auto c = controller()) c->record_error(qid_, sqe.cid(), status, sqe.nsid());
     }
-    std::array<std::uint8_t, pdu::max_header_bytes> out{};
-    const auto n = pdu::encode_capsule_resp(out, cqe, ctx_.hdgst);
-    return n != 0 && send(std::span(out.data(), n), {});
-}
-
-bool Session::send_c2h(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
-    if (data.empty()) return true;
-    pdu::DataHeader h{.cccid = sqe.cid(), .ttag = 0, .offset = 0, .length = std::uint32_t(data.size()),
-                      .last = true, .success = false};
-    std::array<std::uint8_t, pdu::max_header_bytes + 128> out{};
-    const auto n = pdu::encode_data(out, PduType::c2h_data, h, ctx_.hdgst, ctx_.ddgst, send_align_);
-    return n != 0 && send(std::span(out.data(), n), data);
+    std::array<std::uint8_t, pdu::max_header_bytes> resp{}, data_hdr{}, digest{};
+    const auto n = pdu::encode_capsule_resp(resp, cqe, ctx_.hdgst);
+    if (n == 0) return false;
+    std::array<asio::const_buffer, 4> bufs;
+    std::size_t count = 0;
+    if (!c2h.empty()) {
+        pdu::DataHeader h{.cccid = sqe.cid(), .ttag = 0, .offset = 0, .length = std::uint32_t(c2h.size()),
+                          .last = true, .success = false};
+        const auto hn = pdu::encode_data(data_hdr, PduType::c2h_data, h, ctx_.hdgst, ctx_.ddgst, send_align_);
+        if (hn == 0) return false;
+        bufs[count++] = asio::buffer(data_hdr.data(), hn);
+        bufs[count++] = asio::buffer(c2h.data(), c2h.size());
+        if (ctx_.ddgst) {
+            wire::put32(digest.data(), pdu::crc32c(c2h));
+            bufs[count++] = asio::buffer(digest.data(), wire::digest_len);
+        }
+    }
+    bufs[count++] = asio::buffer(resp.data(), n);
+    boost::system::error_code ec;
+    asio::write(socket_, std::span(bufs.data(), count), ec);
+    return !ec;
 }
 
 void Session::run() {

@@ -188,11 +188,9 @@ bool Session::on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> dat
 
 bool Session::finish(const wire::Sqe& sqe, const Outcome& o) {
     if (o.deferred) return true;
-    if (o.status == wire::sc::success && !o.data.empty()) {
-        const auto n = std::min<std::size_t>(o.data.size(), sqe.sgl_length());
-        if (!send_c2h(sqe, std::span(o.data.data(), n))) return false;
-    }
-    return respond(sqe, o.status, o.dw0, o.dw1);
+    std::span<const std::uint8_t> data;
+    if (o.status == wire::sc::success) data = std::span(o.data).first(std::min<std::size_t>(o.data.size(), sqe.sgl_length()));
+    return respond(sqe, o.status, o.dw0, o.dw1, data);
 }
 
 bool Session::on_admin(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
@@ -230,8 +228,8 @@ bool Session::on_io(const wire::Sqe& sqe, std::uint32_t data_len) {
                                           {reinterpret_cast<std::byte*>(buf.data()), buf.size()});
     }
     if (status == wire::sc::success && bytes) controller_->record_io(op == wire::io::write, bytes);
-    if (status == wire::sc::success && op == wire::io::read && !send_c2h(sqe, buf.first(bytes))) return false;
-    return respond(sqe, status);
+    const bool data = status == wire::sc::success && op == wire::io::read;
+    return respond(sqe, status, 0, 0, data ? buf.first(bytes) : std::span<const std::uint8_t>{});
 }
 
 } // namespace rpm::nvmf::target

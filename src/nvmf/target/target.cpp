@@ -113,6 +113,15 @@ StagingReport Target::staging() const {
     return impl_->engine->staging(impl_->handles.front());
 }
 
+std::vector<NamespaceView> Target::namespaces() const {
+    std::vector<NamespaceView> out;
+    for (auto h : impl_->handles) {
+        auto v = impl_->engine->namespaces(h);
+        out.insert(out.end(), v.begin(), v.end());
+    }
+    return out;
+}
+
 void Target::stop() {
     auto& d = *impl_;
     {

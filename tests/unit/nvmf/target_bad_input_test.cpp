@@ -9,7 +9,7 @@ namespace {
 
 using testing::TempDir;
 
-struct Fixture : ::testing::Test {
+struct NvmfTargetBadInput : ::testing::Test {
     TempDir dir;
     std::unique_ptr<Target> target;
     std::optional<Host> host;
@@ -45,7 +45,7 @@ wire::Sqe rw(std::uint8_t op, std::uint32_t nsid, std::uint64_t lba, std::uint32
     return s;
 }
 
-TEST_F(Fixture, UnknownOpcodeIsInvalidOpcode) {
+TEST_F(NvmfTargetBadInput, UnknownOpcodeIsInvalidOpcode) {
     wire::Sqe s;
     s.set_opcode(0x7E);
     s.set_nsid(1);
@@ -53,7 +53,7 @@ TEST_F(Fixture, UnknownOpcodeIsInvalidOpcode) {
     still_serving();
 }
 
-TEST_F(Fixture, LbaOutOfRange) {
+TEST_F(NvmfTargetBadInput, LbaOutOfRange) {
     std::vector<std::byte> b(512);
     const std::uint64_t blocks = (4u << 20) / 512;
     EXPECT_EQ(io(rw(wire::io::read, 1, blocks, 1), {}, b), wire::sc::lba_out_of_range);
@@ -64,12 +64,12 @@ TEST_F(Fixture, LbaOutOfRange) {
     EXPECT_EQ(io(rw(wire::io::write_zeroes, 1, blocks, 1)), wire::sc::lba_out_of_range);
 }
 
-TEST_F(Fixture, UnknownNamespaceIsInvalidNs) {
+TEST_F(NvmfTargetBadInput, UnknownNamespaceIsInvalidNs) {
     std::vector<std::byte> b(512);
     EXPECT_EQ(io(rw(wire::io::read, 9, 0, 1), {}, b), wire::sc::invalid_ns);
 }
 
-TEST_F(Fixture, TransferOverMdtsIsRefusedBeforeAnyData) {
+TEST_F(NvmfTargetBadInput, TransferOverMdtsIsRefusedBeforeAnyData) {
     // 256 KiB write (MDTS is 128 KiB): refused without an R2T.
     const auto data = testing::random_bytes(256 * 1024, 1);
     EXPECT_EQ(io(rw(wire::io::write, 1, 0, 512), data), wire::sc::invalid_field);
@@ -78,7 +78,7 @@ TEST_F(Fixture, TransferOverMdtsIsRefusedBeforeAnyData) {
     still_serving();
 }
 
-TEST_F(Fixture, SglLengthDisagreeingWithBlocksIsRefused) {
+TEST_F(NvmfTargetBadInput, SglLengthDisagreeingWithBlocksIsRefused) {
     // 2 blocks asked, 1 block of data sent.
     const auto data = testing::random_bytes(512, 2);
     EXPECT_EQ(io(rw(wire::io::write, 1, 0, 2), data), wire::sc::sgl_data_length_invalid);
@@ -86,7 +86,7 @@ TEST_F(Fixture, SglLengthDisagreeingWithBlocksIsRefused) {
     EXPECT_EQ(io(rw(wire::io::read, 1, 0, 2), {}, in), wire::sc::sgl_data_length_invalid);
 }
 
-TEST_F(Fixture, IoBeforeConnectIsASequenceError) {
+TEST_F(NvmfTargetBadInput, IoBeforeConnectIsASequenceError) {
     testing::Raw raw(target->port());
     raw.handshake(false, false);
     wire::Sqe s = rw(wire::io::read, 1, 0, 1);
@@ -100,7 +100,7 @@ TEST_F(Fixture, IoBeforeConnectIsASequenceError) {
     EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::command_sequence_error);
 }
 
-TEST_F(Fixture, MalformedPduTerminatesTheConnection) {
+TEST_F(NvmfTargetBadInput, MalformedPduTerminatesTheConnection) {
     testing::Raw raw(target->port());
     raw.handshake(false, false);
     // A common header of an unknown type.
@@ -114,7 +114,7 @@ TEST_F(Fixture, MalformedPduTerminatesTheConnection) {
     still_serving();
 }
 
-TEST_F(Fixture, NonIcFirstTerminatesTheConnection) {
+TEST_F(NvmfTargetBadInput, NonIcFirstTerminatesTheConnection) {
     testing::Raw raw(target->port());
     // A CapsuleCmd before ICReq.
     wire::Sqe s;
@@ -128,7 +128,7 @@ TEST_F(Fixture, NonIcFirstTerminatesTheConnection) {
     EXPECT_TRUE(raw.closed());
 }
 
-TEST_F(Fixture, HeaderDigestMismatchTerminates) {
+TEST_F(NvmfTargetBadInput, HeaderDigestMismatchTerminates) {
     testing::Raw raw(target->port());
     ASSERT_TRUE(raw.handshake(true, false).hdgst);
     auto capsule = raw.connect_capsule(0);
@@ -141,7 +141,7 @@ TEST_F(Fixture, HeaderDigestMismatchTerminates) {
     EXPECT_GE(target->stats().digest_errors, 1u);
 }
 
-TEST_F(Fixture, DataDigestMismatchFailsTheCommand) {
+TEST_F(NvmfTargetBadInput, DataDigestMismatchFailsTheCommand) {
     testing::Raw raw(target->port());
     ASSERT_TRUE(raw.handshake(false, true).ddgst);
     raw.send(raw.connect_capsule(0, /*corrupt_digest=*/true));
@@ -155,7 +155,7 @@ TEST_F(Fixture, DataDigestMismatchFailsTheCommand) {
     EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::success);
 }
 
-TEST_F(Fixture, UnknownSubsystemAndRefusedHostAreConnectErrors) {
+TEST_F(NvmfTargetBadInput, UnknownSubsystemAndRefusedHostAreConnectErrors) {
     auto o = testing::host_options(target->port());
     o.subnqn = "nqn.2026-11.io.rpm:nobody";
     auto h = Host::connect(o);
@@ -173,7 +173,7 @@ TEST_F(Fixture, UnknownSubsystemAndRefusedHostAreConnectErrors) {
     EXPECT_NE(refused.error().detail().find("SC 0x84"), std::string::npos) << refused.error().detail();
 }
 
-TEST_F(Fixture, KeepAliveExpiryTearsTheControllerDown) {
+TEST_F(NvmfTargetBadInput, KeepAliveExpiryTearsTheControllerDown) {
     testing::Raw raw(target->port());
     raw.handshake(false, false);
     raw.send(raw.connect_capsule(300));  // KATO 300 ms, then silence
@@ -188,7 +188,7 @@ TEST_F(Fixture, KeepAliveExpiryTearsTheControllerDown) {
 
 /// Hosts pipeline: the Linux host sends the next capsule before the
 /// H2CData of a write it was asked for. The target runs it after the write.
-TEST_F(Fixture, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
+TEST_F(NvmfTargetBadInput, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
     testing::Raw admin(target->port()), io(target->port());
     admin.handshake(false, false);
     admin.send(admin.connect_capsule(0));
