@@ -26,7 +26,6 @@ struct Host::Impl {
     /// A completion with an error status becomes errc::nvme_status naming
     /// `what` and the status; last_status keeps it.
     Result<void> check(const Result<Completion>& c, const std::string& what);
-    Result<Completion> checked(Result<Completion> c, const std::string& what);
 };
 
 namespace host {

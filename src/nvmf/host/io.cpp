@@ -6,15 +6,6 @@
 
 namespace rpm::nvmf {
 
-Result<Completion> Host::Impl::checked(Result<Completion> c, const std::string& what) {
-    if (!c) return c.error();
-    if (c->status) {
-        last_status = c->status;
-        return Error(errc::nvme_status, what + ": " + describe_status(c->status));
-    }
-    return c;
-}
-
 Result<void> Host::Impl::check(const Result<Completion>& c, const std::string& what) {
     if (!c) return c.error();
     if (c->status) {
