@@ -104,6 +104,8 @@ kernel_host() {
   echo "--- again with header and data digests"
   kernel_host_round --hdr-digest --data-digest || return 1
   kill "$target_pid"; wait "$target_pid"; target_pid=
+  echo "commands that failed (the kernel probing optional features):"
+  grep "^nvmf: qid" "$work/target.log" | sort | uniq -c
   tail -1 "$work/target.log"
 }
 
