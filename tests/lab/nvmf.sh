@@ -51,7 +51,7 @@ start_rpm_target() {  # EXTRA ARGS...
   # Failed commands are printed (RPM_NVMF_TRACE=errors): the kernel probes
   # for optional features, and the log shows which.
   RPM_NVMF_TRACE=errors "$bin/rpm-nvmf" target --listen 127.0.0.1:4420 --subsystem "$nqn" \
-      --ns "1=$RPM_LAB_NVME" --ns "2=$RPM_LAB_PM,pmem,bs=4096" --port-file "$work/port" "$@" \
+      --ns "1=$RPM_LAB_NVME" --ns "2=$RPM_LAB_PM,pmem,bs=4096" --nic rxe0 --port-file "$work/port" "$@" \
       >"$work/target.log" 2>&1 &
   target_pid=$!
   for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.1; done
