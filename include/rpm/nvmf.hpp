@@ -181,7 +181,8 @@ public:
     /// the controller (CC.EN, CSTS.RDY).
     ///
     /// RETURN VALUE: the connected host, or an Error.
-    /// ERRORS: errc::invalid_argument (empty subnqn, queue_size < 2),
+    /// ERRORS: errc::invalid_argument (empty subnqn, queue_size < 2,
+    /// timeout not positive),
     /// errc::io_error, errc::protocol_error, errc::nvme_status (Connect
     /// refused: the detail names the subsystem and status).
     static Result<Host> connect(const HostOptions& options);

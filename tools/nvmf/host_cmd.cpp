@@ -58,8 +58,21 @@ std::vector<std::byte> pattern(std::size_t n, std::uint64_t seed) {
     return v;
 }
 
-int verify(rpm::nvmf::Host& h, const HostArgs& a) {
+/// The namespace, if lba + blocks lies inside it (checked before a buffer
+/// of that size is allocated).
+rpm::Result<rpm::nvmf::NamespaceInfo> sized(rpm::nvmf::Host& h, const HostArgs& a) {
     auto ns = h.identify(a.nsid);
+    if (!ns) return ns.error();
+    if (a.lba >= ns->blocks || a.blocks > ns->blocks - a.lba)
+        return rpm::Error(rpm::errc::invalid_argument, "--lba " + std::to_string(a.lba) + " --blocks " +
+                                                           std::to_string(a.blocks) + ": namespace " +
+                                                           std::to_string(a.nsid) + " has " +
+                                                           std::to_string(ns->blocks) + " blocks");
+    return ns;
+}
+
+int verify(rpm::nvmf::Host& h, const HostArgs& a) {
+    auto ns = sized(h, a);
     if (!ns) return error(ns.error());
     const auto data = pattern(std::size_t(a.blocks) * ns->block_size, a.seed);
     if (auto ok = h.write(a.nsid, a.lba, data); !ok) return error(ok.error());
@@ -72,7 +85,7 @@ int verify(rpm::nvmf::Host& h, const HostArgs& a) {
 }
 
 int read_cmd(rpm::nvmf::Host& h, const HostArgs& a) {
-    auto ns = h.identify(a.nsid);
+    auto ns = sized(h, a);
     if (!ns) return error(ns.error());
     std::vector<std::byte> buf(std::size_t(a.blocks) * ns->block_size);
     if (auto ok = h.read(a.nsid, a.lba, buf); !ok) return error(ok.error());
@@ -113,7 +126,7 @@ void common(CLI::App* s, HostArgs& a) {
     s->add_option("--hostnqn", a.hostnqn, "this host's NQN");
     s->add_flag("--header-digest", a.hdgst, "ask for header digests");
     s->add_flag("--data-digest", a.ddgst, "ask for data digests");
-    s->add_option("--timeout-ms", a.timeout_ms, "per-reply timeout (default 10000)");
+    s->add_option("--timeout-ms", a.timeout_ms, "per-reply timeout (default 10000)")->check(CLI::Range(1, 3600000));
 }
 
 } // namespace
@@ -129,7 +142,7 @@ void add_host(CLI::App& app, int& status) {
         s->add_option("--subsystem", a->subnqn, "the subsystem NQN")->required();
         s->add_option("--nsid", a->nsid, "namespace (default 1)");
         s->add_option("--lba", a->lba, "first block (default 0)");
-        s->add_option("--blocks", a->blocks, "blocks (read, verify, write-zeroes; default 8)");
+        s->add_option("--blocks", a->blocks, "blocks (read, verify, write-zeroes; default 8)")->check(CLI::Range(1u, 1u << 30));
         s->add_option("--seed", a->seed, "verify: the data pattern's seed");
         if (what == "read") s->add_option("--out", a->file, "write the data here")->required();
         if (what == "write") s->add_option("--in", a->file, "the data (a whole number of blocks)")->required();

@@ -131,7 +131,8 @@ void add_target(CLI::App& app, int& status) {
     sub->add_option("--in-capsule", a->in_capsule, "in-capsule data bytes for I/O queues (default 8192)");
     sub->add_option("--max-io", a->max_io, "largest transfer in bytes (default 131072)");
     sub->add_option("--port-file", a->port_file, "write the port here once listening");
-    sub->add_option("--seconds", a->seconds, "stop after this many seconds (default: at SIGINT/SIGTERM)");
+    sub->add_option("--seconds", a->seconds, "stop after this many seconds (default: at SIGINT/SIGTERM)")
+        ->check(CLI::Range(1, 86400 * 365));
     sub->callback([a, &status] { status = run(*a); });
 }
 

@@ -48,6 +48,7 @@ void Host::Impl::keep_alive_loop() {
 Result<Host> Host::connect(const HostOptions& options) {
     if (options.subnqn.empty()) return Error(errc::invalid_argument, "no subsystem NQN to connect to");
     if (options.queue_size < 2) return Error(errc::invalid_argument, "queue_size must be >= 2");
+    if (options.timeout.count() <= 0) return Error(errc::invalid_argument, "timeout must be positive");
     auto impl = std::make_unique<Impl>();
     impl->options = options;
     if (auto ok = host::bring_up(*impl); !ok) return ok.error();

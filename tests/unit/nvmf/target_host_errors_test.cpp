@@ -94,6 +94,9 @@ TEST(NvmfHostErrors, ConnectWithoutSubsystemIsInvalidArgument) {
     o.subnqn = "x";
     o.queue_size = 1;
     EXPECT_EQ(Host::connect(o).error(), errc::invalid_argument);
+    o.queue_size = 32;
+    o.timeout = std::chrono::milliseconds(0);
+    EXPECT_EQ(Host::connect(o).error(), errc::invalid_argument);
 }
 
 } // namespace
