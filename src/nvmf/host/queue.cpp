@@ -2,6 +2,7 @@
 // Reads wait with poll() and a deadline because Asio's blocking reads
 // retry forever on a socket receive timeout.
 #include "nvmf/detail/host_queue.hpp"
+#include "nvmf/detail/pdu_write.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
@@ -83,17 +84,7 @@ Result<pdu::Pdu> Queue::read_pdu() {
 }
 
 Result<void> Queue::send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data) {
-    std::array<std::uint8_t, wire::digest_len> digest{};
-    std::array<asio::const_buffer, 3> bufs{asio::buffer(header.data(), header.size()),
-                                           asio::buffer(data.data(), data.size()), asio::buffer(digest)};
-    std::size_t count = data.empty() ? 1 : 2;
-    if (!data.empty() && ctx_.ddgst) {
-        wire::put32(digest.data(), pdu::crc32c(data));
-        count = 3;
-    }
-    boost::system::error_code ec;
-    asio::write(socket_, std::span(bufs.data(), count), ec);
-    if (ec) return fail(errc::io_error, "send: " + ec.message());
+    if (auto ec = pdu::write_pdu(socket_, header, data, ctx_.ddgst)) return fail(errc::io_error, "send: " + ec.message());
     return {};
 }
 

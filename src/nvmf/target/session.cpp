@@ -2,6 +2,7 @@
 // (refusing bad ones with a C2HTermReq and closing, as the transport
 // specification asks of a fatal error), and sending responses and data.
 #include "nvmf/detail/session.hpp"
+#include "nvmf/detail/pdu_write.hpp"
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
@@ -126,17 +127,7 @@ bool Session::handshake() {
 }
 
 bool Session::send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data) {
-    boost::system::error_code ec;
-    std::array<std::uint8_t, wire::digest_len> digest{};
-    std::array<asio::const_buffer, 3> bufs{asio::buffer(header.data(), header.size()),
-                                           asio::buffer(data.data(), data.size()), asio::buffer(digest)};
-    std::size_t count = data.empty() ? 1 : 2;
-    if (!data.empty() && ctx_.ddgst) {
-        wire::put32(digest.data(), pdu::crc32c(data));
-        count = 3;
-    }
-    asio::write(socket_, std::span(bufs.data(), count), ec);
-    return !ec;
+    return !pdu::write_pdu(socket_, header, data, ctx_.ddgst);
 }
 
 bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0, std::uint32_t dw1,
