@@ -58,14 +58,14 @@ std::vector<std::byte> pattern(std::size_t n, std::uint64_t seed) {
     return v;
 }
 
-/// The namespace, if lba + blocks lies inside it (checked before a buffer
-/// of that size is allocated).
+/// The namespace, if `blocks` fits in it (checked before a buffer of that
+/// size is allocated). The LBA is left to the target to judge: its status
+/// for a range past the end is what a user wants to see.
 rpm::Result<rpm::nvmf::NamespaceInfo> sized(rpm::nvmf::Host& h, const HostArgs& a) {
     auto ns = h.identify(a.nsid);
     if (!ns) return ns.error();
-    if (a.lba >= ns->blocks || a.blocks > ns->blocks - a.lba)
-        return rpm::Error(rpm::errc::invalid_argument, "--lba " + std::to_string(a.lba) + " --blocks " +
-                                                           std::to_string(a.blocks) + ": namespace " +
+    if (a.blocks > ns->blocks)
+        return rpm::Error(rpm::errc::invalid_argument, "--blocks " + std::to_string(a.blocks) + ": namespace " +
                                                            std::to_string(a.nsid) + " has " +
                                                            std::to_string(ns->blocks) + " blocks");
     return ns;

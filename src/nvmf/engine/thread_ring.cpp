@@ -17,6 +17,22 @@ namespace {
 // kernel's accounting without wasting locked memory per thread.
 constexpr unsigned ring_entries = 4;
 
+// liburing maps and unmaps a ring's memory with raw system calls that
+// ThreadSanitizer does not intercept, so when a new thread's ring lands at
+// the address of an exited thread's ring it reports the kernel's reuse as a
+// race. Tell it what the kernel guarantees: a ring's unmapping happens
+// before any later ring's mapping.
+#if defined(__SANITIZE_THREAD__)
+extern "C" void __tsan_acquire(void* addr);
+extern "C" void __tsan_release(void* addr);
+char ring_mappings;
+void mapped() { __tsan_acquire(&ring_mappings); }
+void unmapped() { __tsan_release(&ring_mappings); }
+#else
+void mapped() {}
+void unmapped() {}
+#endif
+
 } // namespace
 
 ThreadRing& ThreadRing::local() {
@@ -35,12 +51,14 @@ ThreadRing::ThreadRing() {
         delete r;
         return;
     }
+    mapped();
     ring_ = r;
 }
 
 ThreadRing::~ThreadRing() {
     if (ring_ != nullptr) {
         io_uring_queue_exit(ring_);
+        unmapped();
         delete ring_;
     }
     if (scratch_ != nullptr) ::munmap(scratch_, scratch_size_);

@@ -74,8 +74,10 @@ echo "new target: the acknowledged 1 MiB reads back equal"
 "$bin/rpm-nvmf" target --listen nowhere --ns 1=/x >/dev/null 2>&1; [ $? = 2 ] || fail "--listen without a port did not exit 2"
 "$bin/rpm-nvmf" read --port "$port" --subsystem "$nqn" >/dev/null 2>&1; [ $? = 2 ] || fail "read without --out did not exit 2"
 host write --lba 0 --in "$work/missing" >/dev/null 2>&1; [ $? = 2 ] || fail "write of a missing file did not exit 2"
-host read --lba 32760 --blocks 16 --out "$work/x" 2>"$work/err"; [ $? = 2 ] && grep -q "has 32768 blocks" "$work/err" ||
-  fail "a read past the namespace did not exit 2 naming its size: $(cat "$work/err")"
+host read --blocks 40000 --out "$work/x" 2>"$work/err"; [ $? = 2 ] && grep -q "has 32768 blocks" "$work/err" ||
+  fail "a read larger than the namespace did not exit 2 naming its size: $(cat "$work/err")"
+host read --lba 32760 --blocks 16 --out "$work/x" 2>"$work/err"; [ $? = 1 ] && grep -q "SC 0x80" "$work/err" ||
+  fail "a read past the end did not get LBA Out of Range: $(cat "$work/err")"
 host verify --blocks 4294967295 >/dev/null 2>&1; [ $? = 2 ] || fail "--blocks 4294967295 did not exit 2"
 host verify --timeout-ms 0 >/dev/null 2>&1; [ $? = 2 ] || fail "--timeout-ms 0 did not exit 2"
 "$bin/rpm-nvmf" target --ns 1=/x --seconds -1 >/dev/null 2>&1; [ $? = 2 ] || fail "--seconds -1 did not exit 2"
