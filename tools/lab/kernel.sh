@@ -6,7 +6,8 @@
 #   the bookworm-backports 6.12 kernel, if that suite is configured).
 set -euo pipefail
 cache=$1
-mkdir -p "$cache"
+mkdir -p "$cache" 2>/dev/null && [ -w "$cache" ] ||
+  { echo "lab: the cache folder $cache cannot be created or written (run as root, or set RPM_LAB_CACHE to a writable folder)" >&2; exit 1; }
 
 package=${RPM_LAB_KERNEL_PKG:-}
 resolve() {  # the meta package names the real one; its version is the kernel's ABI name
@@ -17,7 +18,7 @@ if [ -z "$package" ]; then
   # A fresh machine may have no package lists yet.
   [ -n "$package" ] || { apt-get update -qq >&2 && package=$(resolve); }
 fi
-[ -n "$package" ] || { echo "lab: cannot resolve the kernel package of linux-image-amd64 (run apt-get update?)" >&2; exit 1; }
+[ -n "$package" ] || { echo "lab: cannot tell which kernel package linux-image-amd64 depends on, even after apt-get update (is Debian's mirror reachable? is this Debian 12 on amd64?); RPM_LAB_KERNEL_PKG=linux-image-VERSION-amd64 names one" >&2; exit 1; }
 version=${package#linux-image-}
 tree=$cache/kernel-$version
 
@@ -26,12 +27,13 @@ if [ ! -f "$tree/.ready" ]; then
   if [ -z "$deb" ]; then
     echo "lab: downloading $package" >&2
     # apt's sandbox user cannot write to root's cache folder: download as root on purpose.
-    (cd "$cache" && apt-get download -o APT::Sandbox::User=root "$package" >&2)
+    (cd "$cache" && apt-get download -o APT::Sandbox::User=root "$package" >&2) ||
+      { echo "lab: apt-get download $package failed (no network to Debian's mirror, an outdated package list, or a full disk: $(df -h --output=avail "$cache" | tail -1 | tr -d ' ') free in $cache); try apt-get update, or put ${package}_*.deb into $cache by hand" >&2; exit 1; }
     deb=$(ls "$cache"/"$package"_*.deb | head -1)
   fi
   rm -rf "$tree"
-  dpkg -x "$deb" "$tree"
-  depmod -b "$tree" "$version"
+  dpkg -x "$deb" "$tree" && depmod -b "$tree" "$version" ||
+    { echo "lab: cannot unpack $deb into $tree (a full disk? it needs about 500 MB)" >&2; rm -rf "$tree"; exit 1; }
   touch "$tree/.ready"
 fi
 [ -f "$tree/boot/vmlinuz-$version" ] || { echo "lab: $tree has no vmlinuz-$version" >&2; exit 1; }

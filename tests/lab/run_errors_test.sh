@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# tools/lab/run where the lab cannot run, without booting anything: each
+# failure must end with status 125 (2 for a bad option) and say what
+# failed, why and what to do, never an empty "VM set-up failed:".
+#   no QEMU                 RPM_LAB_QEMU names a binary that is not there
+#   no kernel package       RPM_LAB_KERNEL_PKG names one Debian does not have
+#   an unwritable cache     RPM_LAB_CACHE under /proc
+#   three failed boots      a fake cache (kernel and initramfs files present)
+#                           and a "QEMU" that exits at once
+#   a bad --share           exit 2 with the folder named
+# And the folders it shares (--print-shares): those under /tmp, /var/tmp,
+# /run and /dev/shm that the checkout, the current folder, the arguments,
+# an ELF argument's RUNPATH and RPM_* settings name; nothing else.
+# Usage: run_errors_test.sh SOURCE_DIR
+set -uo pipefail
+src=$(cd "$1" && pwd)
+run=$src/tools/lab/run
+work=$(mktemp -d /tmp/rpm-lab-errors.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+failures=0
+check() {  # NAME WANT_STATUS WANT_TEXT... -- COMMAND...: status and every text in stderr
+  local name=$1 want=$2; shift 2
+  local texts=()
+  while [ "$1" != -- ]; do texts+=("$1"); shift; done
+  shift
+  local status=0
+  "$@" >"$work/out" 2>"$work/err" </dev/null || status=$?
+  local ok=1
+  [ "$status" = "$want" ] || { echo "$name: status $status, expected $want"; ok=0; }
+  for t in "${texts[@]}"; do
+    grep -qF -- "$t" "$work/err" || { echo "$name: stderr lacks '$t'"; ok=0; }
+  done
+  if [ "$ok" = 1 ]; then echo "$name: ok ($(grep -m1 'lab:' "$work/err"))"
+  else echo "--- stderr ---"; cat "$work/err"; failures=$((failures + 1)); fi
+}
+
+check no-qemu 125 "rpm-no-such-qemu is not installed" "why:" "what to do: tools/install-deps --lab" -- \
+  env RPM_LAB_QEMU=rpm-no-such-qemu "$run" -- true
+
+check no-kernel-package 125 "apt-get download linux-image-0.0.0-rpm-none-amd64 failed" \
+  "no kernel for the VM in $work/cache" "what to do:" -- \
+  env RPM_LAB_QEMU=true RPM_LAB_CACHE="$work/cache" RPM_LAB_KERNEL_PKG=linux-image-0.0.0-rpm-none-amd64 "$run" -- true
+
+check unwritable-cache 125 "cannot be created or written" "set RPM_LAB_CACHE" -- \
+  env RPM_LAB_QEMU=true RPM_LAB_CACHE=/proc/rpm-lab-cache "$run" -- true
+
+# A cache that needs no download: an unpacked "kernel" and its initramfs.
+v=0.0.0-rpm-fake
+mkdir -p "$work/fake/kernel-$v/boot"
+touch "$work/fake/kernel-$v/.ready" "$work/fake/kernel-$v/boot/vmlinuz-$v"
+sum=$(cat "$src/tools/lab/initramfs-init" "$src/tools/lab/initramfs.sh" | sha1sum | cut -c1-12)
+touch "$work/fake/initramfs-$v-$sum.cpio.gz"
+check three-boots 125 "boot attempt 3 failed" "3 boots failed (the last: QEMU exited with status 1" \
+  "what to do: raise RPM_LAB_BOOT_TIMEOUT" -- \
+  env RPM_LAB_QEMU=false RPM_LAB_CACHE="$work/fake" RPM_LAB_KERNEL_PKG=linux-image-$v "$run" -- true
+
+check bad-share 2 "--share $work/none: no such folder" -- "$run" --share "$work/none" -- true
+
+# Shares: a checkout copy under /tmp, a build folder beside it, a library
+# folder under /var/tmp named only by an ELF argument's RUNPATH, a folder
+# under /dev/shm named only by an RPM_* setting, and a folder outside.
+mkdir -p "$work/clone/tools" "$work/outside"
+cp -r "$src/tools/lab" "$work/clone/tools/"
+libtop=$(mktemp -d /var/tmp/rpm-lab-errors-lib.XXXXXX)
+shmtop=$(mktemp -d /dev/shm/rpm-lab-errors.XXXXXX)
+trap 'rm -rf "$work" "$libtop" "$shmtop"' EXIT
+echo 'int main() { return 0; }' >"$work/main.c"
+cc -o "$work/outside/app" "$work/main.c" -Wl,-rpath,"$libtop/lib" || { echo "cc failed"; exit 1; }
+want=$(printf '%s\n' "$work" "$libtop" "$shmtop" | sort)
+got=$(cd / && RPM_SOME_FILE=$shmtop/x.json "$work/clone/tools/lab/run" --print-shares -- "$work/outside/app" | sort)
+# The folder itself need not exist for an RPM_* setting, only its top.
+if [ "$got" = "$want" ]; then echo "shares: ok ($(tr '\n' ' ' <<<"$got"))"
+else echo "shares: got [$got], expected [$want]"; failures=$((failures + 1)); fi
+# A path outside the hidden places is never shared: the VM sees it anyway.
+# Only this checkout is, when it lies under one (a clone under /tmp).
+want=
+for root in /tmp /var/tmp /run /dev/shm; do
+  case "$src" in "$root"/*) rest=${src#"$root"/}; want=$root/${rest%%/*} ;; esac
+done
+got=$(cd / && "$run" --print-shares -- /etc/hostname)
+if [ "$got" = "$want" ]; then echo "no-shares: ok ([$got])"
+else echo "no-shares: got [$got], expected [$want]"; failures=$((failures + 1)); fi
+
+[ "$failures" = 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "tools/lab/run: every failure named its cause; shares as expected"
