@@ -5,6 +5,8 @@
 
 #include "histogram.hpp"
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -28,7 +30,7 @@ struct Measurement {
     std::uint64_t errors = 0;
     std::string first_error;
     double seconds = 0;           ///< first issue to last completion, over all threads
-    double cpu_seconds = 0;       ///< CPU time of the whole process meanwhile (--replication); 0 = not measured
+    double cpu_seconds = 0;       ///< CPU time of the whole process meanwhile; 0 = not measured
 
     /// Payload bandwidth in MB/s (10^6 bytes per second).
     [[nodiscard]] double mb_per_s() const noexcept {
@@ -38,6 +40,16 @@ struct Measurement {
         return seconds > 0 ? static_cast<double>(ops) / seconds : 0;
     }
 };
+
+/// CPU time of every thread of the process (ours, rpm's I/O threads, the
+/// in-process server's, the baseline's echo server), in seconds. Tests and
+/// baselines run one at a time, so the difference over a test is what that
+/// test cost: client and in-process server together.
+inline double process_cpu() noexcept {
+    timespec t{};
+    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 /// Set by SIGINT: every running test winds down, no new test starts.
 std::atomic<bool>& interrupted() noexcept;

@@ -4,21 +4,11 @@
 // ratio is the cost of replication, not of a different driver.
 #include "replication.hpp"
 
-#include <time.h>
-
 #include <condition_variable>
 #include <mutex>
 
 namespace rpmbench {
 namespace {
-
-// CPU time of every thread of the process (ours, rpm's I/O threads, the
-// in-process servers'), in seconds.
-double process_cpu() {
-    timespec t{};
-    ::clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
 
 Clock::time_point deadline_of(Clock::time_point start, const StopRule& stop) {
     return start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(stop.seconds));

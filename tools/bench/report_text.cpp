@@ -31,20 +31,34 @@ std::string baseline_cells(const Report& r, const TestResult& res) {
     return s + fmt(" %9.1f", res.m.mb_per_s()) + (bw && bw->m ? fmt(" %9.1f", bw->m->mb_per_s()) : fmt(" %9s", "n/a"));
 }
 
+// CPU microseconds per operation of the whole process (client and in-process
+// server), and of the test's round-trip baseline.
+std::string cpu_cell(const Measurement& m) {
+    if (m.cpu_seconds <= 0 || m.ops == 0) return fmt("%7s", "n/a");
+    return fmt("%7.2f", m.cpu_seconds * 1e6 / static_cast<double>(m.ops));
+}
+
+std::string cpu_cells(const Report& r, const TestResult& res) {
+    const auto* lat = r.baseline(res.latency_baseline);
+    return cpu_cell(res.m) + " " + (lat && lat->m ? cpu_cell(*lat->m) : fmt("%7s", "n/a"));
+}
+
 // One row per test: rpm's figures, its paired baselines', and the ratios.
 void print_results(const Report& r, std::ostream& out) {
     out << "latency in microseconds, bandwidth in MB/s; base_*: the test's own round-trip baseline, strm: the "
            "stream baseline;\nratios: latency rpm/baseline (lower is better), bandwidth rpm/stream (higher is "
-           "better)\n"
-        << fmt("  %-12s %7s %3s %3s %-32s %8s %9s %9s %9s %9s %9s %9s %9s %9s %7s %7s %7s %7s\n", "op", "size", "qd",
-               "thr", "method", "ops", "mean", "p50", "p99", "p99.9", "base_p50", "base_p99", "MB/s", "strm_MB/s",
-               "p50/rt", "mean/rt", "p99/rt", "bw/strm");
+           "better);\ncpu: CPU microseconds per operation of the whole process (client and in-process server), "
+           "base_cpu: the round-trip baseline's (both its ends)\n"
+        << fmt("  %-12s %7s %3s %3s %-32s %8s %9s %9s %9s %9s %9s %9s %9s %9s %7s %7s %7s %7s %7s %8s\n", "op", "size",
+               "qd", "thr", "method", "ops", "mean", "p50", "p99", "p99.9", "base_p50", "base_p99", "MB/s",
+               "strm_MB/s", "p50/rt", "mean/rt", "p99/rt", "bw/strm", "cpu", "base_cpu");
     for (const auto& res : r.results) {
         const auto q = ratios(r, res);
         out << fmt("  %-12s %7zu %3u %3u %-32s %8llu ", std::string(to_string(res.spec.op)).c_str(), res.spec.size,
                    res.spec.qd, res.threads, method_label(res).c_str(), static_cast<unsigned long long>(res.m.ops))
             << latency_cells(res.m) << " " << baseline_cells(r, res) << " " << ratio_cell(q.p50) << " "
-            << ratio_cell(q.mean) << " " << ratio_cell(q.p99) << " " << ratio_cell(q.bandwidth) << "\n";
+            << ratio_cell(q.mean) << " " << ratio_cell(q.p99) << " " << ratio_cell(q.bandwidth) << " "
+            << cpu_cells(r, res) << "\n";
         if (res.m.errors) out << "    errors: " << res.m.errors << " (first: " << res.m.first_error << ")\n";
     }
 }

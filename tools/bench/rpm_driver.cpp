@@ -170,9 +170,11 @@ Measurement run_rpm(const std::vector<rpm::RemoteRegion>& regions, const OpSpec&
         for (const auto& w : workers) n += w->counter.done.load(std::memory_order_relaxed);
         return n;
     });
+    const double cpu_start = process_cpu();
     std::vector<std::thread> threads;
     for (auto& w : workers) threads.emplace_back([&w] { w->run(); });
     for (auto& t : threads) t.join();
+    const double cpu = process_cpu() - cpu_start;
     progress.end();
 
     Measurement m;
@@ -186,6 +188,7 @@ Measurement run_rpm(const std::vector<rpm::RemoteRegion>& regions, const OpSpec&
     }
     m.bytes = m.ops * spec.size;
     m.seconds = std::chrono::duration<double>(end - start).count();
+    m.cpu_seconds = cpu;
     return m;
 }
 

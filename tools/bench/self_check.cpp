@@ -91,6 +91,11 @@ void check_results(Problems& p, const json& j, const std::set<std::string>& ids)
         if (!p.empty()) return;
         if (r.at("ops").get<std::uint64_t>() == 0) p.push_back(where + ": no operations completed");
         if (r.at("errors").get<std::uint64_t>() != 0) p.push_back(where + ": operations failed");
+        // Every completed operation costs some CPU: a missing or zero figure
+        // means the accounting broke.
+        if (!r.contains("process_cpu_us_per_op") || !r.at("process_cpu_us_per_op").is_number() ||
+            r.at("process_cpu_us_per_op").get<double>() <= 0)
+            p.push_back(where + ": 'process_cpu_us_per_op' missing or not positive");
         check_ratio(p, r.at("ratio_to_baseline"), where + ".ratio_to_baseline", ids);
     }
 }
