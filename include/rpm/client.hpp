@@ -5,7 +5,8 @@
 // Semantics: write/atomic_write complete when the server (TCP) or the NIC
 // (RDMA) has the bytes; they are NOT durable yet. flush(range) returns once
 // every write to that range issued before it on this connection is durable,
-// by the method the region needs. persist = write + flush. Many operations
+// by the method the region needs. persist = write + flush (one request over
+// tcp://; a vectored persist takes several slices at once). Many operations
 // may be in flight; callbacks run on the connection's I/O thread and must
 // not block. Buffers passed to an async call must stay valid until its
 // callback runs.
@@ -48,6 +49,14 @@ struct RegionOptions {
     bool unsafe = false;
 };
 
+/// One piece of a vectored persist: `data` is stored at `offset` of the region.
+struct WriteSlice {
+    std::uint64_t offset = 0;
+    std::span<const std::byte> data;
+};
+/// The most slices one persist takes.
+inline constexpr std::size_t kMaxPersistSlices = 256;
+
 namespace detail {
 class ConnectionState;
 }
@@ -68,6 +77,16 @@ public:
     std::error_code atomic_write(std::uint64_t offset, std::uint64_t value);
     std::error_code flush(std::uint64_t offset, std::uint64_t length);
     std::error_code persist(std::uint64_t offset, std::span<const std::byte> data);
+    /// Vectored persist: every slice stored, then all of them durable, as
+    /// one request where the transport can (tcp://: one round trip for a
+    /// log record and its commit word). Nothing is stored when a slice is
+    /// out of range.
+    /// RETURN VALUE: {} once every slice is durable.
+    /// ERRORS: errc::invalid_argument (no slices, more than
+    /// kMaxPersistSlices, a slice outside the region: nothing is sent);
+    /// errc::io_error (connection lost or timed out: durability unknown);
+    /// the server's error otherwise.
+    std::error_code persist(std::span<const WriteSlice> slices);
 
     // Asynchronous forms.
     void write(std::uint64_t offset, std::span<const std::byte> data, Callback done);
@@ -75,11 +94,13 @@ public:
     void atomic_write(std::uint64_t offset, std::uint64_t value, Callback done);
     void flush(std::uint64_t offset, std::uint64_t length, Callback done);
     void persist(std::uint64_t offset, std::span<const std::byte> data, Callback done);
+    void persist(std::span<const WriteSlice> slices, Callback done);
 
     // Future forms.
     std::future<std::error_code> write_async(std::uint64_t offset, std::span<const std::byte> data);
     std::future<std::error_code> flush_async(std::uint64_t offset, std::uint64_t length);
     std::future<std::error_code> persist_async(std::uint64_t offset, std::span<const std::byte> data);
+    std::future<std::error_code> persist_async(std::span<const WriteSlice> slices);
 
 private:
     friend class Connection;

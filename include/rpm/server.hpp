@@ -47,7 +47,12 @@ struct ServerOptions {
     std::optional<std::filesystem::path> config;  ///< overrides file (else $RPM_CONFIG)
     std::optional<TlsOptions> tls;                ///< TLS for tcp:// listeners
     std::uint32_t max_payload = (1u << 20) + 4096;
-    /// Called (on a server thread) for each message a client sends.
+    /// I/O threads of each tcp:// listener; sessions are spread over them
+    /// (each session stays on one, so its requests keep their order).
+    /// 0 = one per CPU the process may run on.
+    unsigned io_threads = 0;
+    /// Called (on a server thread) for each message a client sends. With
+    /// several I/O threads it may be called from several threads at once.
     std::function<void(std::uint64_t session, std::span<const std::byte> payload)> on_message;
 };
 

@@ -3,7 +3,9 @@
 // callback form.
 #include "client/connection_state.hpp"
 
+#include <array>
 #include <future>
+#include <vector>
 
 namespace rpm {
 namespace {
@@ -27,10 +29,7 @@ std::future<std::error_code> as_future(const std::function<void(Callback)>& star
 namespace detail {
 
 std::error_code wait_for(ConnectionState& conn, const std::function<void(Callback)>& start) {
-    auto f = as_future(start);
-    if (f.wait_for(conn.options.timeout) == std::future_status::ready) return f.get();
-    conn.transport->close();
-    return errc::io_error;
+    return conn.transport->call(start, conn.options.timeout);
 }
 
 } // namespace detail
@@ -71,13 +70,24 @@ void RemoteRegion::flush(std::uint64_t offset, std::uint64_t length, Callback do
 }
 
 void RemoteRegion::persist(std::uint64_t offset, std::span<const std::byte> data, Callback done) {
-    // The flush is posted right behind the write on the same ordered
-    // connection, so it covers it; the caller hears the first error.
-    auto first = std::make_shared<std::error_code>();
-    write(offset, data, [first](std::error_code ec) { if (ec && !*first) *first = ec; });
-    flush(offset, data.size(), [first, done = std::move(done)](std::error_code ec) {
-        done(*first ? *first : ec);
-    });
+    const WriteSlice one{offset, data};
+    persist(std::span<const WriteSlice>(&one, 1), std::move(done));
+}
+
+void RemoteRegion::persist(std::span<const WriteSlice> slices, Callback done) {
+    const auto& g = conn_->region(index_);
+    if (slices.empty() || slices.size() > kMaxPersistSlices) return done(errc::invalid_argument);
+    // Up to 8 slices on the stack: the common record-and-commit-word persist allocates nothing here.
+    std::array<proto::Slice, 8> small{};
+    std::vector<proto::Slice> large;
+    std::span<proto::Slice> wire;
+    if (slices.size() <= small.size()) wire = std::span<proto::Slice>(small).first(slices.size());
+    else large.resize(slices.size()), wire = large;
+    for (std::size_t i = 0; i < slices.size(); ++i) {
+        if (auto ec = out_of_range(g, slices[i].offset, slices[i].data.size())) return done(ec);
+        wire[i] = proto::Slice{slices[i].offset, slices[i].data};
+    }
+    conn_->transport->persist(g.grant, wire, std::move(done));
 }
 
 std::error_code RemoteRegion::write(std::uint64_t offset, std::span<const std::byte> data) {
@@ -95,6 +105,9 @@ std::error_code RemoteRegion::flush(std::uint64_t offset, std::uint64_t length) 
 std::error_code RemoteRegion::persist(std::uint64_t offset, std::span<const std::byte> data) {
     return detail::wait_for(*conn_, [&](Callback cb) { persist(offset, data, std::move(cb)); });
 }
+std::error_code RemoteRegion::persist(std::span<const WriteSlice> slices) {
+    return detail::wait_for(*conn_, [&](Callback cb) { persist(slices, std::move(cb)); });
+}
 
 std::future<std::error_code> RemoteRegion::write_async(std::uint64_t offset, std::span<const std::byte> data) {
     return as_future([&](Callback cb) { write(offset, data, std::move(cb)); });
@@ -104,6 +117,9 @@ std::future<std::error_code> RemoteRegion::flush_async(std::uint64_t offset, std
 }
 std::future<std::error_code> RemoteRegion::persist_async(std::uint64_t offset, std::span<const std::byte> data) {
     return as_future([&](Callback cb) { persist(offset, data, std::move(cb)); });
+}
+std::future<std::error_code> RemoteRegion::persist_async(std::span<const WriteSlice> slices) {
+    return as_future([&](Callback cb) { persist(slices, std::move(cb)); });
 }
 
 } // namespace rpm

@@ -8,6 +8,7 @@
 
 #include "transport/protocol/protocol.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -34,6 +35,17 @@ public:
                               Done done) = 0;
     /// Make writes to `ranges` issued before this call durable, by g.method.
     virtual void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, Done done) = 0;
+    /// Store each slice, then make them durable by g.method. The default
+    /// posts a write per slice and one flush of their ranges (in order on
+    /// the connection, so the flush covers them); the caller hears the
+    /// first error. tcp:// sends one persist request instead.
+    virtual void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, Done done);
+    /// Run the one operation `start` posts and wait for it, up to `timeout`.
+    /// A timeout closes the connection (the operation's state is unknown,
+    /// and no late completion may touch the caller's buffers) and returns
+    /// errc::io_error. The default waits for the completion from the I/O
+    /// thread; a transport may run the operation on the calling thread.
+    virtual std::error_code call(const std::function<void(Done)>& start, std::chrono::milliseconds timeout);
     virtual void send(std::span<const std::byte> payload, Done done) = 0;
     virtual void recv(std::span<std::byte> out, RecvDone done) = 0;
     [[nodiscard]] virtual const std::string& profile_json() const noexcept = 0;

@@ -84,8 +84,18 @@ public:
     // first; on error the region is untouched.
     Result<void> handle_write(const Session& s, const proto::Write& w);
     Result<void> handle_read(const Session& s, const proto::Read& r, std::span<std::byte> out);
+    /// A read without a copy: the region's own bytes, to send from where
+    /// they lie (valid while the server runs; they change with later
+    /// writes, so the sender must send them before it runs another request).
+    /// ERRORS: those of handle_read; errc::unsupported when the region has
+    /// no memory to view (the persistence model): use handle_read.
+    Result<std::span<const std::byte>> read_view(const Session& s, const proto::Read& r);
     Result<void> handle_atomic_write(const Session& s, const proto::AtomicWrite& a);
     Result<void> handle_flush(const Session& s, const proto::Flush& f);
+    /// Every slice is checked before any is stored: a bad one leaves the
+    /// region untouched. Then the stores, then the grant's persist step
+    /// over all slices (what a write per slice and a flush would do).
+    Result<void> handle_persist(const Session& s, const proto::Persist& p);
 
     [[nodiscard]] const ServerOptions& options() const noexcept { return opts_; }
     /// The RDMA device `name` as detected at start-up (with the configured

@@ -2,6 +2,8 @@
 // listener, the RDMA listener (flush only) and the persistence-model tests.
 #include "server/core.hpp"
 
+#include <array>
+
 namespace rpm::server {
 namespace {
 
@@ -33,6 +35,15 @@ Result<void> Core::handle_read(const Session& s, const proto::Read& rd, std::spa
     return {};
 }
 
+Result<std::span<const std::byte>> Core::read_view(const Session& s, const proto::Read& rd) {
+    auto g = lookup(s, rd.region);
+    if (!g) return g.error();
+    if (auto r = check_range(*(*g)->region, rd.offset, rd.length); !r) return r.error();
+    const std::byte* base = (*g)->region->target->base();
+    if (base == nullptr) return Error(errc::unsupported, "this region has no memory to view");
+    return std::span<const std::byte>(base + rd.offset, rd.length);
+}
+
 Result<void> Core::handle_atomic_write(const Session& s, const proto::AtomicWrite& a) {
     auto g = lookup(s, a.region);
     if (!g) return g.error();
@@ -55,6 +66,32 @@ Result<void> Core::handle_flush(const Session& s, const proto::Flush& f) {
     }
     if (ranges.empty()) return {};
     return (*g)->region->target->persist((*g)->step, ranges);
+}
+
+Result<void> Core::handle_persist(const Session& s, const proto::Persist& p) {
+    auto g = lookup(s, p.region);
+    if (!g) return g.error();
+    Region& region = *(*g)->region;
+    for (const auto& slice : p.slices)
+        if (auto ok = check_range(region, slice.offset, slice.data.size()); !ok) return ok;
+    // Most persists are one or two slices (a record and its commit word):
+    // their ranges live on the stack.
+    std::array<Range, 8> small{};
+    std::vector<Range> large;
+    std::span<Range> ranges;
+    if (p.slices.size() <= small.size()) {
+        ranges = std::span<Range>(small).first(p.slices.size());
+    } else {
+        large.resize(p.slices.size());
+        ranges = large;
+    }
+    std::size_t n = 0;
+    for (const auto& slice : p.slices) {
+        region.target->store(slice.offset, slice.data);
+        if (!slice.data.empty()) ranges[n++] = Range{slice.offset, slice.data.size()};
+    }
+    if (n == 0) return {};
+    return region.target->persist((*g)->step, ranges.first(n));
 }
 
 } // namespace rpm::server

@@ -45,8 +45,8 @@ void FrameWriter::bytes32(std::span<const std::uint8_t> b) {
     bytes(b);
 }
 
-void FrameWriter::finish() {
-    std::size_t body = out_.size() - start_ - kHeaderSize;
+void FrameWriter::finish(std::size_t external) {
+    std::size_t body = out_.size() - start_ - kHeaderSize + external;
     // A body the u32 length cannot describe is a caller bug that no peer
     // could ever accept; refusing loudly beats sending a corrupt stream.
     if (body > std::numeric_limits<std::uint32_t>::max()) std::abort();

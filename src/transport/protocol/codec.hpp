@@ -61,7 +61,10 @@ public:
     /// u32 length + bytes.
     void str32(std::string_view s);
     void bytes32(std::span<const std::uint8_t> b);
-    void finish();
+    /// Writes the header. `external`: bytes of the body that the sender
+    /// sends after this buffer from elsewhere (a caller's data), counted in
+    /// the length but not appended.
+    void finish(std::size_t external = 0);
 
 private:
     template <class T>

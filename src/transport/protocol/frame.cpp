@@ -1,13 +1,15 @@
 // Frame headers and the stream-to-frame reader.
 #include "transport/protocol/codec.hpp"
 
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 namespace rpm::proto {
 namespace {
 
 constexpr std::uint8_t kFirstType = static_cast<std::uint8_t>(Type::hello);
-constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(Type::goodbye);
+constexpr std::uint8_t kLastType = static_cast<std::uint8_t>(Type::persist);
 
 template <class T>
 T load(std::span<const std::byte> b, std::size_t at) noexcept {
@@ -42,6 +44,7 @@ std::string_view type_name(Type t) noexcept {
     case Type::message: return "message";
     case Type::response: return "response";
     case Type::goodbye: return "goodbye";
+    case Type::persist: return "persist";
     }
     return "invalid";
 }
@@ -80,28 +83,88 @@ void write_header(std::span<std::byte, kHeaderSize> out, const Header& h) noexce
     store(out, 12, h.length);
 }
 
-FrameReader::FrameReader(std::uint32_t max_payload) : max_payload_(max_payload) {}
-
-void FrameReader::feed(std::span<const std::byte> bytes) {
-    if (error_) return;  // poisoned: the stream has lost its framing for good
-    // Drop what next() has consumed before appending, so the buffer holds at
-    // most one partial frame plus the unread frames of this feed. Spans from
-    // next() are documented to die here.
-    if (pos_ == buf_.size()) {
-        buf_.clear();
-    } else if (pos_ > 0) {
-        buf_.erase(buf_.begin(), buf_.begin() + static_cast<std::ptrdiff_t>(pos_));
+FrameReader::FrameReader(std::uint32_t max_payload, std::span<std::byte> primary)
+    : max_payload_(max_payload), primary_(primary) {
+    if (primary_.size() < kHeaderSize) {
+        owned_.resize(kPrimarySize);
+        primary_ = owned_;
     }
+    data_ = primary_.data();
+    cap_ = primary_.size();
+}
+
+// Bytes the frame at pos_ needs in all: its header, then its length once
+// the header is in (and valid; a bad one is reported by next()).
+std::size_t FrameReader::frame_need() const {
+    if (buffered() < kHeaderSize) return kHeaderSize;
+    auto h = parse_header(std::span<const std::byte>(data_ + pos_, buffered()), max_payload_);
+    return h ? kHeaderSize + h->length : kHeaderSize;
+}
+
+// Move the partial frame to the start of the buffer that can hold `need`
+// bytes: the primary one when it fits, else large_ grown to exactly that.
+void FrameReader::relocate(std::size_t need) {
+    const std::size_t have = buffered();
+    std::byte* to;
+    std::size_t cap;
+    if (need <= primary_.size()) {
+        to = primary_.data();
+        cap = primary_.size();
+    } else {
+        if (large_.size() < need) {
+            std::vector<std::byte> grown(need);
+            std::copy_n(data_ + pos_, have, grown.data());
+            large_.swap(grown);
+            data_ = large_.data();
+            cap_ = large_.size();
+            end_ = have;
+            pos_ = 0;
+            return;
+        }
+        to = large_.data();
+        cap = large_.size();
+    }
+    if (to != data_ + pos_) std::memmove(to, data_ + pos_, have);
+    data_ = to;
+    cap_ = cap;
+    end_ = have;
     pos_ = 0;
-    // A caller feeding huge chunks leaves a huge allocation behind; give it
-    // back once drained rather than holding it for the connection's life.
-    if (buf_.empty() && buf_.capacity() > kHeaderSize + std::size_t{max_payload_}) buf_.shrink_to_fit();
-    buf_.insert(buf_.end(), bytes.begin(), bytes.end());
+}
+
+std::span<std::byte> FrameReader::space() {
+    if (error_) return {};
+    if (pos_ == end_) {
+        // Drained: back to the primary buffer (a large one stays for the next large frame).
+        data_ = primary_.data();
+        cap_ = primary_.size();
+        pos_ = end_ = 0;
+    }
+    const std::size_t need = frame_need();
+    if (cap_ - pos_ < need) relocate(need);
+    // Whole frames not taken out yet fill the buffer: make room behind them.
+    if (end_ == cap_) relocate(buffered() + kHeaderSize);
+    return {data_ + end_, cap_ - end_};
+}
+
+void FrameReader::commit(std::size_t n) { end_ += n; }
+
+// For tests and raw peers: takes any amount at once, frames not yet taken
+// out included (the transports receive through space() instead).
+void FrameReader::feed(std::span<const std::byte> bytes) {
+    if (bytes.empty() || space().empty()) return;  // poisoned: the stream has lost its framing for good
+    if (cap_ - end_ < bytes.size()) relocate(std::max(buffered() + bytes.size(), frame_need()));
+    std::memcpy(data_ + end_, bytes.data(), bytes.size());
+    end_ += bytes.size();
+}
+
+void FrameReader::release_large() noexcept {
+    if (data_ == large_.data() && pos_ != end_) return;  // a frame is being received into it
+    std::vector<std::byte>().swap(large_);
 }
 
 std::optional<std::pair<Header, std::span<const std::byte>>> FrameReader::next() {
     if (error_ || buffered() < kHeaderSize) return std::nullopt;
-    std::span<const std::byte> pending(buf_.data() + pos_, buffered());
+    std::span<const std::byte> pending(data_ + pos_, buffered());
     // Parsed as soon as the header is complete, so an oversized frame is
     // refused before any of its payload is buffered.
     auto h = parse_header(pending, max_payload_);

@@ -26,7 +26,9 @@
 namespace rpm::proto {
 
 inline constexpr std::uint32_t kMagic = 0x314D5052;  // "RPM1" in little-endian byte order
-inline constexpr std::uint16_t kVersion = 1;          // the only version today
+// Version 2 added `persist` (write + flush in one request). A server speaks
+// only its own version: a client of another gets errc::unsupported.
+inline constexpr std::uint16_t kVersion = 2;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
 inline constexpr std::size_t kNonceSize = 32;
@@ -47,6 +49,7 @@ enum class Type : std::uint8_t {
     message = 10,    ///< either way: application payload (send / recv)
     response = 11,   ///< server -> client: status for request_id, optional data
     goodbye = 12,    ///< either way: orderly close
+    persist = 13,    ///< client -> server (TCP): region, slices and their data; stored, then persisted
 };
 
 /// "hello", "auth", ... (for logs and error details); "invalid" otherwise.
@@ -132,6 +135,22 @@ struct Flush {
 };
 inline constexpr std::size_t kMaxRanges = 256;
 
+/// One slice of a Persist: `data` is stored at `offset`.
+struct Slice {
+    std::uint64_t offset = 0;
+    std::span<const std::byte> data;  ///< points into the decoded buffer (or the caller's, encoding)
+};
+
+/// Writes and the region's persist step over them, answered once: what a
+/// Write followed by a Flush of the same ranges does, in one round trip.
+struct Persist {
+    std::uint32_t region = 0;
+    std::vector<Slice> slices;  ///< 1 to kMaxRanges
+};
+/// Bytes of a Persist body before the slices' data: region, count, and
+/// (offset u64, length u32) per slice.
+inline constexpr std::size_t persist_meta_size(std::size_t slices) noexcept { return 8 + 12 * slices; }
+
 /// status 0 = success; otherwise an rpm::errc value, message says why.
 struct Response {
     std::uint32_t status = 0;
@@ -153,8 +172,21 @@ void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Read& m
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const AtomicWrite& m);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Flush& m);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Response& m);
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Persist& m);
 void encode_message(std::vector<std::byte>& out, std::uint32_t request_id,
                     std::span<const std::byte> payload);
+// The head of a Write or a Persist frame: everything but the data, with the
+// header's length counting the data. The sender sends the data from the
+// caller's buffers right behind it (no copy into the frame).
+void encode_write_head(std::vector<std::byte>& out, std::uint32_t request_id, std::uint32_t region,
+                       std::uint64_t offset, std::size_t data_size);
+void encode_persist_head(std::vector<std::byte>& out, std::uint32_t request_id, std::uint32_t region,
+                         std::span<const Slice> slices);
+/// The head of a successful Response carrying `data_size` bytes of data: the
+/// sender puts the data right behind it (a read answer built in place).
+void encode_response_head(std::vector<std::byte>& out, std::uint32_t request_id, std::size_t data_size);
+/// Bytes of encode_response_head's output.
+inline constexpr std::size_t kResponseHeadSize = kHeaderSize + 6;
 void encode_goodbye(std::vector<std::byte>& out, std::uint32_t request_id);
 
 // Decoders take the payload (the bytes after the header) of a frame whose
@@ -169,27 +201,57 @@ Result<Read> decode_read(std::span<const std::byte> body);
 Result<AtomicWrite> decode_atomic_write(std::span<const std::byte> body);
 Result<Flush> decode_flush(std::span<const std::byte> body);
 Result<Response> decode_response(std::span<const std::byte> body);
+/// Decodes into `out`, reusing its slice vector (no allocation once it has
+/// grown): the server's hot path. ERRORS: as the others; a count of 0 or
+/// over kMaxRanges, or lengths that do not add up to the body, are malformed.
+Result<void> decode_persist(std::span<const std::byte> body, Persist& out);
+Result<Persist> decode_persist(std::span<const std::byte> body);
 
-/// A byte stream cut into frames: feed bytes as they arrive, take whole
-/// frames out. Oversized or malformed headers poison it (error() set).
+/// A byte stream cut into frames: bytes go in (feed(), or received straight
+/// into space() and commit()), whole frames come out of next(), in place.
+/// Small frames are parsed where they landed; once the header of a frame
+/// too large for the buffer is in, the buffer is grown to the whole frame
+/// once, so the rest of it is received into its final place (no doubling,
+/// no second copy). Oversized or malformed headers poison it (error() set).
 class FrameReader {
 public:
-    explicit FrameReader(std::uint32_t max_payload = kDefaultMaxPayload);
+    /// `primary`: where small frames are received (e.g. a pinned buffer of
+    /// an MrPool); empty = an owned one of kPrimarySize bytes.
+    explicit FrameReader(std::uint32_t max_payload = kDefaultMaxPayload, std::span<std::byte> primary = {});
+    FrameReader(const FrameReader&) = delete;
+    FrameReader& operator=(const FrameReader&) = delete;
+    static constexpr std::size_t kPrimarySize = 64 * 1024;
+
+    /// Where the next bytes go: never empty unless poisoned. At least the
+    /// rest of the frame being received, once its header is in.
+    std::span<std::byte> space();
+    /// `n` bytes were written at the start of space().
+    void commit(std::size_t n);
+    /// Copy `bytes` in (through space/commit).
     void feed(std::span<const std::byte> bytes);
     /// The next whole frame, if one is buffered: its header and payload
-    /// (valid until the next feed/next call).
+    /// (valid until the next space/commit/feed/next call).
     std::optional<std::pair<Header, std::span<const std::byte>>> next();
     [[nodiscard]] const std::optional<Error>& error() const noexcept { return error_; }
-    [[nodiscard]] std::size_t buffered() const noexcept { return buf_.size() - pos_; }
-    /// Bytes held, including frames already taken out: feed() drops those,
-    /// so for a caller that drains next() after each feed this stays within
-    /// one partial frame plus the latest feed.
-    [[nodiscard]] std::size_t held() const noexcept { return buf_.size(); }
+    /// Bytes received and not yet taken out by next().
+    [[nodiscard]] std::size_t buffered() const noexcept { return end_ - pos_; }
+    /// Bytes of buffer held beyond the primary one (a large frame's).
+    [[nodiscard]] std::size_t held() const noexcept { return large_.capacity(); }
+    /// Give back a large frame's buffer (the connection is idle).
+    void release_large() noexcept;
 
 private:
+    std::size_t frame_need() const;
+    void relocate(std::size_t need);
+
     std::uint32_t max_payload_;
-    std::vector<std::byte> buf_;
-    std::size_t pos_ = 0;
+    std::vector<std::byte> owned_;  ///< the primary buffer when none was given
+    std::span<std::byte> primary_;
+    std::vector<std::byte> large_;  ///< a frame larger than primary_
+    std::byte* data_ = nullptr;     ///< primary_ or large_
+    std::size_t cap_ = 0;
+    std::size_t pos_ = 0;  ///< first byte not taken by next()
+    std::size_t end_ = 0;  ///< first byte not received
     std::optional<Error> error_;
 };
 

@@ -1,5 +1,5 @@
 // Bodies of the data-path messages: Write, Read, AtomicWrite, Flush,
-// Response, and the body-less framing of Message and Goodbye. Layouts are
+// Persist, Response, and the body-less framing of Message and Goodbye. Layouts are
 // in docs/protocol.md.
 #include "transport/protocol/codec.hpp"
 
@@ -14,11 +14,16 @@ constexpr std::size_t kRangeSize = 16;  // offset u64, length u64
 } // namespace
 
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Write& m) {
+    encode_write_head(out, request_id, m.region, m.offset, m.data.size());
+    out.insert(out.end(), m.data.begin(), m.data.end());
+}
+
+void encode_write_head(std::vector<std::byte>& out, std::uint32_t request_id, std::uint32_t region,
+                       std::uint64_t offset, std::size_t data_size) {
     FrameWriter w(out, Type::write, request_id);
-    w.u32(m.region);
-    w.u64(m.offset);
-    w.bytes(m.data);
-    w.finish();
+    w.u32(region);
+    w.u64(offset);
+    w.finish(data_size);
 }
 
 Result<Write> decode_write(std::span<const std::byte> body) {
@@ -115,6 +120,74 @@ Result<Response> decode_response(std::span<const std::byte> body) {
     r.str16(m.message, kMaxMessage, "message");
     m.data = r.rest();
     return r.finish(std::move(m));
+}
+
+void encode_response_head(std::vector<std::byte>& out, std::uint32_t request_id, std::size_t data_size) {
+    FrameWriter w(out, Type::response, request_id);
+    w.u32(0);
+    w.u16(0);  // no message
+    w.finish(data_size);
+}
+
+// More than kMaxRanges slices are written as given, for the peer to refuse
+// (as Flush does).
+void encode_persist_head(std::vector<std::byte>& out, std::uint32_t request_id, std::uint32_t region,
+                         std::span<const Slice> slices) {
+    FrameWriter w(out, Type::persist, request_id);
+    w.u32(region);
+    w.u32(static_cast<std::uint32_t>(slices.size()));
+    std::size_t data = 0;
+    for (const Slice& s : slices) {
+        w.u64(s.offset);
+        w.u32(static_cast<std::uint32_t>(s.data.size()));
+        data += s.data.size();
+    }
+    w.finish(data);
+}
+
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Persist& m) {
+    encode_persist_head(out, request_id, m.region, m.slices);
+    for (const Slice& s : m.slices) out.insert(out.end(), s.data.begin(), s.data.end());
+}
+
+Result<void> decode_persist(std::span<const std::byte> body, Persist& out) {
+    Reader r(body, "persist");
+    std::uint32_t count = 0;
+    r.u32(out.region, "region");
+    r.u32(count, "count");
+    if (r.ok() && (count == 0 || count > kMaxRanges))
+        r.fail("count " + std::to_string(count) + " is not within 1.." + std::to_string(kMaxRanges));
+    // The count is checked against the body before anything is allocated.
+    if (r.ok() && r.remaining() < std::size_t{count} * 12)
+        r.fail("count " + std::to_string(count) + " needs " + std::to_string(count * 12) +
+               " bytes of slices, the body has " + std::to_string(r.remaining()));
+    if (!r.ok()) return r.finish(0).error();
+    const auto data = body.subspan(persist_meta_size(count));
+    out.slices.resize(count);
+    std::size_t at = 0;
+    for (Slice& s : out.slices) {
+        std::uint32_t length = 0;
+        r.u64(s.offset, "slice.offset");
+        r.u32(length, "slice.length");
+        if (r.ok() && length > data.size() - at) {
+            r.fail("slice lengths exceed the " + std::to_string(data.size()) + " bytes of data");
+            break;
+        }
+        s.data = data.subspan(at, length);
+        at += length;
+    }
+    if (r.ok() && at != data.size())
+        r.fail("slice lengths add up to " + std::to_string(at) + " bytes, the body has " +
+               std::to_string(data.size()) + " bytes of data");
+    (void)r.rest();  // the data, placed above
+    if (auto done = r.finish(0); !done) return done.error();
+    return {};
+}
+
+Result<Persist> decode_persist(std::span<const std::byte> body) {
+    Persist m;
+    if (auto r = decode_persist(body, m); !r) return r.error();
+    return m;
 }
 
 void encode_message(std::vector<std::byte>& out, std::uint32_t request_id,

@@ -1,67 +1,106 @@
-// A TCP byte stream, plain or TLS, behind one small interface so the client
-// and the server sessions are written once. Asio's handlers are type-erased
-// into std::function here: the per-frame cost is noise next to a syscall.
+// A TCP byte stream, plain or TLS (OpenSSL), behind one small interface so
+// the client and the server sessions are written once.
+//
+// Two ways to use it: non-blocking (an EventLoop said the socket is ready;
+// would_block otherwise), and blocking with a deadline (the client's
+// synchronous calls, which drive the socket from the caller's thread). A
+// plain socket stays in blocking mode and the non-blocking calls pass
+// MSG_DONTWAIT, so a blocking receive is one recv(), as in the plainest
+// client; a TLS socket is non-blocking (OpenSSL reads it itself) and its
+// blocking calls wait in poll().
 #pragma once
 
-#include <boost/asio.hpp>
-#include <boost/asio/ssl.hpp>
+#include <rpm/result.hpp>
 
+#include <sys/uio.h>
+
+#include <chrono>
 #include <cstddef>
-#include <functional>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <span>
-#include <vector>
+#include <string>
+
+using SSL_CTX = struct ssl_ctx_st;
+using SSL = struct ssl_st;
 
 namespace rpm::tcp {
 
-namespace asio = boost::asio;
-using asio::ip::tcp;
-using IoHandler = std::function<void(const boost::system::error_code&, std::size_t)>;
+using Deadline = std::chrono::steady_clock::time_point;
+
+/// An OpenSSL context (client: optional CA to verify the server; server:
+/// certificate chain and key).
+class TlsContext {
+public:
+    /// ERRORS: errc::io_error naming the CA file and OpenSSL's reason.
+    static Result<TlsContext> client(const std::optional<std::filesystem::path>& ca);
+    /// ERRORS: errc::bad_config naming the file and OpenSSL's reason.
+    static Result<TlsContext> server(const std::filesystem::path& certificate, const std::filesystem::path& key);
+    [[nodiscard]] SSL_CTX* get() const noexcept { return ctx_.get(); }
+
+private:
+    struct Free {
+        void operator()(SSL_CTX* c) const noexcept;
+    };
+    std::unique_ptr<SSL_CTX, Free> ctx_;
+};
+
+struct IoResult {
+    enum Status { ok, would_block, closed, error };
+    Status status = ok;
+    std::size_t n = 0;   ///< bytes moved when ok
+    std::string why;     ///< closed / error: for people
+    static IoResult done(std::size_t n) { return {ok, n, {}}; }
+};
 
 class Stream {
 public:
-    explicit Stream(tcp::socket socket) : plain_(std::move(socket)) {}
+    Stream() = default;
+    explicit Stream(int fd) noexcept : fd_(fd) {}
+    ~Stream();
+    Stream(Stream&& o) noexcept;
+    Stream& operator=(Stream&& o) noexcept;
 
-    /// Switch to TLS (before any other I/O) and run its handshake.
-    void start_tls(asio::ssl::context& ctx, asio::ssl::stream_base::handshake_type role,
-                   std::function<void(const boost::system::error_code&)> done) {
-        tls_ = std::make_unique<asio::ssl::stream<tcp::socket>>(std::move(plain_), ctx);
-        tls_->async_handshake(role, std::move(done));
-    }
+    /// Resolve, connect (TCP_NODELAY) by `deadline`.
+    /// ERRORS: errc::io_error with the address and the reason.
+    static Result<Stream> connect(const std::string& host, std::uint16_t port, Deadline deadline);
 
-    void read_some(std::span<std::byte> buf, IoHandler h) {
-        auto b = asio::buffer(buf.data(), buf.size());
-        if (tls_) tls_->async_read_some(b, std::move(h));
-        else plain_.async_read_some(b, std::move(h));
-    }
+    [[nodiscard]] int fd() const noexcept { return fd_; }
+    [[nodiscard]] bool is_tls() const noexcept { return ssl_ != nullptr; }
 
-    void write_all(std::span<const std::byte> buf, IoHandler h) {
-        auto b = asio::buffer(buf.data(), buf.size());
-        if (tls_) asio::async_write(*tls_, b, std::move(h));
-        else asio::async_write(plain_, b, std::move(h));
-    }
+    /// Client side: wrap in TLS and handshake by `deadline`.
+    /// ERRORS: errc::io_error "TLS handshake failed: ..." (an untrusted certificate among them).
+    Result<void> start_tls_client(const TlsContext& ctx, Deadline deadline);
+    /// Server side: wrap in TLS; then accept_tls_step() until done.
+    Result<void> start_tls_server(const TlsContext& ctx);
+    /// One non-blocking step of the server handshake: ok (done),
+    /// would_block (call again when the socket is ready; wants_write() says
+    /// for which), error.
+    IoResult accept_tls_step();
+    /// TLS only: the last would_block waits for the socket to be writable.
+    [[nodiscard]] bool wants_write() const noexcept { return want_write_; }
 
-    /// Gathered write: the buffer sequence is copied, the bytes it points to
-    /// must live until the handler runs.
-    void write_all(const std::vector<asio::const_buffer>& bufs, IoHandler h) {
-        if (tls_) asio::async_write(*tls_, bufs, std::move(h));
-        else asio::async_write(plain_, bufs, std::move(h));
-    }
+    // Non-blocking.
+    IoResult read_some(std::span<std::byte> buf);
+    IoResult write_some(std::span<const iovec> bufs);
+    // Blocking until `deadline` (closed with why "timed out" when it passes).
+    IoResult read_wait(std::span<std::byte> buf, Deadline deadline);
+    IoResult write_all_wait(std::span<const iovec> bufs, Deadline deadline);
 
-    tcp::socket& socket() noexcept { return tls_ ? tls_->next_layer() : plain_; }
-
-    void close() noexcept {
-        boost::system::error_code ec;
-        socket().shutdown(tcp::socket::shutdown_both, ec);
-        socket().close(ec);
-    }
+    /// Wake anyone blocked on the socket and refuse further I/O (the fd stays
+    /// open until destruction, so no other thread's call hits a reused fd).
+    void shutdown() noexcept;
 
 private:
-    tcp::socket plain_;
-    std::unique_ptr<asio::ssl::stream<tcp::socket>> tls_;
-};
+    IoResult tls_result(int ret, const char* what);
+    bool wait_ready(bool for_write, Deadline deadline, IoResult& r) const;
+    void reset() noexcept;
 
-/// errc for a socket error, for callbacks that only carry an error_code.
-std::error_code io_error_code() noexcept;
+    int fd_ = -1;
+    SSL* ssl_ = nullptr;
+    bool want_write_ = false;
+    std::chrono::milliseconds rcv_timeout_{0};  ///< SO_RCVTIMEO set on a plain socket, 0 = none
+};
 
 } // namespace rpm::tcp

@@ -1,117 +1,135 @@
-// TcpClient: connection set-up, the handshake, the read/write loops and
-// failure. Everything after start() runs on the connection's I/O thread;
-// the public operations only post work to it.
+// TcpClient: connection set-up, the handshake, and closing. The set-up runs
+// as the I/O thread's first task (blocking, by the deadline) so that TLS
+// I/O happens only on a thread that blocks SIGPIPE.
 #include "transport/tcp/tcp_client.hpp"
+
+#include <signal.h>
 
 namespace rpm::tcp {
 
 std::error_code io_error_code() noexcept { return errc::io_error; }
 
-TcpClient::TcpClient(const ClientOptions& opts, std::uint32_t max_payload)
-    : opts_(opts), work_(asio::make_work_guard(io_)), stream_(tcp::socket(io_)), reader_(max_payload) {}
+void block_sigpipe() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
 
-TcpClient::~TcpClient() { close(); }
+TcpClient::TcpClient(const ClientOptions& opts, std::uint32_t max_payload)
+    : opts_(opts), max_payload_(max_payload), reader_(max_payload, rbuf_.bytes()) {}
+
+TcpClient::~TcpClient() {
+    close();
+    // Closed from one of its own callbacks: the I/O thread is finishing
+    // this very call and cannot join itself.
+    if (thread_.joinable()) {
+        if (thread_.get_id() == std::this_thread::get_id()) thread_.detach();
+        else thread_.join();
+    }
+}
 
 Result<void> TcpClient::start(const std::string& host, std::uint16_t port) {
-    auto ready = ready_.get_future();
-    thread_ = std::thread([this] { io_.run(); });
-    auto resolver = std::make_shared<tcp::resolver>(io_);
-    resolver->async_resolve(host, std::to_string(port),
-        [this, resolver, host, port](const boost::system::error_code& ec, tcp::resolver::results_type res) {
-            if (ec) return fail(io_error_code(), "cannot resolve " + host + ": " + ec.message());
-            asio::async_connect(stream_.socket(), res,
-                [this, host, port](const boost::system::error_code& e, const tcp::endpoint&) {
-                    if (e) return fail(io_error_code(), "cannot connect to " + host + ":" +
-                                                            std::to_string(port) + ": " + e.message());
-                    stream_.socket().set_option(tcp::no_delay(true));
-                    if (!opts_.tls) return state_ = State::awaiting_hello, read_more();
-                    tls_ctx_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-                    if (opts_.tls_ca) {
-                        boost::system::error_code le;
-                        tls_ctx_->load_verify_file(opts_.tls_ca->string(), le);
-                        if (le) return fail(io_error_code(), "TLS CA " + opts_.tls_ca->string() + ": " + le.message());
-                        tls_ctx_->set_verify_mode(asio::ssl::verify_peer);
-                    }
-                    stream_.start_tls(*tls_ctx_, asio::ssl::stream_base::client, [this](const boost::system::error_code& he) {
-                        if (he) return fail(io_error_code(), "TLS handshake failed: " + he.message());
-                        state_ = State::awaiting_hello;
-                        read_more();
-                    });
-                });
-        });
-    if (ready.wait_for(opts_.timeout) != std::future_status::ready) {
+    if (loop_.error()) return Error(errc::io_error, "cannot create an event loop: " + loop_.error().message());
+    const Deadline deadline = std::chrono::steady_clock::now() + opts_.timeout;
+    auto result = std::make_shared<std::promise<Result<void>>>();
+    auto ready = result->get_future();
+    loop_.post([this, host, port, deadline, result] { result->set_value(handshake(host, port, deadline)); });
+    thread_ = std::thread([this] {
+        block_sigpipe();
+        loop_.run();
+    });
+    // The set-up itself keeps the deadline; a little slack covers the hand-over.
+    if (ready.wait_until(deadline + std::chrono::seconds(1)) != std::future_status::ready) {
         close();
         return Error(errc::io_error, "connecting to " + host + ":" + std::to_string(port) + " timed out");
     }
-    return ready.get();
+    auto r = ready.get();
+    if (!r) close();
+    return r;
 }
 
-void TcpClient::finish_handshake(Result<void> r) {
-    if (ready_set_) return;
-    ready_set_ = true;
-    ready_.set_value(std::move(r));
+// One frame, blocking: only during the handshake, before anyone else reads.
+Result<std::pair<proto::Header, std::vector<std::byte>>> TcpClient::read_frame_wait(Deadline deadline) {
+    for (;;) {
+        if (auto f = reader_.next()) return std::pair{f->first, std::vector<std::byte>(f->second.begin(), f->second.end())};
+        if (reader_.error()) return Error(errc::io_error, "bad frame from server: " + reader_.error()->message());
+        IoResult r = stream_.read_wait(reader_.space(), deadline);
+        if (r.status != IoResult::ok)
+            return Error(errc::io_error, r.why == "timed out" ? "the handshake timed out" : "handshake: " + r.why);
+        reader_.commit(r.n);
+    }
 }
 
-void TcpClient::read_more() {
-    stream_.read_some(rbuf_.bytes(), [this](const boost::system::error_code& ec, std::size_t n) {
-        if (ec) return fail(io_error_code(), ec == asio::error::eof ? "the server closed the connection"
-                                                                   : "connection lost: " + ec.message());
-        reader_.feed(rbuf_.bytes().first(n));
-        while (state_ != State::closed) {
-            auto frame = reader_.next();
-            if (!frame) break;
-            on_frame(frame->first, frame->second);
-        }
-        if (reader_.error()) return fail(io_error_code(), "bad frame from server: " + reader_.error()->message());
-        if (state_ != State::closed) read_more();
-    });
-}
-
-void TcpClient::enqueue(std::vector<std::byte> frame) {
-    outq_.push_back(std::move(frame));
-    if (!writing_) write_next();
-}
-
-void TcpClient::write_next() {
-    // Everything queued goes out in one gathered write: a persist's write
-    // and flush frames leave in one segment.
-    auto batch = std::make_shared<std::vector<std::vector<std::byte>>>();
-    while (!outq_.empty()) batch->push_back(std::move(outq_.front())), outq_.pop_front();
-    std::vector<asio::const_buffer> bufs;
-    for (const auto& f : *batch) bufs.emplace_back(f.data(), f.size());
-    writing_ = true;
-    auto handler = [this, batch](const boost::system::error_code& ec, std::size_t) {
-        writing_ = false;
-        if (ec) return fail(io_error_code(), "send failed: " + ec.message());
-        if (!outq_.empty() && state_ != State::closed) write_next();
-    };
-    stream_.write_all(bufs, handler);
-}
-
-void TcpClient::fail(std::error_code ec, const std::string& why) {
-    if (state_ == State::closed) return;
-    state_ = State::closed;
-    stream_.close();
-    finish_handshake(Error(ec, why));
-    auto pending = std::move(pending_);
-    pending_.clear();
-    for (auto& [id, reply] : pending) reply(ec, nullptr, {});
-    auto waiters = std::move(recv_waiters_);
-    recv_waiters_.clear();
-    for (auto& [buf, done] : waiters) done(ec, 0);
-    outq_.clear();
+Result<void> TcpClient::handshake(const std::string& host, std::uint16_t port, Deadline deadline) {
+    auto s = Stream::connect(host, port, deadline);
+    if (!s) return s.error();
+    std::unique_lock lock(mu_);
+    stream_ = std::move(*s);
+    if (opts_.tls) {
+        auto ctx = TlsContext::client(opts_.tls_ca);
+        if (!ctx) return ctx.error();
+        if (auto r = stream_.start_tls_client(*ctx, deadline); !r) return r;
+    }
+    auto hello_frame = read_frame_wait(deadline);
+    if (!hello_frame) return hello_frame.error();
+    if (hello_frame->first.type != proto::Type::hello) return Error(errc::io_error, "unexpected frame during the handshake");
+    auto hello = proto::decode_hello(hello_frame->second);
+    if (!hello) return Error(errc::io_error, "bad hello: " + hello.error().message());
+    client::HandshakeState hs;
+    auto auth = client::answer_hello(*hello, opts_, hs);
+    if (!auth) return auth.error();
+    std::vector<std::byte> frame;
+    proto::encode(frame, 0, *auth);
+    const iovec iov{frame.data(), frame.size()};
+    if (auto w = stream_.write_all_wait(std::span<const iovec>(&iov, 1), deadline); w.status != IoResult::ok)
+        return Error(errc::io_error, "handshake: " + w.why);
+    auto reply = read_frame_wait(deadline);
+    if (!reply) return reply.error();
+    if (reply->first.type == proto::Type::response) {
+        // The server refused the handshake (version, authentication).
+        auto r = proto::decode_response(reply->second);
+        if (r && r->status != 0) return Error({static_cast<int>(r->status), rpm_category()}, r->message);
+        return Error(errc::io_error, "unexpected frame during the handshake");
+    }
+    if (reply->first.type != proto::Type::welcome) return Error(errc::io_error, "unexpected frame during the handshake");
+    auto w = proto::decode_welcome(reply->second);
+    if (!w) return Error(errc::io_error, "bad welcome: " + w.error().message());
+    if (auto ok = client::check_welcome(*w, opts_, hs); !ok) return ok.error();
+    profile_ = std::move(w->profile_json);
+    state_ = State::ready;
+    return {};
 }
 
 void TcpClient::close() noexcept {
-    if (!thread_.joinable()) return;
-    if (std::this_thread::get_id() == thread_.get_id()) {
-        fail(errc::io_error, "connection closed");
-        work_.reset();
+    Completions done;
+    {
+        std::lock_guard lock(mu_);
+        fail_locked(errc::io_error, "connection closed", done);
+    }
+    if (!thread_.joinable()) {
+        run(done);  // never started: nothing else can run them
         return;
     }
-    asio::post(io_, [this] { fail(errc::io_error, "connection closed"); });
-    work_.reset();
+    if (loop_.in_loop()) {
+        run(done);
+        loop_.stop();
+        return;
+    }
+    run_on_loop(std::move(done));
+    loop_.stop();  // tasks posted before stop() still run
     thread_.join();
 }
 
 } // namespace rpm::tcp
+
+namespace rpm::client {
+
+Result<std::unique_ptr<Transport>> connect_tcp(const std::string& host, std::uint16_t port,
+                                               const ClientOptions& opts) {
+    auto t = std::make_unique<tcp::TcpClient>(opts, proto::kDefaultMaxPayload);
+    if (auto r = t->start(host, port); !r) return r.error();
+    return std::unique_ptr<Transport>(std::move(t));
+}
+
+} // namespace rpm::client

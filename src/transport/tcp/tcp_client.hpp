@@ -1,21 +1,38 @@
-// The TCP client transport: one Asio I/O thread per connection, frames
-// pipelined in order, responses matched to requests by request id.
+// The TCP client transport. One connection, one I/O thread (an EventLoop)
+// for the callback forms; the synchronous forms drive the socket from the
+// caller's thread when nothing else is in flight.
+//
+// Requests are pipelined in order and the server answers in order, so the
+// pending requests are a FIFO checked against each answer's request id.
+// Who touches the socket:
+//   - sending: whoever queues a request, under mu_, without blocking
+//     (EPOLLOUT hands a remainder to the I/O thread); requests queued by
+//     completions on the I/O thread leave together after the batch;
+//   - receiving: the I/O thread while it watches the socket, or a
+//     synchronous caller ("driver") that owns the socket for its call: it
+//     sends its request, blocks in recv for the answer and parses it itself,
+//     so a blocking call costs what the callback form costs, without two
+//     thread hand-offs. The I/O thread stops watching when it finds a
+//     driver; the driver hands back what else it read.
+// TLS connections never drive from the caller's thread: OpenSSL can raise
+// SIGPIPE, which rpm's own threads block and an application's may not.
 #pragma once
 
 #include "client/transport.hpp"
+#include "transport/tcp/event_loop.hpp"
+#include "transport/tcp/out_queue.hpp"
 #include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"
 
-#include <atomic>
 #include <deque>
 #include <future>
+#include <mutex>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 namespace rpm::tcp {
 
-class TcpClient final : public client::Transport {
+class TcpClient final : public client::Transport, private EventLoop::Watcher {
 public:
     TcpClient(const ClientOptions& opts, std::uint32_t max_payload);
     ~TcpClient() override;
@@ -31,47 +48,92 @@ public:
     void atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value,
                       client::Done done) override;
     void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) override;
+    void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) override;
     void send(std::span<const std::byte> payload, client::Done done) override;
     void recv(std::span<std::byte> out, client::RecvDone done) override;
+    std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return profile_; }
     [[nodiscard]] std::string_view name() const noexcept override { return "tcp"; }
     void close() noexcept override;
 
 private:
-    // A pending request: called once with the response frame, or with an
-    // error (header null) when the connection fails first.
-    using Reply = std::function<void(std::error_code, const proto::Header*, std::span<const std::byte>)>;
-    enum class State { connecting, awaiting_hello, awaiting_welcome, ready, closed };
+    enum class State { connecting, ready, closed };
+    enum class Kind : std::uint8_t { status, read, region };
+    struct Pending {
+        std::uint32_t id = 0;
+        Kind kind = Kind::status;
+        bool direct = false;           ///< the driver's own call: completed on its thread
+        client::Done done;
+        std::span<std::byte> out;      ///< read: where the data goes
+        std::function<void(Result<proto::RegionGrant>)> region_done;
+    };
+    /// A completion to run outside mu_ (on the I/O thread unless direct).
+    struct Completion {
+        client::Done done;
+        client::RecvDone recv_done;
+        std::function<void(Result<proto::RegionGrant>)> region_done;
+        std::optional<Result<proto::RegionGrant>> grant;
+        std::error_code ec;
+        std::size_t n = 0;
+    };
+    using Completions = std::vector<Completion>;
 
-    void post_request(std::vector<std::byte> frame, std::uint32_t id, Reply reply);
-    std::uint32_t next_id() noexcept;
-    void enqueue(std::vector<std::byte> frame);
-    void write_next();
-    void read_more();
-    void on_frame(const proto::Header& h, std::span<const std::byte> body);
-    void on_handshake_frame(const proto::Header& h, std::span<const std::byte> body);
-    void on_message(std::span<const std::byte> body);
-    void fail(std::error_code ec, const std::string& why);
-    void finish_handshake(Result<void> r);
-    static Reply status_reply(client::Done done);
+    // Set-up (tcp_client.cpp).
+    Result<void> handshake(const std::string& host, std::uint16_t port, Deadline deadline);
+    Result<std::pair<proto::Header, std::vector<std::byte>>> read_frame_wait(Deadline deadline);
+
+    // Queueing and sending (tcp_client_io.cpp).
+    /// A non-owning callable that builds a request (its id given) into
+    /// outq_: no allocation per request, unlike std::function.
+    class Build {
+    public:
+        template <class F>
+        Build(F& f) noexcept  // NOLINT: implicit on purpose, from a lambda
+            : obj_(&f), call_([](void* o, std::uint32_t id) { (*static_cast<F*>(o))(id); }) {}
+        void operator()(std::uint32_t id) const { call_(obj_, id); }
+
+    private:
+        void* obj_;
+        void (*call_)(void*, std::uint32_t);
+    };
+    std::uint32_t next_id() noexcept { return next_id_++; }
+    void submit(Pending p, Build build);
+    void flush_locked();
+    void update_watch_locked();
+    void on_events(std::uint32_t events) override;
+    void read_locked(Completions& out);
+    void drain_frames_locked(Completions& out);
+    void run(Completions& done);
+    void run_on_loop(Completions done);
+    std::error_code drive(std::unique_lock<std::mutex>& lock, Deadline deadline, bool& finished);
+    void end_drive_locked();
+
+    // Frames (tcp_client_frames.cpp).
+    void on_frame_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out);
+    void on_answer_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out);
+    void on_message_locked(std::span<const std::byte> body, Completions& out);
+    void fail_locked(std::error_code ec, const std::string& why, Completions& out);
+    void complete_locked(Pending& p, std::error_code ec, Completions& out);
 
     ClientOptions opts_;
-    asio::io_context io_;
-    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
+    std::uint32_t max_payload_;
+    EventLoop loop_;
     std::thread thread_;
-    std::unique_ptr<asio::ssl::context> tls_ctx_;
+    std::mutex mu_;
     Stream stream_;
+    ReadBuffer rbuf_;  ///< pinned, from the process-wide pool: the reader's primary buffer
     proto::FrameReader reader_;
-    ReadBuffer rbuf_;  // pinned, from the process-wide pool
-    std::deque<std::vector<std::byte>> outq_;
-    bool writing_ = false;
-    std::unordered_map<std::uint32_t, Reply> pending_;
-    std::atomic<std::uint32_t> next_id_{1};
+    OutQueue outq_;
+    std::deque<Pending> pending_;
+    std::uint32_t next_id_ = 1;  ///< under mu_
     State state_ = State::connecting;
-    client::HandshakeState hs_;
+    std::string failure_;        ///< why the connection closed
+    bool watched_ = false;       ///< the socket is in loop_'s epoll
+    std::uint32_t watch_events_ = 0;
+    bool dispatching_ = false;   ///< the I/O thread runs completions; it sends what they queue after
+    bool driver_ = false;        ///< a synchronous caller owns the socket
+    std::thread::id driver_thread_;
     std::string profile_;
-    std::promise<Result<void>> ready_;
-    bool ready_set_ = false;
     std::deque<std::vector<std::byte>> inbox_;
     std::deque<std::pair<std::span<std::byte>, client::RecvDone>> recv_waiters_;
 };

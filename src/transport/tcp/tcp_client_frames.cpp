@@ -1,80 +1,106 @@
-// TcpClient: what to do with each frame the server sends.
+// TcpClient: what to do with each frame the server sends, and failure.
 #include "transport/tcp/tcp_client.hpp"
+
+#include <cstring>
 
 namespace rpm::tcp {
 
 namespace {
 constexpr std::size_t kMaxInbox = 4096;  // unread server messages before we give up
-}
 
-void TcpClient::on_frame(const proto::Header& h, std::span<const std::byte> body) {
-    if (state_ == State::awaiting_hello || state_ == State::awaiting_welcome)
-        return on_handshake_frame(h, body);
+std::error_code status_code(std::uint32_t status) { return {static_cast<int>(status), rpm_category()}; }
+} // namespace
+
+void TcpClient::on_frame_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out) {
     switch (h.type) {
     case proto::Type::response:
-    case proto::Type::region: {
-        auto it = pending_.find(h.request_id);
-        if (it == pending_.end()) return fail(errc::io_error, "response to an unknown request");
-        auto reply = std::move(it->second);
-        pending_.erase(it);
-        return reply({}, &h, body);
-    }
-    case proto::Type::message: return on_message(body);
-    case proto::Type::goodbye: return fail(errc::io_error, "the server closed the connection");
-    default: return fail(errc::io_error, "unexpected frame from the server");
+    case proto::Type::region: return on_answer_locked(h, body, out);
+    case proto::Type::message: return on_message_locked(body, out);
+    case proto::Type::goodbye: return fail_locked(errc::io_error, "the server closed the connection", out);
+    default: return fail_locked(errc::io_error, "unexpected frame from the server", out);
     }
 }
 
-void TcpClient::on_handshake_frame(const proto::Header& h, std::span<const std::byte> body) {
-    if (state_ == State::awaiting_hello && h.type == proto::Type::hello) {
-        auto hello = proto::decode_hello(body);
-        if (!hello) return fail(errc::io_error, "bad hello: " + hello.error().message());
-        auto auth = client::answer_hello(*hello, opts_, hs_);
-        if (!auth) return fail(auth.error().code(), auth.error().detail());
-        std::vector<std::byte> frame;
-        proto::encode(frame, 0, *auth);
-        state_ = State::awaiting_welcome;
-        return enqueue(std::move(frame));
+// The server answers in order: the answer is the oldest request's.
+void TcpClient::on_answer_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out) {
+    if (pending_.empty() || pending_.front().id != h.request_id)
+        return fail_locked(errc::io_error, "response to an unknown request", out);
+    Pending p = std::move(pending_.front());
+    pending_.pop_front();
+    if (p.kind == Kind::region) {
+        Completion c;
+        c.region_done = std::move(p.region_done);
+        if (h.type == proto::Type::region) {
+            c.grant = proto::decode_region(body);
+        } else if (auto r = proto::decode_response(body)) {
+            c.grant = Result<proto::RegionGrant>(Error(status_code(r->status), r->message));
+        } else {
+            c.grant = Result<proto::RegionGrant>(r.error());
+        }
+        out.push_back(std::move(c));
+        return;
     }
-    if (state_ == State::awaiting_welcome && h.type == proto::Type::welcome) {
-        auto w = proto::decode_welcome(body);
-        if (!w) return fail(errc::io_error, "bad welcome: " + w.error().message());
-        if (auto ok = client::check_welcome(*w, opts_, hs_); !ok)
-            return fail(ok.error().code(), ok.error().detail());
-        profile_ = std::move(w->profile_json);
-        state_ = State::ready;
-        return finish_handshake({});
+    if (h.type != proto::Type::response) return complete_locked(p, errc::io_error, out);
+    auto r = proto::decode_response(body);
+    if (!r) return complete_locked(p, errc::io_error, out);
+    if (r->status != 0) return complete_locked(p, status_code(r->status), out);
+    if (p.kind == Kind::read) {
+        if (r->data.size() != p.out.size()) return complete_locked(p, errc::io_error, out);
+        std::memcpy(p.out.data(), r->data.data(), r->data.size());
     }
-    if (h.type == proto::Type::response) {
-        // The server refused the handshake (version, authentication).
-        auto r = proto::decode_response(body);
-        if (r && r->status != 0)
-            return fail({static_cast<int>(r->status), rpm_category()}, r->message);
-    }
-    fail(errc::io_error, "unexpected frame during the handshake");
+    complete_locked(p, {}, out);
 }
 
-void TcpClient::on_message(std::span<const std::byte> body) {
+void TcpClient::on_message_locked(std::span<const std::byte> body, Completions& out) {
     if (!recv_waiters_.empty()) {
-        auto [out, done] = std::move(recv_waiters_.front());
+        auto [buf, done] = std::move(recv_waiters_.front());
         recv_waiters_.pop_front();
-        if (body.size() > out.size()) return done(errc::bad_size, body.size());
-        std::copy(body.begin(), body.end(), out.begin());
-        return done({}, body.size());
+        Completion c;
+        c.recv_done = std::move(done);
+        c.n = body.size();
+        if (body.size() > buf.size()) c.ec = errc::bad_size;
+        else std::memcpy(buf.data(), body.data(), body.size());
+        out.push_back(std::move(c));
+        return;
     }
-    if (inbox_.size() >= kMaxInbox) return fail(errc::io_error, "too many unread messages from the server");
+    if (inbox_.size() >= kMaxInbox) return fail_locked(errc::io_error, "too many unread messages from the server", out);
     inbox_.emplace_back(body.begin(), body.end());
 }
 
-} // namespace rpm::tcp
-
-namespace rpm::client {
-
-Result<std::unique_ptr<Transport>> connect_tcp(const std::string& host, std::uint16_t port,
-                                               const ClientOptions& opts) {
-    auto t = std::make_unique<tcp::TcpClient>(opts, proto::kDefaultMaxPayload);
-    if (auto r = t->start(host, port); !r) return r.error();
-    return std::unique_ptr<Transport>(std::move(t));
+// A driver's own request completes at once, on its thread (it holds mu_
+// and only sets its result); every other completion is handed to `out`.
+void TcpClient::complete_locked(Pending& p, std::error_code ec, Completions& out) {
+    if (p.direct) return p.done(ec);
+    Completion c;
+    c.ec = ec;
+    if (p.kind == Kind::region) {
+        c.region_done = std::move(p.region_done);
+        c.grant = Result<proto::RegionGrant>(Error(ec, "open_region: the connection failed"));
+    } else {
+        c.done = std::move(p.done);
+    }
+    out.push_back(std::move(c));
 }
 
-} // namespace rpm::client
+void TcpClient::fail_locked(std::error_code ec, const std::string& why, Completions& out) {
+    if (state_ == State::closed) return;
+    state_ = State::closed;
+    failure_ = why;
+    if (watched_) loop_.unwatch(stream_.fd());
+    watched_ = false;
+    stream_.shutdown();  // wakes a driver blocked in recv
+    outq_.clear();
+    auto pending = std::move(pending_);
+    pending_.clear();
+    for (auto& p : pending) complete_locked(p, ec, out);
+    auto waiters = std::move(recv_waiters_);
+    recv_waiters_.clear();
+    for (auto& [buf, done] : waiters) {
+        Completion c;
+        c.recv_done = std::move(done);
+        c.ec = ec;
+        out.push_back(std::move(c));
+    }
+}
+
+} // namespace rpm::tcp

@@ -1,64 +1,138 @@
-// TcpListener: bind, accept, and keep track of sessions for Server::send.
+// TcpListener: bind, accept on the first I/O thread, spread sessions over
+// all of them, and keep track of sessions for Server::send and stop().
 #include "transport/tcp/tcp_listener.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace rpm::tcp {
 
-TcpListener::TcpListener(server::Core& core)
-    : core_(core), work_(asio::make_work_guard(io_)), acceptor_(io_) {}
+void block_sigpipe() noexcept;  // tcp_client.cpp
+
+namespace {
+
+// One I/O thread per CPU this process may run on (a pinned process gets as
+// many threads as CPUs it is pinned to).
+unsigned default_io_threads() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0) {
+        const int n = CPU_COUNT(&set);
+        if (n > 0) return static_cast<unsigned>(n);
+    }
+    const unsigned hw = std::thread::hardware_concurrency();
+    return hw > 0 ? hw : 1;
+}
+
+// Fill a sockaddr for an IPv4 or IPv6 literal; false for anything else.
+bool parse_address(const std::string& host, std::uint16_t port, sockaddr_storage& ss, socklen_t& len) {
+    std::memset(&ss, 0, sizeof ss);
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    if (::inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        len = sizeof *v4;
+        return true;
+    }
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    std::string h = host;
+    if (h.size() > 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+    if (::inet_pton(AF_INET6, h.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        len = sizeof *v6;
+        return true;
+    }
+    return false;
+}
+
+} // namespace
+
+TcpListener::TcpListener(server::Core& core) : core_(core) {}
 
 TcpListener::~TcpListener() { stop(); }
 
-Result<void> TcpListener::setup_tls() {
-    const auto& tls = core_.options().tls;
-    if (!tls) return {};
-    tls_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
-    boost::system::error_code ec;
-    tls_->use_certificate_chain_file(tls->certificate.string(), ec);
-    if (ec) return Error(errc::bad_config, "TLS certificate " + tls->certificate.string() + ": " + ec.message());
-    tls_->use_private_key_file(tls->private_key.string(), asio::ssl::context::pem, ec);
-    if (ec) return Error(errc::bad_config, "TLS private key " + tls->private_key.string() + ": " + ec.message());
-    return {};
-}
-
 Result<void> TcpListener::start(const std::string& host, std::uint16_t port) {
-    if (auto r = setup_tls(); !r) return r;
-    boost::system::error_code ec;
-    auto addr = asio::ip::make_address(host, ec);
-    if (ec) return Error(errc::invalid_argument, "listen address '" + host + "' is not an IP address");
-    tcp::endpoint ep(addr, port);
+    if (const auto& tls = core_.options().tls) {
+        auto ctx = TlsContext::server(tls->certificate, tls->private_key);
+        if (!ctx) return ctx.error();
+        tls_.emplace(std::move(*ctx));
+    }
+    sockaddr_storage ss{};
+    socklen_t len = 0;
+    if (!parse_address(host, port, ss, len))
+        return Error(errc::invalid_argument, "listen address '" + host + "' is not an IP address");
     const std::string where = "tcp://" + host + ":" + std::to_string(port);
-    if (acceptor_.open(ep.protocol(), ec); ec) return Error(errc::io_error, where + ": " + ec.message());
-    acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
-    if (acceptor_.bind(ep, ec); ec) return Error(errc::io_error, "cannot bind " + where + ": " + ec.message());
-    if (acceptor_.listen(asio::socket_base::max_listen_connections, ec); ec)
-        return Error(errc::io_error, "cannot listen on " + where + ": " + ec.message());
-    port_ = acceptor_.local_endpoint().port();
+    listen_fd_ = ::socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (listen_fd_ < 0) return Error(errc::io_error, where + ": " + std::strerror(errno));
+    const int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&ss), len) != 0)
+        return Error(errc::io_error, "cannot bind " + where + ": " + std::strerror(errno));
+    if (::listen(listen_fd_, SOMAXCONN) != 0)
+        return Error(errc::io_error, "cannot listen on " + where + ": " + std::strerror(errno));
+    sockaddr_storage bound{};
+    socklen_t blen = sizeof bound;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &blen);
+    port_ = ntohs(bound.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&bound)->sin_port
+                                             : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
     // Made now rather than on the first accept, which then finds entries.
     (void)read_pool();
-    accept_next();
-    thread_ = std::thread([this] { io_.run(); });
+    const unsigned n = core_.options().io_threads > 0 ? core_.options().io_threads : default_io_threads();
+    for (unsigned i = 0; i < n; ++i) {
+        auto t = std::make_unique<IoThread>();
+        if (t->loop.error()) return Error(errc::io_error, "cannot create an event loop: " + t->loop.error().message());
+        loops_.push_back(std::move(t));
+    }
+    if (auto ec = loops_[0]->loop.watch(listen_fd_, EPOLLIN, this))
+        return Error(errc::io_error, "cannot watch " + where + ": " + ec.message());
+    for (auto& t : loops_)
+        t->thread = std::thread([&loop = t->loop] {
+            block_sigpipe();
+            loop.run();
+        });
     return {};
 }
 
-void TcpListener::accept_next() {
-    acceptor_.async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
-        if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
-        if (!ec) {
-            socket.set_option(tcp::no_delay(true));
-            auto s = std::make_shared<TcpSession>(*this, std::move(socket));
-            {
-                std::lock_guard lock(mu_);
-                sessions_[s->id()] = s;
-            }
-            s->start();
+// Loop 0: accept everything pending, hand each session to a loop in turn.
+void TcpListener::on_events(std::uint32_t) {
+    for (;;) {
+        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            return;  // EAGAIN; EMFILE and friends: the next connection retries
         }
-        accept_next();
-    });
+        const int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        auto& loop = loops_[next_loop_++ % loops_.size()]->loop;
+        auto s = std::make_shared<TcpSession>(*this, loop, Stream(fd));
+        {
+            std::lock_guard lock(mu_);
+            if (stopped_) return;
+            sessions_[s->id()] = s;
+        }
+        loop.post([s] { s->start(); });
+    }
 }
 
 void TcpListener::forget(std::uint64_t session) {
-    std::lock_guard lock(mu_);
-    sessions_.erase(session);
+    std::shared_ptr<TcpSession> s;
+    {
+        std::lock_guard lock(mu_);
+        auto it = sessions_.find(session);
+        if (it == sessions_.end()) return;
+        s = std::move(it->second);
+        sessions_.erase(it);
+    }
+    // The loop may still hold this batch's events for it: free it after.
+    s->loop().post([s] {});
 }
 
 Result<void> TcpListener::send(std::uint64_t session, std::span<const std::byte> payload) {
@@ -66,30 +140,34 @@ Result<void> TcpListener::send(std::uint64_t session, std::span<const std::byte>
     {
         std::lock_guard lock(mu_);
         auto it = sessions_.find(session);
-        if (it != sessions_.end()) s = it->second.lock();
+        if (it != sessions_.end()) s = it->second;
     }
     if (!s) return Error(errc::invalid_argument, "no session " + std::to_string(session) + " on this listener");
-    std::vector<std::byte> frame;
-    proto::encode_message(frame, 0, payload);
-    asio::post(io_, [s, frame = std::move(frame)]() mutable { s->send_message(std::move(frame)); });
+    s->loop().post([s, msg = std::vector<std::byte>(payload.begin(), payload.end())] { s->send_message(msg); });
     return {};
 }
 
 void TcpListener::stop() noexcept {
-    if (!thread_.joinable()) return;
-    asio::post(io_, [this] {
-        boost::system::error_code ec;
-        acceptor_.close(ec);
-        std::vector<std::shared_ptr<TcpSession>> live;
-        {
-            std::lock_guard lock(mu_);
-            for (auto& [id, w] : sessions_)
-                if (auto s = w.lock()) live.push_back(std::move(s));
-        }
-        for (auto& s : live) s->close();
-    });
-    work_.reset();
-    thread_.join();
+    if (stopped_.exchange(true) || loops_.empty()) {
+        if (listen_fd_ >= 0) ::close(listen_fd_), listen_fd_ = -1;
+        return;
+    }
+    loops_[0]->loop.post([this] { loops_[0]->loop.unwatch(listen_fd_); });
+    std::vector<std::shared_ptr<TcpSession>> live;
+    {
+        std::lock_guard lock(mu_);
+        for (auto& [id, s] : sessions_) live.push_back(s);
+    }
+    for (auto& s : live) s->loop().post([s] { s->close(); });
+    for (auto& t : loops_) t->loop.stop();  // tasks posted before stop() still run
+    for (auto& t : loops_)
+        if (t->thread.joinable()) t->thread.join();
+    {
+        std::lock_guard lock(mu_);
+        sessions_.clear();
+    }
+    ::close(listen_fd_);
+    listen_fd_ = -1;
 }
 
 } // namespace rpm::tcp

@@ -1,55 +1,73 @@
-// The TCP server transport: an acceptor and one session per connection on
-// a single I/O thread. A session reads frames, runs them through Core in
-// order (so a flush covers every write before it), and answers each with a
-// response; answers to one read batch leave in one gathered write.
+// The TCP server transport: an acceptor and several I/O threads (one
+// EventLoop each); every session lives on one of them, so it runs its
+// frames through Core in order (a flush covers every write before it) and
+// answers in order. A session reads what the socket has, runs every whole
+// frame, and sends all the answers of that batch in one gathered write.
 #pragma once
 
 #include "server/core.hpp"
 #include "server/listener.hpp"
+#include "transport/tcp/event_loop.hpp"
+#include "transport/tcp/out_queue.hpp"
 #include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"
 
-#include <deque>
+#include <atomic>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 namespace rpm::tcp {
 
 class TcpListener;
 
-class TcpSession : public std::enable_shared_from_this<TcpSession> {
+class TcpSession : public std::enable_shared_from_this<TcpSession>, private EventLoop::Watcher {
 public:
-    TcpSession(TcpListener& owner, tcp::socket socket);
+    TcpSession(TcpListener& owner, EventLoop& loop, Stream stream);
+    /// On the session's loop: TLS, then the Hello.
     void start();
-    void send_message(std::vector<std::byte> frame);
+    /// On the session's loop.
+    void send_message(std::span<const std::byte> payload);
+    /// On the session's loop. Idempotent.
     void close() noexcept;
     [[nodiscard]] std::uint64_t id() const noexcept { return session_.id; }
+    [[nodiscard]] EventLoop& loop() noexcept { return loop_; }
 
 private:
+    void on_events(std::uint32_t events) override;
+    void step_tls();
     void greet();
-    void read_more();
+    void read_frames();
+    void process_frames();
+    [[nodiscard]] bool view_blocks() const noexcept { return view_pending_ && !outq_.empty(); }
     void on_frame(const proto::Header& h, std::span<const std::byte> body);
     void on_auth(const proto::Header& h, std::span<const std::byte> body);
-    void on_request(const proto::Header& h, std::span<const std::byte> body);
-    Result<std::vector<std::byte>> run_request(const proto::Header& h, std::span<const std::byte> body);
-    void respond(std::uint32_t id, const Result<void>& r, std::span<const std::byte> data = {});
+    void run_request(const proto::Header& h, std::span<const std::byte> body);
+    void respond(std::uint32_t id, const Result<void>& r);
     void refuse_and_close(std::uint32_t id, const Error& e);
-    void enqueue(std::vector<std::byte> frame);
-    void write_next();
+    void flush();
+    void update_watch();
 
     TcpListener& owner_;
+    EventLoop& loop_;
     Stream stream_;
+    ReadBuffer rbuf_;  ///< pinned, from the process-wide pool: the reader's primary buffer
     proto::FrameReader reader_;
     server::Session session_;
-    ReadBuffer rbuf_;  // pinned, from the process-wide pool
-    std::deque<std::vector<std::byte>> outq_;
-    bool writing_ = false;
+    OutQueue outq_;
+    proto::Persist persist_;  ///< reused by every persist request: no allocation per request
+    bool tls_pending_ = false;
+    bool view_pending_ = false;  ///< outq_ holds region bytes (a read answer) not yet sent
     bool closing_ = false;  ///< close once the queued answers are written
     bool closed_ = false;
+    bool watched_ = false;
+    std::uint32_t watch_events_ = 0;
 };
 
-class TcpListener final : public server::Listener {
+class TcpListener final : public server::Listener, private EventLoop::Watcher {
 public:
     explicit TcpListener(server::Core& core);
     ~TcpListener() override;
@@ -59,22 +77,27 @@ public:
     Result<void> send(std::uint64_t session, std::span<const std::byte> payload) override;
 
     server::Core& core() noexcept { return core_; }
-    asio::ssl::context* tls() noexcept { return tls_.get(); }
+    const TlsContext* tls() const noexcept { return tls_ ? &*tls_ : nullptr; }
+    /// On the session's loop, once it is closed: drop it after this batch.
     void forget(std::uint64_t session);
+    [[nodiscard]] std::size_t io_threads() const noexcept { return loops_.size(); }
 
 private:
-    void accept_next();
-    Result<void> setup_tls();
+    struct IoThread {
+        EventLoop loop;
+        std::thread thread;
+    };
+    void on_events(std::uint32_t events) override;  // the listening socket
 
     server::Core& core_;
-    asio::io_context io_;
-    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work_;
-    tcp::acceptor acceptor_;
-    std::unique_ptr<asio::ssl::context> tls_;
-    std::thread thread_;
+    std::optional<TlsContext> tls_;
+    int listen_fd_ = -1;
     std::uint16_t port_ = 0;
+    std::vector<std::unique_ptr<IoThread>> loops_;
+    std::size_t next_loop_ = 0;  ///< round robin; loop 0's thread only
     std::mutex mu_;
-    std::unordered_map<std::uint64_t, std::weak_ptr<TcpSession>> sessions_;
+    std::unordered_map<std::uint64_t, std::shared_ptr<TcpSession>> sessions_;
+    std::atomic<bool> stopped_{false};
 };
 
 } // namespace rpm::tcp

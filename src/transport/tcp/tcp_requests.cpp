@@ -1,66 +1,76 @@
 // TcpSession::run_request: decode one authenticated request, run it
-// through Core, and build its answer frame.
+// through Core, and queue its answer (built in place in the send queue).
 #include "transport/tcp/tcp_listener.hpp"
 
 namespace rpm::tcp {
-namespace {
 
-std::vector<std::byte> ok_frame(std::uint32_t id, std::span<const std::byte> data = {}) {
-    proto::Response resp;
-    resp.data = data;
-    std::vector<std::byte> frame;
-    proto::encode(frame, id, resp);
-    return frame;
-}
-
-template <class T>
-Result<std::vector<std::byte>> answer(std::uint32_t id, const Result<T>& decoded,
-                                      const std::function<Result<void>(const T&)>& run) {
-    if (!decoded) return decoded.error();
-    if (auto r = run(*decoded); !r) return r.error();
-    return ok_frame(id);
-}
-
-} // namespace
-
-Result<std::vector<std::byte>> TcpSession::run_request(const proto::Header& h, std::span<const std::byte> body) {
+void TcpSession::run_request(const proto::Header& h, std::span<const std::byte> body) {
     auto& core = owner_.core();
     const auto id = h.request_id;
+    const auto answer = [&](const Result<void>& r) { respond(id, r); };
     switch (h.type) {
     case proto::Type::open_region: {
         auto req = proto::decode_open_region(body);
-        if (!req) return req.error();
+        if (!req) return answer(req.error());
         auto g = core.open_region(session_, *req, server::TransportKind::tcp, nullptr);
-        if (!g) return g.error();
-        std::vector<std::byte> frame;
-        proto::encode(frame, id, *g);
-        return frame;
+        if (!g) return answer(g.error());
+        proto::encode(outq_.arena(), id, *g);
+        outq_.commit();
+        return;
     }
-    case proto::Type::write:
-        return answer<proto::Write>(id, proto::decode_write(body),
-                                    [&](const proto::Write& w) { return core.handle_write(session_, w); });
-    case proto::Type::atomic_write:
-        return answer<proto::AtomicWrite>(id, proto::decode_atomic_write(body), [&](const proto::AtomicWrite& a) {
-            return core.handle_atomic_write(session_, a);
-        });
-    case proto::Type::flush:
-        return answer<proto::Flush>(id, proto::decode_flush(body),
-                                    [&](const proto::Flush& f) { return core.handle_flush(session_, f); });
+    case proto::Type::write: {
+        auto w = proto::decode_write(body);
+        return answer(w ? core.handle_write(session_, *w) : Result<void>(w.error()));
+    }
+    case proto::Type::persist: {
+        auto r = proto::decode_persist(body, persist_);
+        return answer(r ? core.handle_persist(session_, persist_) : r);
+    }
+    case proto::Type::atomic_write: {
+        auto a = proto::decode_atomic_write(body);
+        return answer(a ? core.handle_atomic_write(session_, *a) : Result<void>(a.error()));
+    }
+    case proto::Type::flush: {
+        auto f = proto::decode_flush(body);
+        return answer(f ? core.handle_flush(session_, *f) : Result<void>(f.error()));
+    }
     case proto::Type::read: {
         auto rd = proto::decode_read(body);
-        if (!rd) return rd.error();
+        if (!rd) return answer(rd.error());
         if (rd->length > core.options().max_payload - 1100)
-            return Error(errc::bad_size, "read of " + std::to_string(rd->length) + " bytes exceeds the frame limit");
-        std::vector<std::byte> data(rd->length);
-        if (auto r = core.handle_read(session_, *rd, data); !r) return r.error();
-        return ok_frame(id, data);
+            return answer(Error(errc::bad_size, "read of " + std::to_string(rd->length) + " bytes exceeds the frame limit"));
+        // Sent from the region itself, no copy: its head, then the region's
+        // bytes. They must leave before this session runs another request
+        // (a later write would change them): process_frames waits for that.
+        auto view = core.read_view(session_, *rd);
+        if (view) {
+            proto::encode_response_head(outq_.arena(), id, rd->length);
+            outq_.commit();
+            outq_.borrow(*view);
+            view_pending_ = true;
+            return;
+        }
+        if (view.error().code() != make_error_code(errc::unsupported)) return answer(view.error());
+        // No memory to view (the persistence model): built in place in the
+        // send queue, the head then the bytes loaded behind it.
+        auto& arena = outq_.arena();
+        const std::size_t at = arena.size();
+        proto::encode_response_head(arena, id, rd->length);
+        arena.resize(arena.size() + rd->length);
+        auto r = core.handle_read(session_, *rd, std::span<std::byte>(arena).subspan(at + proto::kResponseHeadSize));
+        if (!r) {
+            arena.resize(at);
+            return answer(r);
+        }
+        outq_.commit();
+        return;
     }
     case proto::Type::message:
         core.deliver_message(session_.id, body);
-        return ok_frame(id);
+        return answer({});
     default:
-        return Error(errc::invalid_argument, "unexpected frame type " +
-                                                 std::to_string(static_cast<int>(h.type)) + " from a client");
+        return answer(Error(errc::invalid_argument, "unexpected frame type " +
+                                                        std::to_string(static_cast<int>(h.type)) + " from a client"));
     }
 }
 

@@ -7,64 +7,97 @@
 namespace rpm::tcp {
 namespace {
 
-std::vector<std::byte> response_frame(std::uint32_t id, const Result<void>& r, std::span<const std::byte> data) {
-    proto::Response resp;
-    if (!r) {
-        resp.status = static_cast<std::uint32_t>(r.error().code().value());
-        // The detail only: the client rebuilds the full message from the code.
-        const auto& e = r.error();
-        resp.message = (e.detail().empty() ? e.message() : e.detail()).substr(0, 1024);
-    } else {
-        resp.data = data;
-    }
-    std::vector<std::byte> frame;
-    proto::encode(frame, id, resp);
-    return frame;
-}
+// Reads per readiness event: bounded so one busy session cannot starve the
+// others on its loop.
+constexpr int kReadsPerEvent = 16;
+// Answers queued and not yet taken by the client: past this the session
+// stops reading requests until the client catches up, so a client that
+// never reads cannot make the server hold unbounded memory.
+constexpr std::size_t kMaxQueuedAnswers = 4u << 20;
 
 } // namespace
 
-TcpSession::TcpSession(TcpListener& owner, tcp::socket socket)
-    : owner_(owner), stream_(std::move(socket)), reader_(owner.core().options().max_payload),
-      session_(owner.core().new_session()) {}
+TcpSession::TcpSession(TcpListener& owner, EventLoop& loop, Stream stream)
+    : owner_(owner), loop_(loop), stream_(std::move(stream)),
+      reader_(owner.core().options().max_payload, rbuf_.bytes()), session_(owner.core().new_session()) {}
 
 void TcpSession::start() {
-    auto* tls = owner_.tls();
+    const TlsContext* tls = owner_.tls();
     if (!tls) return greet();
-    stream_.start_tls(*tls, asio::ssl::stream_base::server,
-                      [self = shared_from_this()](const boost::system::error_code& ec) {
-                          if (ec) return self->close();
-                          self->greet();
-                      });
+    if (auto r = stream_.start_tls_server(*tls); !r) return close();
+    tls_pending_ = true;
+    step_tls();
+}
+
+void TcpSession::step_tls() {
+    IoResult r = stream_.accept_tls_step();
+    if (r.status == IoResult::ok) {
+        tls_pending_ = false;
+        return greet();
+    }
+    if (r.status != IoResult::would_block) return close();
+    update_watch();
 }
 
 void TcpSession::greet() {
-    std::vector<std::byte> frame;
-    proto::encode(frame, 0, owner_.core().hello_for(session_));
-    enqueue(std::move(frame));
-    read_more();
+    proto::encode(outq_.arena(), 0, owner_.core().hello_for(session_));
+    outq_.commit();
+    flush();
+    update_watch();
 }
 
-void TcpSession::read_more() {
-    stream_.read_some(rbuf_.bytes(), [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+void TcpSession::on_events(std::uint32_t events) {
+    if (closed_) return;
+    if (tls_pending_) return step_tls();
+    if (events & EPOLLOUT) {
+        flush();
+        // A read answer that held the requests behind it has left.
+        if (!view_blocks() && reader_.buffered() > 0) process_frames();
+    }
+    if (!closed_ && !closing_ && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) read_frames();
+    if (closed_) return;
+    flush();  // the answers of this batch, in one gathered write
+    if (closing_ && outq_.empty()) return close();
+    update_watch();
+}
+
+// Receive what the socket has and run every whole frame; the answers queue
+// up in outq_ and leave together after the batch.
+void TcpSession::read_frames() {
+    for (int i = 0; i < kReadsPerEvent && !closing_ && !closed_; ++i) {
+        if (outq_.bytes() > kMaxQueuedAnswers || view_blocks()) return;  // update_watch stops reading
+        auto room = reader_.space();
+        IoResult r = stream_.read_some(room);
         // A client that vanishes mid-frame simply ends here: its partial
         // frame was never applied.
-        if (ec) return self->close();
-        self->reader_.feed(self->rbuf_.bytes().first(n));
-        while (!self->closing_ && !self->closed_) {
-            auto f = self->reader_.next();
-            if (!f) break;
-            self->on_frame(f->first, f->second);
+        if (r.status == IoResult::would_block) return;
+        if (r.status != IoResult::ok) return close();
+        reader_.commit(r.n);
+        process_frames();
+        if (!stream_.is_tls() && r.n < room.size()) return;
+    }
+}
+
+// Run the whole frames received. A read answered from the region's own
+// bytes must be sent before the next request runs (it could change them):
+// until then the frames wait in the reader.
+void TcpSession::process_frames() {
+    while (!closing_ && !closed_) {
+        if (view_pending_) {
+            flush();
+            if (view_blocks()) return;
         }
-        if (self->reader_.error() && !self->closing_) return self->refuse_and_close(0, *self->reader_.error());
-        if (!self->closing_ && !self->closed_) self->read_more();
-    });
+        auto f = reader_.next();
+        if (!f) break;
+        on_frame(f->first, f->second);
+    }
+    if (reader_.error() && !closing_ && !closed_) refuse_and_close(0, *reader_.error());
 }
 
 void TcpSession::on_frame(const proto::Header& h, std::span<const std::byte> body) {
     if (!session_.authenticated) return on_auth(h, body);
     if (h.type == proto::Type::goodbye) return close();
-    on_request(h, body);
+    run_request(h, body);
 }
 
 void TcpSession::on_auth(const proto::Header& h, std::span<const std::byte> body) {
@@ -74,55 +107,65 @@ void TcpSession::on_auth(const proto::Header& h, std::span<const std::byte> body
     if (!auth) return refuse_and_close(h.request_id, auth.error());
     auto welcome = owner_.core().authenticate(session_, *auth);
     if (!welcome) return refuse_and_close(h.request_id, welcome.error());
-    std::vector<std::byte> frame;
-    proto::encode(frame, h.request_id, *welcome);
-    enqueue(std::move(frame));
+    proto::encode(outq_.arena(), h.request_id, *welcome);
+    outq_.commit();
 }
 
-void TcpSession::on_request(const proto::Header& h, std::span<const std::byte> body) {
-    auto answer = run_request(h, body);
-    if (!answer) return respond(h.request_id, answer.error());
-    enqueue(std::move(*answer));
-}
-
-void TcpSession::respond(std::uint32_t id, const Result<void>& r, std::span<const std::byte> data) {
-    enqueue(response_frame(id, r, data));
+void TcpSession::respond(std::uint32_t id, const Result<void>& r) {
+    proto::Response resp;
+    if (!r) {
+        resp.status = static_cast<std::uint32_t>(r.error().code().value());
+        // The detail only: the client rebuilds the full message from the code.
+        const auto& e = r.error();
+        resp.message = (e.detail().empty() ? e.message() : e.detail()).substr(0, 1024);
+    }
+    proto::encode(outq_.arena(), id, resp);
+    outq_.commit();
 }
 
 void TcpSession::refuse_and_close(std::uint32_t id, const Error& e) {
     respond(id, e);
     closing_ = true;
-    if (!writing_) close();
 }
 
-void TcpSession::send_message(std::vector<std::byte> frame) {
-    if (session_.authenticated && !closing_) enqueue(std::move(frame));
+void TcpSession::send_message(std::span<const std::byte> payload) {
+    if (closed_ || closing_ || !session_.authenticated) return;
+    proto::encode_message(outq_.arena(), 0, payload);
+    outq_.commit();
+    flush();
+    update_watch();
 }
 
-void TcpSession::enqueue(std::vector<std::byte> frame) {
+void TcpSession::flush() {
+    while (!outq_.empty() && !closed_) {
+        IoResult r = stream_.write_some(outq_.iovecs());
+        if (r.status == IoResult::would_block) return;
+        if (r.status != IoResult::ok) return close();
+        outq_.consume(r.n);
+    }
+    if (outq_.empty()) view_pending_ = false;
+}
+
+// EPOLLIN unless closing or too far ahead of the client; EPOLLOUT while
+// answers wait (or TLS needs to write to make progress).
+void TcpSession::update_watch() {
     if (closed_) return;
-    outq_.push_back(std::move(frame));
-    if (!writing_) write_next();
-}
-
-void TcpSession::write_next() {
-    auto batch = std::make_shared<std::vector<std::vector<std::byte>>>();
-    while (!outq_.empty()) batch->push_back(std::move(outq_.front())), outq_.pop_front();
-    std::vector<asio::const_buffer> bufs;
-    for (const auto& f : *batch) bufs.emplace_back(f.data(), f.size());
-    writing_ = true;
-    stream_.write_all(bufs, [self = shared_from_this(), batch](const boost::system::error_code& ec, std::size_t) {
-        self->writing_ = false;
-        if (ec) return self->close();
-        if (!self->outq_.empty()) return self->write_next();
-        if (self->closing_) self->close();
-    });
+    std::uint32_t ev = 0;
+    if (!closing_ && (tls_pending_ || (outq_.bytes() <= kMaxQueuedAnswers && !view_blocks()))) ev |= EPOLLIN;
+    if (!outq_.empty() || stream_.wants_write()) ev |= EPOLLOUT;
+    if (watched_ && ev == watch_events_) return;
+    const auto ec = watched_ ? loop_.rewatch(stream_.fd(), ev, this) : loop_.watch(stream_.fd(), ev, this);
+    if (ec) return close();
+    watched_ = true;
+    watch_events_ = ev;
 }
 
 void TcpSession::close() noexcept {
     if (closed_) return;
     closed_ = true;
-    stream_.close();
+    if (watched_) loop_.unwatch(stream_.fd());
+    watched_ = false;
+    stream_.shutdown();
     owner_.forget(session_.id);
 }
 

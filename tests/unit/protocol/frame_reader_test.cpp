@@ -92,9 +92,8 @@ TEST(ProtoFrameReader, ManyFramesKeepTheBufferSmall) {
         r.feed(std::span(s).last(3));
         drain(r, got);
         EXPECT_EQ(r.buffered(), 0u);
-        // Consumed frames were dropped by the second feed: only the last
-        // frame's bytes are held.
-        EXPECT_LE(r.held(), kHeaderSize + 1) << "round " << round;
+        // Small frames never take a buffer beyond the primary one.
+        EXPECT_EQ(r.held(), 0u) << "round " << round;
     }
     EXPECT_EQ(got.size(), 4000u);
 }
@@ -116,7 +115,59 @@ TEST(ProtoFrameReader, UnalignedFeedsKeepTheBufferBounded) {
         largest = std::max(largest, r.held());
     }
     EXPECT_EQ(got.size(), 2000u);
-    EXPECT_LE(largest, kHeaderSize + 36 + 7);  // the largest frame (hello) plus one feed
+    EXPECT_EQ(largest, 0u);  // compacted within the primary buffer, never grown
+}
+
+// A frame larger than the primary buffer: once its header is in, the rest
+// is received straight into one buffer of exactly the frame's size.
+TEST(ProtoFrameReader, LargeFrameReceivedInPlaceIntoAnExactBuffer) {
+    FrameReader r(2u << 20);
+    std::vector<std::byte> payload(1u << 20);
+    for (std::size_t i = 0; i < payload.size(); ++i) payload[i] = static_cast<std::byte>(i * 7);
+    std::vector<std::byte> f;
+    encode_message(f, 5, payload);
+    auto first = r.space();
+    ASSERT_LE(first.size(), FrameReader::kPrimarySize);  // nothing known yet: the primary buffer
+    std::copy_n(f.begin(), 100, first.begin());
+    r.commit(100);
+    EXPECT_FALSE(r.next());
+    auto rest = r.space();
+    ASSERT_GE(rest.size(), f.size() - 100);
+    EXPECT_EQ(r.held(), f.size());  // one allocation, the frame's size
+    std::copy(f.begin() + 100, f.end(), rest.begin());
+    r.commit(f.size() - 100);
+    auto got = r.next();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->first.request_id, 5u);
+    EXPECT_TRUE(std::equal(got->second.begin(), got->second.end(), payload.begin(), payload.end()));
+    // Drained: small frames go back to the primary buffer; the large one
+    // stays for the next large frame until given back.
+    std::vector<std::byte> small;
+    encode_message(small, 6, bytes_of("x"));
+    r.feed(small);
+    auto next = r.next();
+    ASSERT_TRUE(next);
+    EXPECT_EQ(next->first.request_id, 6u);
+    EXPECT_EQ(r.held(), f.size());
+    r.release_large();
+    EXPECT_EQ(r.held(), 0u);
+}
+
+TEST(ProtoFrameReader, ReceivesIntoTheGivenPrimaryBuffer) {
+    std::vector<std::byte> primary(4096);
+    FrameReader r(kDefaultMaxPayload, primary);
+    auto room = r.space();
+    EXPECT_EQ(room.data(), primary.data());
+    EXPECT_EQ(room.size(), primary.size());
+    std::vector<std::byte> f;
+    encode(f, 1, sample_hello());
+    std::copy(f.begin(), f.end(), room.begin());
+    r.commit(f.size());
+    auto got = r.next();
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->first.type, Type::hello);
+    // The payload is parsed where it landed: in the caller's buffer.
+    EXPECT_EQ(got->second.data(), primary.data() + kHeaderSize);
 }
 
 TEST(ProtoFrameReader, BadHeaderPoisonsForGood) {

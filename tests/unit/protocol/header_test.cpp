@@ -28,7 +28,7 @@ TEST(ProtoHeader, LayoutIsLittleEndianAtDocumentedOffsets) {
 }
 
 TEST(ProtoHeader, RoundTripsEveryType) {
-    for (int t = 1; t <= 12; ++t) {
+    for (int t = 1; t <= 13; ++t) {
         Header in{static_cast<Type>(t), 3, 0xfffffffe, 1234};
         auto out = parse_header(header_bytes(in), kDefaultMaxPayload);
         ASSERT_TRUE(out) << out.error().message();
@@ -38,11 +38,11 @@ TEST(ProtoHeader, RoundTripsEveryType) {
         EXPECT_EQ(out->length, in.length);
         EXPECT_NE(type_name(in.type), "invalid");
     }
-    const char* names[] = {"hello", "auth",         "welcome", "open_region", "region",   "write",
-                           "read",  "atomic_write", "flush",   "message",     "response", "goodbye"};
-    for (int t = 1; t <= 12; ++t) EXPECT_EQ(type_name(static_cast<Type>(t)), names[t - 1]) << t;
+    const char* names[] = {"hello", "auth",         "welcome", "open_region", "region",   "write",   "read",
+                           "atomic_write", "flush", "message", "response",    "goodbye", "persist"};
+    for (int t = 1; t <= 13; ++t) EXPECT_EQ(type_name(static_cast<Type>(t)), names[t - 1]) << t;
     EXPECT_EQ(type_name(static_cast<Type>(0)), "invalid");
-    EXPECT_EQ(type_name(static_cast<Type>(13)), "invalid");
+    EXPECT_EQ(type_name(static_cast<Type>(14)), "invalid");
 }
 
 TEST(ProtoHeader, BadMagicIsInvalidArgument) {
@@ -55,7 +55,7 @@ TEST(ProtoHeader, BadMagicIsInvalidArgument) {
 }
 
 TEST(ProtoHeader, UnknownTypesAreInvalidArgument) {
-    for (int t : {0, 13, 200, 255}) {
+    for (int t : {0, 14, 200, 255}) {
         auto b = header_bytes({Type::hello, 0, 1, 0});
         b[4] = static_cast<std::byte>(t);
         auto h = parse_header(b, kDefaultMaxPayload);
