@@ -31,11 +31,13 @@ void Replicator::Impl::on_write_done(std::size_t i, std::uint64_t epoch, std::er
 void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::uint64_t flush_id,
                                      std::error_code ec) {
     std::vector<std::pair<Frontier, Lsn>> notes;
+    bool syncing = false;
     {
         std::lock_guard lock(mu);
         Member& m = replicas[i];
         if (m.epoch != epoch) return;
         progress_locked(m);
+        syncing = m.state == ReplicaState::syncing;  // its resync waits for its flushes (flush_member)
         if (ec) {
             fail_locked(m, Error(ec, "replica " + m.spec.uri + ": a flush failed"));
         } else {
@@ -50,7 +52,10 @@ void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::ui
         }
         recompute_locked(notes);
     }
-    cv.notify_all();
+    // Wake waiters only when a frontier moved (a failure notifies in
+    // fail_locked) or a resync waits: a commit's caller wakes once, when
+    // its quorum holds, not on every member's answer.
+    if (!notes.empty() || syncing) cv.notify_all();
     notify(notes);
 }
 

@@ -117,6 +117,59 @@ Lsn Replicator::Impl::issue_flushes() {
     return target;
 }
 
+bool Replicator::Impl::nothing_unflushed() const {
+    std::lock_guard lock(mu);
+    for (const auto& m : replicas)
+        if (m.state != ReplicaState::failed && m.region && !m.dirty.empty()) return false;
+    return true;
+}
+
+Lsn Replicator::Impl::persist_region(std::uint64_t region_offset, std::span<const std::byte> bytes) {
+    std::memcpy(local->bytes().data() + region_offset, bytes.data(), bytes.size());
+    local->flush(local->bytes().data() + region_offset, bytes.size());
+    const Lsn lsn = last_lsn.load(std::memory_order_relaxed) + 1;
+    last_lsn.store(lsn, std::memory_order_release);
+    // The local header's position, then one drain for both.
+    std::memcpy(local->bytes().data() + replication::kOffPosition, &lsn, 8);
+    local->persist(local->bytes().data() + replication::kOffPosition, 8);
+    // One copy for every member: the caller may return (a quorum answered)
+    // while a slower member's request still reads it.
+    auto staged = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
+    struct Sent {
+        Target t;
+        std::uint64_t id;
+    };
+    std::vector<Sent> sends;
+    std::vector<std::pair<Frontier, Lsn>> notes;
+    {
+        std::lock_guard lock(mu);
+        local_frontier = lsn;
+        notes.emplace_back(Frontier::local, lsn);
+        for (auto& m : replicas) {
+            if (m.state == ReplicaState::failed || !m.region) {
+                m.missed.add(region_offset, bytes.size());
+                continue;
+            }
+            // Its completion moves the frontier like a flush's.
+            replication::PendingFlush pf{next_flush_id++, lsn, 1, replication::IntervalSet(replication::kFlushMergeGap)};
+            pf.ranges.add(region_offset, bytes.size());
+            if (m.outstanding++ == 0) m.last_progress = Clock::now();
+            sends.push_back({{m.index, m.epoch, *m.region}, pf.id});
+            m.flushes.push_back(std::move(pf));
+        }
+        recompute_locked(notes);
+    }
+    for (auto& s : sends) {
+        s.t.region.persist(region_offset, std::span<const std::byte>(*staged),
+                           [this, i = s.t.index, e = s.t.epoch, id = s.id, staged](std::error_code ec) {
+                               on_flush_done(i, e, id, ec);
+                           });
+    }
+    cv.notify_all();  // Replicator::wait(Frontier::local) callers
+    notify(notes);
+    return lsn;
+}
+
 Result<Lsn> Replicator::Impl::wait_quorum(Lsn target) {
     std::unique_lock lock(mu);
     // The failure detector bounds this wait: a member that does not answer

@@ -94,8 +94,26 @@ Result<Lsn> Replicator::commit() {
 }
 
 Result<Lsn> Replicator::persist(std::uint64_t offset, std::span<const std::byte> data) {
-    if (auto w = write(offset, data); !w) return w;
-    return commit();
+    auto& d = impl_->data;
+    if (offset > d.size() || data.size() > d.size() - offset)
+        return Error(errc::invalid_argument, "write of " + std::to_string(data.size()) + " bytes at " +
+                                                 std::to_string(offset) + " is outside the data area (" +
+                                                 std::to_string(d.size()) + " bytes)");
+    Lsn target = 0;
+    {
+        std::lock_guard issue(impl_->issue_mu);
+        impl_->extend_high_water(offset + data.size());
+        // One persist request per member, unless some member still has
+        // writes that no flush covered (write() without commit(), or the
+        // high-water mark just moved): then a write and the flushes of all.
+        if (impl_->nothing_unflushed()) {
+            target = impl_->persist_region(kReplicaHeaderSize + offset, data);
+        } else {
+            if (auto w = impl_->write_region(kReplicaHeaderSize + offset, data, false); !w) return w;
+            target = impl_->issue_flushes();
+        }
+    }
+    return impl_->wait_quorum(target);
 }
 
 Lsn Replicator::frontier(Frontier f) const noexcept {

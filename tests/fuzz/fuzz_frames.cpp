@@ -70,7 +70,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::span<const std::byte> rest(reinterpret_cast<const std::byte*>(data + 1), size - 1);
 
     const auto type = static_cast<std::uint8_t>(sel & 0x0f);
-    if (type >= 1 && type <= 12) fuzz::check_body(static_cast<Type>(type), 0x5eed, rest);
+    if (type >= 1 && type <= 13) fuzz::check_body(static_cast<Type>(type), 0x5eed, rest);
 
     const std::size_t chunk = ((sel >> 4) & 7u) + 1;
     const std::uint32_t max_payload = (sel & 0x80) ? 64 : kDefaultMaxPayload;

@@ -31,7 +31,7 @@ struct Sample {
 std::vector<Sample> samples() {
     static const std::string data = "0123456789abcdef";
     std::span<const std::byte> d(reinterpret_cast<const std::byte*>(data.data()), data.size());
-    std::vector<Sample> s(12);
+    std::vector<Sample> s(13);
     encode(s[0].frame, 0, Hello{1, 1, {0x11, 0x22}});
     encode(s[1].frame, 0, Auth{1, "client-1", {0x33}, {0x44}});
     encode(s[2].frame, 0, Welcome{{0x55}, R"({"domain":"memory_controller"})"});
@@ -49,8 +49,9 @@ std::vector<Sample> samples() {
     encode(s[9].frame, 6, Response{0, "", d});
     encode_message(s[10].frame, 7, d);
     encode_goodbye(s[11].frame, 8);
-    const char* names[] = {"hello", "auth", "welcome", "open_region", "region", "write",
-                           "read", "atomic_write", "flush", "response", "message", "goodbye"};
+    encode(s[12].frame, 9, Persist{1, {{0, d.first(12)}, {64, d.last(4)}}});
+    const char* names[] = {"hello", "auth", "welcome", "open_region", "region", "write", "read",
+                           "atomic_write", "flush", "response", "message", "goodbye", "persist"};
     for (std::size_t i = 0; i < s.size(); ++i) s[i].name = names[i];
     return s;
 }
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     auto all = samples();
     std::vector<std::byte> stream;
     for (std::size_t i = 0; i < all.size(); ++i) {
-        const auto type = static_cast<std::uint8_t>(i + 1);
+        const auto type = std::to_integer<std::uint8_t>(all[i].frame[4]);  // the header's type byte
         save(frames / ("body-" + all[i].name), type, body(all[i].frame));
         // Selector 0x30 | type: the frame itself, read 4 bytes at a time.
         save(frames / ("frame-" + all[i].name), static_cast<std::uint8_t>(0x30 | type), all[i].frame);

@@ -62,6 +62,7 @@ inline void check_body(Type type, std::uint32_t request_id, std::span<const std:
     case Type::atomic_write: return reencode(decode_atomic_write(body), type, request_id, body);
     case Type::flush: return reencode(decode_flush(body), type, request_id, body);
     case Type::response: return reencode(decode_response(body), type, request_id, body);
+    case Type::persist: return reencode(decode_persist(body), type, request_id, body);
     case Type::message: {
         std::vector<std::byte> out;
         encode_message(out, request_id, body);

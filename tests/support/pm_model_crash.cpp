@@ -54,6 +54,17 @@ public:
         return {};
     }
 
+    // What a transport does for RemoteRegion::persist(slices).
+    Result<void> persist(std::span<const proto::Slice> slices) {
+        if (kind_ == TransportKind::tcp && !skip_flush_) return server_.persist(slices);
+        std::vector<Range> ranges;
+        for (const auto& s : slices) {
+            if (auto r = write(s.offset, s.data); !r) return r;
+            ranges.push_back({s.offset, s.data.size()});
+        }
+        return flush(ranges);
+    }
+
 private:
     // The ranges the flush request names: the written ones, or (as a
     // negative control) each one byte short.
@@ -104,7 +115,33 @@ private:
         const auto dice = rng_.below(100);
         if (dice >= 65 && !pending_.empty()) return flush();
         if (dice >= 55) return atomic_write();
+        if (dice >= 45) return persist();
         write();
+    }
+
+    // A record and its commit word, or a few scattered pieces, made durable
+    // by one persist.
+    void persist() {
+        const std::uint64_t size = server_.model().size();
+        const std::uint64_t n = rng_.between(1, 3);
+        std::vector<std::vector<std::byte>> datas;
+        std::vector<proto::Slice> slices;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const std::uint64_t len = rng_.percent(25) ? rng_.between(1, 16) : rng_.between(1, kMaxWrite);
+            const std::uint64_t off = rng_.below(size - len + 1);
+            datas.push_back(random_bytes(rng_, len));
+            slices.push_back({off, datas.back()});
+        }
+        if (!client_.persist(slices)) return void(++rep_.server_errors);
+        std::vector<Range> ranges;
+        for (const auto& s : slices) {
+            oracle_.wrote(s.offset, s.data);
+            ranges.push_back({s.offset, s.data.size()});
+            rep_.bytes_written += s.data.size();
+            rep_.bytes_acknowledged += s.data.size();
+        }
+        oracle_.acknowledged(ranges);
+        ++rep_.persists;
     }
 
     void write() {
@@ -230,7 +267,8 @@ std::string summary(const CrashCell& cell, const CrashReport& r) {
     if (cell.skip_flush) s += " (flush skipped)";
     if (cell.short_ranges) s += " (ranges one byte short)";
     s += "; " + std::to_string(r.runs) + " runs, " + std::to_string(r.ops) + " ops (" + std::to_string(r.writes) +
-         " writes, " + std::to_string(r.atomic_writes) + " atomic, " + std::to_string(r.flushes) + " flushes), " +
+         " writes, " + std::to_string(r.atomic_writes) + " atomic, " + std::to_string(r.flushes) + " flushes, " +
+         std::to_string(r.persists) + " persists), " +
          std::to_string(r.crashes) + " crashes, " + std::to_string(r.torn_words) + " torn words; lost " +
          std::to_string(r.lost_bytes) + " bytes in " + std::to_string(r.runs_with_loss) + " runs";
     return s;

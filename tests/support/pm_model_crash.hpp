@@ -12,6 +12,8 @@
 //   native_flush      -> nic_native_flush per range
 //   TCP write / atomic write / flush -> Core::handle_write / handle_atomic_write
 //                        / handle_flush (the server's CPU stores and persist step)
+//   persist (1 to 3 slices) -> TCP: Core::handle_persist (one request);
+//                        RDMA: the writes, then the flush, as above
 #pragma once
 
 #include "server/core.hpp"
@@ -55,6 +57,7 @@ struct CrashReport {
     std::uint64_t writes = 0;
     std::uint64_t atomic_writes = 0;
     std::uint64_t flushes = 0;
+    std::uint64_t persists = 0;        ///< vectored persists (each also counted in bytes_acknowledged)
     std::uint64_t bytes_written = 0;
     std::uint64_t bytes_acknowledged = 0;  ///< bytes named by returned flushes
     std::uint64_t crashes = 0;

@@ -92,6 +92,13 @@ Result<void> ModelServer::flush(std::span<const server::Range> ranges) {
     return core_->handle_flush(session_, f);
 }
 
+Result<void> ModelServer::persist(std::span<const proto::Slice> slices) {
+    proto::Persist p;
+    p.region = grant_.id;
+    p.slices.assign(slices.begin(), slices.end());
+    return core_->handle_persist(session_, p);
+}
+
 Result<void> ModelServer::read(std::uint64_t offset, std::span<std::byte> out) {
     return core_->handle_read(session_, proto::Read{grant_.id, offset, static_cast<std::uint32_t>(out.size())},
                               out);

@@ -35,6 +35,8 @@ public:
     Result<void> write(std::uint64_t offset, std::span<const std::byte> data);
     Result<void> atomic_write(std::uint64_t offset, std::uint64_t value);
     Result<void> flush(std::span<const server::Range> ranges);
+    /// The persist request (tcp://): stores and the persist step in one handler.
+    Result<void> persist(std::span<const proto::Slice> slices);
     Result<void> read(std::uint64_t offset, std::span<std::byte> out);
 
     /// What Core granted (method, step, reason).

@@ -20,7 +20,7 @@ std::string random_secret() {
 
 rpm::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& listen,
                                                              const std::filesystem::path& dir, std::uint64_t size,
-                                                             const std::string& tag) {
+                                                             const std::string& tag, unsigned io_threads) {
     std::unique_ptr<LocalServer> ls(new LocalServer);
     ls->secret_ = random_secret();
     ls->pool_ = dir / ("rpm-bench-" + std::to_string(::getpid()) + (tag.empty() ? "" : "-" + tag) + ".pool");
@@ -28,6 +28,7 @@ rpm::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& 
     std::filesystem::remove(ls->pool_, ec);  // a leftover of a killed run
     rpm::ServerOptions o;
     o.listen = {listen};
+    o.io_threads = io_threads;
     o.secrets[ls->id_] = ls->secret_;
     o.regions.push_back({ls->region_, ls->pool_, static_cast<std::size_t>(size), true, {}});
     auto server = rpm::Server::start(std::move(o));

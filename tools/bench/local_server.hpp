@@ -20,7 +20,8 @@ public:
     /// listen: e.g. tcp://127.0.0.1:0. The pool file is DIR/rpm-bench-PID.pool,
     /// or DIR/rpm-bench-PID-TAG.pool with a tag (several servers in one run).
     static rpm::Result<std::unique_ptr<LocalServer>> start(const std::string& listen, const std::filesystem::path& dir,
-                                                           std::uint64_t size, const std::string& tag = {});
+                                                           std::uint64_t size, const std::string& tag = {},
+                                                           unsigned io_threads = 0);
     ~LocalServer();
     LocalServer(const LocalServer&) = delete;
     LocalServer& operator=(const LocalServer&) = delete;

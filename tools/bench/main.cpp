@@ -76,6 +76,9 @@ void add_options(CLI::App& app, Options& o, std::vector<std::string>& ops, std::
     app.add_option("--secret-file", o.secret_file, "file holding the shared secret")->check(CLI::ExistingFile);
     app.add_option("--region", o.region, "region name (external server; its contents are overwritten)");
     app.add_option("--listen", o.listen, "in-process server: listen URI")->capture_default_str();
+    app.add_option("--server-io-threads", o.server_io_threads,
+                   "in-process server: I/O threads of its tcp:// listener (default 0: one per CPU it may use)")
+        ->check(CLI::Range(0u, 256u));
     app.add_option("--pool-dir", o.pool_dir, "in-process server: directory of the pool file")
         ->check(CLI::ExistingDirectory)->capture_default_str();
     app.add_option("--pool-size", o.pool_size, "in-process server: pool bytes (default: enough for all slots, >= 64 MiB)");

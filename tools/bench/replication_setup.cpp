@@ -74,7 +74,7 @@ std::unique_ptr<RepSetup> RepSetup::create(const Options& o, ReplicationReport& 
 bool RepSetup::start_local(const Options& o, unsigned count, std::string& error) {
     const std::uint64_t pool = rpm::kReplicaHeaderSize + 2 * area_;
     for (unsigned i = 0; i < count; ++i) {
-        auto ls = LocalServer::start(o.listen, o.pool_dir, pool, "r" + std::to_string(i));
+        auto ls = LocalServer::start(o.listen, o.pool_dir, pool, "r" + std::to_string(i), o.server_io_threads);
         if (!ls) return error = "cannot start in-process server " + std::to_string(i) + ": " + ls.error().message(), false;
         uris.push_back((*ls)->uri());
         local_.push_back(std::move(*ls));

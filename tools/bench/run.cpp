@@ -42,7 +42,7 @@ std::uint64_t pool_size(const Options& o) {
 std::optional<Target> make_target(const Options& o, std::string& error) {
     Target t;
     if (o.connect.empty()) {
-        auto ls = LocalServer::start(o.listen, o.pool_dir, pool_size(o));
+        auto ls = LocalServer::start(o.listen, o.pool_dir, pool_size(o), {}, o.server_io_threads);
         if (!ls) return error = "cannot start the in-process server: " + ls.error().message(), std::nullopt;
         t.local = std::move(*ls);
         t.uri = t.local->uri();

@@ -84,11 +84,15 @@ int main(int argc, char** argv) {
     app.add_option("--config", config, "JSON overrides (docs/flush-methods.md)")->check(CLI::ExistingFile);
     app.add_option("--sysfs-root", sysfs_root, "read sysfs under DIR")->check(CLI::ExistingDirectory);
     app.add_option("--port-file", port_file, "write the bound port of the first --listen here once listening");
+    unsigned io_threads = 0;
+    app.add_option("--io-threads", io_threads, "I/O threads per tcp:// listener (default 0: one per CPU)")
+        ->check(CLI::Range(0u, 1024u));
     CLI11_PARSE(app, argc, argv);
 
     rpm::ServerOptions o;
     o.listen = listen;
     o.sysfs_root = sysfs_root;
+    o.io_threads = io_threads;
     if (!config.empty()) o.config = config;
     for (const auto& spec : regions) {
         rpm::ServedRegion r;

@@ -104,6 +104,10 @@ struct Replicator::Impl {
     Result<Lsn> write_region(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic);
     void extend_high_water(std::uint64_t end);
     Lsn issue_flushes();
+    /// Replicator::persist when no member has unflushed writes: the data
+    /// and its flush as one persist request per member.
+    Lsn persist_region(std::uint64_t region_offset, std::span<const std::byte> bytes);
+    [[nodiscard]] bool nothing_unflushed() const;
     Result<Lsn> wait_quorum(Lsn target);
     void send_heartbeat(std::size_t i);
     // completion.cpp (mu held unless said otherwise)

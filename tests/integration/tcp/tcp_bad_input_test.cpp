@@ -143,6 +143,54 @@ TEST_F(TcpBadInput, WrongSecretAndVersionMismatch) {
     expect_untouched_and_serving();
 }
 
+// Version 2 added persist; a version-1 client is told so, clearly.
+TEST_F(TcpBadInput, AVersionOneClientIsRefused) {
+    RawPeer old(server->port("tcp"));
+    auto v = old.login("app", "app-secret", 1);
+    ASSERT_TRUE(v);
+    auto resp = status_of(v);
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::unsupported));
+    EXPECT_NE(resp.message.find("version 1"), std::string::npos) << resp.message;
+    EXPECT_FALSE(old.next()) << "a refused login must close the connection";
+    expect_untouched_and_serving();
+}
+
+// One slice out of range: nothing of the persist is stored, not even the
+// slices that were in range, and the session goes on.
+TEST_F(TcpBadInput, PersistWithOneBadSliceStoresNothing) {
+    auto p = logged_in();
+    std::string good(16, 'G'), bad(16, 'B');
+    proto::Persist req{0, {{64, bytes_of(good)}, {(1 << 20) - 8, bytes_of(bad)}}};
+    auto resp = status_of(p->request(3, req));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    proto::Persist fine{0, {{128, bytes_of(good)}}};
+    EXPECT_EQ(status_of(p->request(4, fine)).status, 0u) << "the session must go on";
+    auto c = connect();
+    ASSERT_TRUE(c);
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    std::string back(16, '\0');
+    ASSERT_FALSE(r->read(64, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    EXPECT_EQ(back, std::string(16, '\0')) << "the in-range slice of a refused persist was stored";
+    ASSERT_FALSE(r->read(128, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    EXPECT_EQ(back, good);
+    expect_untouched_and_serving();
+}
+
+TEST_F(TcpBadInput, MalformedPersistIsAnErrorAndTheSessionGoesOn) {
+    auto p = logged_in();
+    std::string data(16, 'M');
+    std::vector<std::byte> frame;
+    proto::encode(frame, 3, proto::Persist{0, {{64, bytes_of(data)}}});
+    frame[proto::kHeaderSize + 16] = std::byte{17};  // the slice claims one byte more than the frame has
+    ASSERT_TRUE(p->send_bytes(frame));
+    auto resp = status_of(p->next());
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_NE(resp.message.find("persist body"), std::string::npos) << resp.message;
+    EXPECT_EQ(status_of(p->request(4, proto::Read{0, 0, 8})).status, 0u);
+    expect_untouched_and_serving();
+}
+
 TEST_F(TcpBadInput, RequestsBeforeAuthenticationAreRefused) {
     RawPeer p(server->port("tcp"));
     ASSERT_TRUE(p.next());  // hello

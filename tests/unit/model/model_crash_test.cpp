@@ -44,6 +44,7 @@ void expect_sane(const CrashCell& cell, const CrashReport& r) {
     EXPECT_EQ(r.crashes, cell.runs);
     EXPECT_GT(r.flushes, cell.runs / 2);
     EXPECT_GT(r.atomic_writes, 0u);
+    EXPECT_GT(r.persists, cell.runs / 2);
     EXPECT_EQ(r.server_errors, 0u);
     EXPECT_EQ(r.read_mismatches, 0u);
 }

@@ -19,6 +19,12 @@ std::optional<rpm::Error> run(std::span<const std::byte> body) {
     return r.error();
 }
 
+std::optional<rpm::Error> run_persist(std::span<const std::byte> body) {
+    auto r = decode_persist(body);
+    if (r) return std::nullopt;
+    return r.error();
+}
+
 struct Case {
     std::string name;
     std::vector<std::byte> frame;
@@ -42,6 +48,9 @@ std::vector<Case> cases() {
         {"atomic_write", frame_of(AtomicWrite{1, 2, 3}), run<decode_atomic_write>, {}},
         {"flush", frame_of(sample_flush()), run<decode_flush>, {}},
         {"response", frame_of(Response{5, "why", data}), run<decode_response>, 4 + 2 + 3},
+        // Every byte of a persist is accounted for by its slice lengths: any
+        // cut or addition breaks it.
+        {"persist", frame_of(sample_persist()), run_persist, {}},
     };
 }
 
@@ -154,6 +163,32 @@ TEST(ProtoDecode, FlushCountMustMatchTheRanges) {
     auto huge = decode_flush(patched(f, 7, 0xff));
     ASSERT_FALSE(huge);
     EXPECT_NE(huge.error().detail().find("exceeds the limit"), std::string::npos);
+}
+
+TEST(ProtoDecode, PersistCountMustBeWithinTheLimits) {
+    auto f = frame_of(sample_persist());  // two slices
+    auto none = decode_persist(patched(f, 4, 0));
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().detail(), "persist body: count 0 is not within 1..256");
+    // A huge count is refused before anything is allocated for it.
+    auto huge = decode_persist(patched(f, 7, 0xff));
+    ASSERT_FALSE(huge);
+    EXPECT_NE(huge.error().detail().find("is not within"), std::string::npos) << huge.error().detail();
+    Persist over{1, std::vector<Slice>(kMaxRanges + 1)};
+    auto err = decode_persist(body_of(frame_of(over)));
+    ASSERT_FALSE(err);
+    EXPECT_EQ(err.error().detail(), "persist body: count 257 is not within 1..256");
+}
+
+TEST(ProtoDecode, PersistLengthsMustAddUpToTheData) {
+    auto f = frame_of(sample_persist());  // lengths 12 and 8, 20 bytes of data
+    // The first slice's length (at 16) says 13: the data is one byte short.
+    auto more = decode_persist(patched(f, 16, 13));
+    ASSERT_FALSE(more);
+    EXPECT_NE(more.error().detail().find("exceed"), std::string::npos) << more.error().detail();
+    auto less = decode_persist(patched(f, 16, 11));
+    ASSERT_FALSE(less);
+    EXPECT_NE(less.error().detail().find("add up to 19 bytes"), std::string::npos) << less.error().detail();
 }
 
 TEST(ProtoDecode, HelloWithAnEmptyVersionRangeFails) {

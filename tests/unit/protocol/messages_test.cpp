@@ -162,6 +162,62 @@ TEST(ProtoRoundTrip, FlushNoneSomeAndMaxRanges) {
     expect_flush(max);
 }
 
+TEST(ProtoRoundTrip, PersistOneSomeAndMaxSlices) {
+    const auto data = bytes_of("0123456789abcdef");
+    for (std::size_t n : {std::size_t{1}, std::size_t{2}, kMaxRanges}) {
+        Persist in{7, {}};
+        for (std::size_t i = 0; i < n; ++i)
+            in.slices.push_back({i * 4096 + 3, std::span(data).first(i % data.size())});  // an empty slice too
+        auto f = frame_of(in);
+        auto m = reparse(f, Type::persist, [](std::span<const std::byte> b) { return decode_persist(b); });
+        ASSERT_TRUE(m) << m.error().message();
+        EXPECT_EQ(m->region, 7u);
+        ASSERT_EQ(m->slices.size(), n);
+        for (std::size_t i = 0; i < n; ++i) {
+            EXPECT_EQ(m->slices[i].offset, in.slices[i].offset);
+            EXPECT_EQ(text(m->slices[i].data), text(in.slices[i].data));
+        }
+    }
+}
+
+// What the client sends: the head from the arena, then each slice's data
+// from the caller's buffer. On the wire it is the same frame as encode().
+TEST(ProtoRoundTrip, PersistHeadPlusTheDataIsTheWholeFrame) {
+    const auto p = sample_persist();
+    std::vector<std::byte> head;
+    encode_persist_head(head, 77, p.region, p.slices);
+    EXPECT_EQ(head.size(), kHeaderSize + persist_meta_size(p.slices.size()));
+    for (const auto& s : p.slices) head.insert(head.end(), s.data.begin(), s.data.end());
+    EXPECT_EQ(head, frame_of(p));
+    std::vector<std::byte> w;
+    const auto data = bytes_of("payload");
+    encode_write_head(w, 77, 3, 99, data.size());
+    w.insert(w.end(), data.begin(), data.end());
+    EXPECT_EQ(w, frame_of(Write{3, 99, data}));
+}
+
+TEST(ProtoRoundTrip, ResponseHeadPlusDataIsAResponse) {
+    const auto data = bytes_of("read answer");
+    std::vector<std::byte> f;
+    encode_response_head(f, 77, data.size());
+    EXPECT_EQ(f.size(), kResponseHeadSize);
+    f.insert(f.end(), data.begin(), data.end());
+    auto m = reparse(f, Type::response, decode_response);
+    ASSERT_TRUE(m) << m.error().message();
+    EXPECT_EQ(m->status, 0u);
+    EXPECT_EQ(m->message, "");
+    EXPECT_EQ(text(m->data), "read answer");
+}
+
+TEST(ProtoRoundTrip, PersistBytesAreAsDocumented) {
+    const auto data = bytes_of("ab");
+    auto f = frame_of(Persist{0x01020304, {{0x10, data}}});
+    std::vector<std::uint8_t> body;
+    for (auto b : body_of(f)) body.push_back(std::to_integer<std::uint8_t>(b));
+    std::vector<std::uint8_t> want = {4, 3, 2, 1, 1, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 'a', 'b'};
+    EXPECT_EQ(body, want);
+}
+
 TEST(ProtoRoundTrip, Response) {
     auto data = bytes_of("read data");
     std::string longest(kMaxMessage, 'm');

@@ -53,6 +53,13 @@ inline RegionGrant sample_grant() {
 
 inline Flush sample_flush() { return {42, {{0, 64}, {4096, 8192}, {~0ull - 1, 1}}}; }
 
+/// A record and its commit word; the data lives as long as the program.
+inline Persist sample_persist() {
+    static const std::vector<std::byte> record = bytes_of("a log record");
+    static const std::vector<std::byte> commit = bytes_of("8 bytes!");
+    return {0x0a0b0c0d, {{0x1000, record}, {0x40, commit}}};
+}
+
 /// The payload of the one frame in `frame`, after checking its header.
 inline std::span<const std::byte> body_of(const std::vector<std::byte>& frame) {
     return std::span(frame).subspan(kHeaderSize);

@@ -1,0 +1,155 @@
+// Vectored persist, and synchronous calls mixed with callbacks on one
+// connection (tcp:// drives the socket from the caller's thread when
+// nothing else is in flight, and hands over to the I/O thread when
+// something is). Over tcp:// here and rdma:// in the lab.
+#include "common/backing.hpp"
+#include "common/server_fixture.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+namespace {
+using namespace rpm;
+using rpm::test::bytes_of;
+using OpsPersist = rpm::test::ServerTest;
+
+std::string text_at(RemoteRegion& r, std::uint64_t off, std::size_t n) {
+    std::string back(n, '\0');
+    EXPECT_FALSE(r.read(off, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    return back;
+}
+
+TEST_F(OpsPersist, ARecordAndItsCommitWordInOnePersist) {
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r) << r.error().message();
+    const std::string record = "record #" + std::to_string(::getpid()) + " of the log";
+    const std::uint64_t commit = 0xC0FFEE0000000000ull + static_cast<std::uint64_t>(record.size());
+    const WriteSlice slices[] = {{8192, bytes_of(record)}, {128, std::as_bytes(std::span(&commit, 1))}};
+    ASSERT_FALSE(r->persist(slices));
+    EXPECT_EQ(text_at(*r, 8192, record.size()), record);
+    std::uint64_t back = 0;
+    ASSERT_FALSE(r->read(128, std::as_writable_bytes(std::span(&back, 1))));
+    EXPECT_EQ(back, commit);
+    EXPECT_EQ(rpm::test::read_backing(kv_path, 8192, record.size()), record);  // in the server's memory
+
+    // The callback and future forms.
+    const std::string a = "callback slice", b = "future slice";
+    const WriteSlice one[] = {{16384, bytes_of(a)}};
+    std::promise<std::error_code> p;
+    r->persist(one, [&p](std::error_code ec) { p.set_value(ec); });
+    EXPECT_FALSE(p.get_future().get());
+    const WriteSlice two[] = {{20000, bytes_of(b)}};
+    EXPECT_FALSE(r->persist_async(two).get());
+    EXPECT_EQ(text_at(*r, 16384, a.size()), a);
+    EXPECT_EQ(text_at(*r, 20000, b.size()), b);
+}
+
+TEST_F(OpsPersist, ABadSliceIsRefusedBeforeAnythingIsSent) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    const std::string in = "in range", out = "out of range";
+    const WriteSlice slices[] = {{256, bytes_of(in)}, {r->size() - 4, bytes_of(out)}};
+    EXPECT_EQ(r->persist(slices), errc::invalid_argument);
+    EXPECT_EQ(text_at(*r, 256, in.size()), std::string(in.size(), '\0'));
+    EXPECT_EQ(r->persist(std::span<const WriteSlice>{}), errc::invalid_argument) << "no slices";
+    std::vector<WriteSlice> many(kMaxPersistSlices + 1, WriteSlice{0, bytes_of(in)});
+    EXPECT_EQ(r->persist(many), errc::invalid_argument) << "too many slices";
+    std::vector<WriteSlice> max(kMaxPersistSlices);
+    std::vector<std::uint64_t> values(kMaxPersistSlices);
+    for (std::size_t i = 0; i < max.size(); ++i) {
+        values[i] = 0x5100000000000000ull + i;
+        max[i] = {32768 + 64 * i, std::as_bytes(std::span(&values[i], 1))};
+    }
+    ASSERT_FALSE(r->persist(max)) << "the most slices one persist takes";
+    for (std::size_t i = 0; i < max.size(); i += 51) {
+        std::uint64_t v = 0;
+        ASSERT_FALSE(r->read(32768 + 64 * i, std::as_writable_bytes(std::span(&v, 1))));
+        EXPECT_EQ(v, values[i]);
+    }
+}
+
+// Callbacks keep a stream of persists in flight from one thread while
+// another thread makes blocking calls on the same connection: every call
+// completes, in order on the connection, with the right bytes.
+TEST_F(OpsPersist, BlockingCallsAndCallbacksShareAConnection) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    constexpr int kAsync = 3000, kSync = 300;
+    std::vector<std::uint64_t> async_values(kAsync);
+    std::atomic<int> async_done{0}, async_failed{0};
+    std::thread async_thread([&] {
+        for (int i = 0; i < kAsync; ++i) {
+            async_values[i] = 0xA000000000000000ull + static_cast<std::uint64_t>(i);
+            r->persist(static_cast<std::uint64_t>(i) * 8, std::as_bytes(std::span(&async_values[i], 1)),
+                       [&](std::error_code ec) { async_failed += ec ? 1 : 0; ++async_done; });
+            if (i % 64 == 0) std::this_thread::yield();
+        }
+    });
+    int sync_failed = 0;
+    for (int i = 0; i < kSync; ++i) {
+        const std::uint64_t v = 0xB000000000000000ull + static_cast<std::uint64_t>(i);
+        const std::uint64_t off = 65536 + static_cast<std::uint64_t>(i) * 8;
+        if (r->persist(off, std::as_bytes(std::span(&v, 1)))) ++sync_failed;
+        std::uint64_t back = 0;
+        if (r->read(off, std::as_writable_bytes(std::span(&back, 1))) || back != v) ++sync_failed;
+    }
+    async_thread.join();
+    ASSERT_FALSE(r->flush(0, 8));  // after every callback persist: waits for them
+    for (int spin = 0; spin < 1000 && async_done.load() < kAsync; ++spin)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_EQ(sync_failed, 0);
+    EXPECT_EQ(async_done.load(), kAsync);
+    EXPECT_EQ(async_failed.load(), 0);
+    std::vector<std::uint64_t> back(kAsync);
+    ASSERT_FALSE(r->read(0, std::as_writable_bytes(std::span(back))));
+    EXPECT_EQ(back, async_values);
+}
+
+// Blocking calls from several threads on one connection: at most one of
+// them drives the socket; the others wait for the I/O thread.
+TEST_F(OpsPersist, BlockingCallsFromSeveralThreadsOnOneConnection) {
+    auto c = connect();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    constexpr int kThreads = 4, kEach = 400;
+    std::atomic<int> failed{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kEach; ++i) {
+                const std::uint64_t v = (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint64_t>(i);
+                const std::uint64_t off = 131072 + (static_cast<std::uint64_t>(t) * kEach + i) * 8;
+                std::uint64_t back = 0;
+                if (r->persist(off, std::as_bytes(std::span(&v, 1))) ||
+                    r->read(off, std::as_writable_bytes(std::span(&back, 1))) || back != v)
+                    ++failed;
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failed.load(), 0);
+}
+
+// A blocking call on a connection whose server went away: io_error at
+// once, not after the timeout; later calls fail at once too.
+TEST_F(OpsPersist, ABlockingCallFailsAtOnceWhenTheServerIsGone) {
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    const std::uint64_t v = 42;
+    ASSERT_FALSE(r->persist(0, std::as_bytes(std::span(&v, 1))));
+    server->stop();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(r->persist(0, std::as_bytes(std::span(&v, 1))), errc::io_error);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10))
+        << "a closed connection must fail at once, not wait for the 20 s timeout";
+    EXPECT_EQ(r->write(0, std::as_bytes(std::span(&v, 1))), errc::io_error);
+}
+
+} // namespace
