@@ -27,9 +27,12 @@ void TcpClient::submit(Pending p, Build build) {
             build(p.id);
             pending_.push_back(std::move(p));
             // The driver sends its own request; the I/O thread sends what
-            // completions queue once they have all run (one gathered write).
-            if (!driver_ && !dispatching_) flush_locked();
-            if (!driver_) update_watch_locked();
+            // completions queue once they have all run (one gathered write)
+            // and then sets what it watches (no epoll_ctl per request).
+            if (!driver_ && !dispatching_) {
+                flush_locked();
+                update_watch_locked();
+            }
         }
     }
     // A request refused before it was sent completes where completions
