@@ -186,7 +186,8 @@ public:
     /// ERRORS: errc::quorum_lost when the members still live cannot meet
     /// the policy (detail: live/needed and the last member error).
     Result<Lsn> commit();
-    /// write + commit.
+    /// write + commit, sent as one persist request per member (one round
+    /// trip each) unless some member holds writes that no commit flushed.
     Result<Lsn> persist(std::uint64_t offset, std::span<const std::byte> data);
 
     [[nodiscard]] Lsn frontier(Frontier f) const noexcept;
