@@ -104,6 +104,7 @@ private:
     void read_locked(Completions& out);
     void drain_frames_locked(Completions& out);
     void run(Completions& done);
+    void finish_dispatch(Completions& done);
     void run_on_loop(Completions done);
     std::error_code drive(std::unique_lock<std::mutex>& lock, Deadline deadline, bool& finished);
     void end_drive_locked();

@@ -86,11 +86,13 @@ void TcpClient::on_events(std::uint32_t events) {
         if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_locked(done);
         dispatching_ = !done.empty();
     }
-    if (done.empty()) {
-        std::lock_guard lock(mu_);
-        update_watch_locked();
-        return;
-    }
+    finish_dispatch(done);
+}
+
+// On the I/O thread, after frames were parsed under mu_ with dispatching_
+// set when they completed something: run the completions, then send in one
+// write what they queued and set what the loop watches.
+void TcpClient::finish_dispatch(Completions& done) {
     run(done);
     std::lock_guard lock(mu_);
     dispatching_ = false;
@@ -215,12 +217,7 @@ void TcpClient::end_drive_locked() {
                 drain_frames_locked(done);
                 dispatching_ = !done.empty();
             }
-            run(done);
-            std::lock_guard lock(mu_);
-            dispatching_ = false;
-            if (state_ != State::ready) return;
-            flush_locked();
-            update_watch_locked();
+            finish_dispatch(done);
         });
     }
 }
