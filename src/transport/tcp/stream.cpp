@@ -14,6 +14,8 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -77,6 +79,13 @@ int connect_one(const addrinfo& ai, Deadline deadline, std::string& why) {
 }
 
 } // namespace
+
+void block_sigpipe() noexcept {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
 
 void TlsContext::Free::operator()(SSL_CTX* c) const noexcept { SSL_CTX_free(c); }
 

@@ -29,6 +29,11 @@ namespace rpm::tcp {
 
 using Deadline = std::chrono::steady_clock::time_point;
 
+/// For rpm's own I/O threads, at their start: OpenSSL writes with write(2),
+/// which raises SIGPIPE on a closed connection, so TLS I/O runs only on
+/// threads that block it.
+void block_sigpipe() noexcept;
+
 /// An OpenSSL context (client: optional CA to verify the server; server:
 /// certificate chain and key).
 class TlsContext {

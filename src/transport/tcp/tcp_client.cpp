@@ -3,18 +3,7 @@
 // I/O happens only on a thread that blocks SIGPIPE.
 #include "transport/tcp/tcp_client.hpp"
 
-#include <signal.h>
-
 namespace rpm::tcp {
-
-std::error_code io_error_code() noexcept { return errc::io_error; }
-
-void block_sigpipe() noexcept {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGPIPE);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-}
 
 TcpClient::TcpClient(const ClientOptions& opts, std::uint32_t max_payload)
     : opts_(opts), max_payload_(max_payload), reader_(max_payload, rbuf_.bytes()) {}

@@ -14,8 +14,6 @@
 
 namespace rpm::tcp {
 
-void block_sigpipe() noexcept;  // tcp_client.cpp
-
 namespace {
 
 // One I/O thread per CPU this process may run on (a pinned process gets as
