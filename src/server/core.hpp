@@ -88,7 +88,7 @@ public:
     /// they lie (valid while the server runs; they change with later
     /// writes, so the sender must send them before it runs another request).
     /// ERRORS: those of handle_read; errc::unsupported when the region has
-    /// no memory to view (the persistence model): use handle_read.
+    /// no memory to view (only the crash model's, which tcp:// never serves).
     Result<std::span<const std::byte>> read_view(const Session& s, const proto::Read& r);
     Result<void> handle_atomic_write(const Session& s, const proto::AtomicWrite& a);
     Result<void> handle_flush(const Session& s, const proto::Flush& f);

@@ -111,18 +111,19 @@ void FrameReader::relocate(std::size_t need) {
         to = primary_.data();
         cap = primary_.size();
     } else {
-        if (large_.size() < need) {
-            std::vector<std::byte> grown(need);
-            std::copy_n(data_ + pos_, have, grown.data());
-            large_.swap(grown);
-            data_ = large_.data();
-            cap_ = large_.size();
+        if (large_size_ < need) {
+            auto grown = std::make_unique_for_overwrite<std::byte[]>(need);
+            std::copy_n(data_ + pos_, have, grown.get());
+            large_ = std::move(grown);
+            large_size_ = need;
+            data_ = large_.get();
+            cap_ = large_size_;
             end_ = have;
             pos_ = 0;
             return;
         }
-        to = large_.data();
-        cap = large_.size();
+        to = large_.get();
+        cap = large_size_;
     }
     if (to != data_ + pos_) std::memmove(to, data_ + pos_, have);
     data_ = to;
@@ -158,8 +159,14 @@ void FrameReader::feed(std::span<const std::byte> bytes) {
 }
 
 void FrameReader::release_large() noexcept {
-    if (data_ == large_.data() && pos_ != end_) return;  // a frame is being received into it
-    std::vector<std::byte>().swap(large_);
+    if (data_ == large_.get() && pos_ != end_) return;  // a frame is being received into it
+    if (data_ == large_.get()) {
+        data_ = primary_.data();
+        cap_ = primary_.size();
+        pos_ = end_ = 0;
+    }
+    large_.reset();
+    large_size_ = 0;
 }
 
 std::optional<std::pair<Header, std::span<const std::byte>>> FrameReader::next() {

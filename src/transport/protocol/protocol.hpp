@@ -16,6 +16,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -236,7 +237,7 @@ public:
     /// Bytes received and not yet taken out by next().
     [[nodiscard]] std::size_t buffered() const noexcept { return end_ - pos_; }
     /// Bytes of buffer held beyond the primary one (a large frame's).
-    [[nodiscard]] std::size_t held() const noexcept { return large_.capacity(); }
+    [[nodiscard]] std::size_t held() const noexcept { return large_size_; }
     /// Give back a large frame's buffer (the connection is idle).
     void release_large() noexcept;
 
@@ -247,7 +248,10 @@ private:
     std::uint32_t max_payload_;
     std::vector<std::byte> owned_;  ///< the primary buffer when none was given
     std::span<std::byte> primary_;
-    std::vector<std::byte> large_;  ///< a frame larger than primary_
+    // A frame larger than primary_: not zero-filled (it is received into),
+    // kept until release_large() (the transports call it when idle).
+    std::unique_ptr<std::byte[]> large_;
+    std::size_t large_size_ = 0;
     std::byte* data_ = nullptr;     ///< primary_ or large_
     std::size_t cap_ = 0;
     std::size_t pos_ = 0;  ///< first byte not taken by next()

@@ -53,7 +53,7 @@ void set_blocking(int fd, bool blocking) {
     if (flags >= 0) (void)::fcntl(fd, F_SETFL, blocking ? flags & ~O_NONBLOCK : flags | O_NONBLOCK);
 }
 
-IoResult timed_out() { return {IoResult::closed, 0, "timed out"}; }
+IoResult timed_out() { return {IoResult::timed_out, 0, "timed out"}; }
 
 // Connect one address by `deadline`; the fd (blocking, TCP_NODELAY) or -1 with `why`.
 int connect_one(const addrinfo& ai, Deadline deadline, std::string& why) {

@@ -52,7 +52,7 @@ private:
 };
 
 struct IoResult {
-    enum Status { ok, would_block, closed, error };
+    enum Status { ok, would_block, closed, timed_out, error };
     Status status = ok;
     std::size_t n = 0;   ///< bytes moved when ok
     std::string why;     ///< closed / error: for people
@@ -89,7 +89,7 @@ public:
     // Non-blocking.
     IoResult read_some(std::span<std::byte> buf);
     IoResult write_some(std::span<const iovec> bufs);
-    // Blocking until `deadline` (closed with why "timed out" when it passes).
+    // Blocking until `deadline` (timed_out when it passes).
     IoResult read_wait(std::span<std::byte> buf, Deadline deadline);
     IoResult write_all_wait(std::span<const iovec> bufs, Deadline deadline);
 

@@ -45,7 +45,7 @@ Result<std::pair<proto::Header, std::vector<std::byte>>> TcpClient::read_frame_w
         if (reader_.error()) return Error(errc::io_error, "bad frame from server: " + reader_.error()->message());
         IoResult r = stream_.read_wait(reader_.space(), deadline);
         if (r.status != IoResult::ok)
-            return Error(errc::io_error, r.why == "timed out" ? "the handshake timed out" : "handshake: " + r.why);
+            return Error(errc::io_error, r.status == IoResult::timed_out ? "the handshake timed out" : "handshake: " + r.why);
         reader_.commit(r.n);
     }
 }

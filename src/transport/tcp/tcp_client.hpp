@@ -97,7 +97,9 @@ private:
         void (*call_)(void*, std::uint32_t);
     };
     std::uint32_t next_id() noexcept { return next_id_++; }
-    void submit(Pending p, Build build);
+    /// Queue and send a request. `refused`: complete it with that error
+    /// instead (nothing is sent).
+    void submit(Pending p, Build build, std::error_code refused = {});
     void flush_locked();
     void update_watch_locked();
     void on_events(std::uint32_t events) override;
@@ -106,7 +108,7 @@ private:
     void run(Completions& done);
     void finish_dispatch(Completions& done);
     void run_on_loop(Completions done);
-    std::error_code drive(std::unique_lock<std::mutex>& lock, Deadline deadline, bool& finished);
+    void drive(std::unique_lock<std::mutex>& lock, Deadline deadline, bool& finished);
     void end_drive_locked();
 
     // Frames (tcp_client_frames.cpp).

@@ -5,8 +5,8 @@
 namespace rpm::tcp {
 namespace {
 
-// A driver reading this many bytes at once leaves the rest to the loop:
-// bounded work per recv keeps latency fair to other callers.
+// Reads per readiness event on the I/O thread: bounded, so one flood of
+// answers does not hold mu_ against the callers queueing requests.
 constexpr int kReadsPerEvent = 16;
 
 // The thread whose synchronous call is being started: its request is the
@@ -15,22 +15,24 @@ thread_local const void* t_direct_for = nullptr;
 
 } // namespace
 
-void TcpClient::submit(Pending p, Build build) {
+void TcpClient::submit(Pending p, Build build, std::error_code refused) {
     Completions done;
     {
         std::lock_guard lock(mu_);
-        if (state_ != State::ready) {
-            complete_locked(p, errc::io_error, done);
+        p.direct = t_direct_for == this && driver_ && driver_thread_ == std::this_thread::get_id();
+        if (state_ != State::ready || refused) {
+            complete_locked(p, refused ? refused : make_error_code(errc::io_error), done);
         } else {
             p.id = next_id();
-            p.direct = t_direct_for == this && driver_ && driver_thread_ == std::this_thread::get_id();
             build(p.id);
             pending_.push_back(std::move(p));
             // The driver sends its own request; the I/O thread sends what
             // completions queue once they have all run (one gathered write)
             // and then sets what it watches (no epoll_ctl per request).
+            // TLS is sent only by the I/O thread (OpenSSL can raise SIGPIPE,
+            // which an application's thread may not block): EPOLLOUT it is.
             if (!driver_ && !dispatching_) {
-                flush_locked();
+                if (!stream_.is_tls() || loop_.in_loop()) flush_locked();
                 update_watch_locked();
             }
         }
@@ -82,8 +84,11 @@ void TcpClient::on_events(std::uint32_t events) {
             watched_ = false;
             return;
         }
+        // A TLS read that had to write first waits for EPOLLOUT, not EPOLLIN.
+        const bool tls_read_wants_write = stream_.is_tls() && stream_.wants_write();
         if (events & EPOLLOUT) flush_locked();
-        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) read_locked(done);
+        if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || (tls_read_wants_write && (events & EPOLLOUT)))
+            read_locked(done);
         dispatching_ = !done.empty();
     }
     finish_dispatch(done);
@@ -107,7 +112,12 @@ void TcpClient::read_locked(Completions& out) {
     for (int i = 0; i < kReadsPerEvent && state_ == State::ready; ++i) {
         auto room = reader_.space();
         IoResult r = stream_.read_some(room);
-        if (r.status == IoResult::would_block) break;
+        if (r.status == IoResult::would_block) {
+            // Idle: a large answer's buffer goes back (a connection keeps
+            // only its pinned 64 KiB while nothing arrives).
+            if (reader_.buffered() == 0) reader_.release_large();
+            break;
+        }
         if (r.status != IoResult::ok)
             return fail_locked(errc::io_error, r.status == IoResult::closed ? "the server closed the connection"
                                                                              : "connection lost: " + r.why, out);
@@ -162,23 +172,23 @@ std::error_code TcpClient::call(const std::function<void(client::Done)>& start, 
     start([&](std::error_code ec) { result = ec, finished = true; });
     t_direct_for = nullptr;
     lock.lock();
-    std::error_code failed;
-    if (!finished) failed = drive(lock, deadline, finished);
+    if (!finished) drive(lock, deadline, finished);
     end_drive_locked();
-    return finished ? result : failed;
+    // Not finished: the connection failed before the answer (and is closed).
+    return finished ? result : make_error_code(errc::io_error);
 }
 
 // Send the driver's request (and whatever was queued behind it), then
 // receive until its answer is in. Other answers read on the way complete on
 // the I/O thread. Called and returns with `lock` held.
-std::error_code TcpClient::drive(std::unique_lock<std::mutex>& lock, Deadline deadline, bool& finished) {
+void TcpClient::drive(std::unique_lock<std::mutex>& lock, Deadline deadline, bool& finished) {
     // The send holds mu_: others queue behind it and must not interleave.
     IoResult w = stream_.write_all_wait(outq_.iovecs(), deadline);
     while (w.status == IoResult::ok && (outq_.consume(w.n), !outq_.empty()))
         w = stream_.write_all_wait(outq_.iovecs(), deadline);
     Completions others;
     if (w.status != IoResult::ok) {
-        fail_locked(errc::io_error, w.why == "timed out" ? "timed out" : "send failed: " + w.why, others);
+        fail_locked(errc::io_error, w.status == IoResult::timed_out ? "timed out" : "send failed: " + w.why, others);
     }
     while (!finished && state_ == State::ready) {
         auto room = reader_.space();
@@ -186,7 +196,7 @@ std::error_code TcpClient::drive(std::unique_lock<std::mutex>& lock, Deadline de
         IoResult r = stream_.read_wait(room, deadline);
         lock.lock();
         if (r.status != IoResult::ok) {
-            const std::string why = r.why == "timed out" ? "timed out; the connection was closed"
+            const std::string why = r.status == IoResult::timed_out ? "timed out; the connection was closed"
                                     : r.status == IoResult::closed ? "the server closed the connection"
                                                                    : "connection lost: " + r.why;
             fail_locked(errc::io_error, why, others);
@@ -198,7 +208,6 @@ std::error_code TcpClient::drive(std::unique_lock<std::mutex>& lock, Deadline de
     // The driver's own completion ran inline (complete_locked); the others
     // read on the way belong to the I/O thread.
     run_on_loop(std::move(others));
-    return errc::io_error;
 }
 
 void TcpClient::end_drive_locked() {

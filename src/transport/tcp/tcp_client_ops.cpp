@@ -6,27 +6,39 @@
 
 namespace rpm::tcp {
 
+namespace {
+// A frame the server would refuse (and close the connection for) is
+// refused here, with nothing sent: the caller splits larger operations.
+std::error_code too_large(std::size_t body, std::uint32_t max_payload) {
+    return body > max_payload ? make_error_code(errc::bad_size) : std::error_code{};
+}
+} // namespace
+
 void TcpClient::write(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
                       client::Done done) {
     Pending p;
     p.done = std::move(done);
+    const auto refused = too_large(12 + data.size(), max_payload_);
     auto build = [&](std::uint32_t id) {
         proto::encode_write_head(outq_.arena(), id, g.id, offset, data.size());
         outq_.commit();
         outq_.borrow(data);
     };
-    submit(std::move(p), build);
+    submit(std::move(p), build, refused);
 }
 
 void TcpClient::persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) {
     Pending p;
     p.done = std::move(done);
+    std::size_t body = proto::persist_meta_size(slices.size());
+    for (const auto& s : slices) body += s.data.size();
+    const auto refused = too_large(body, max_payload_);
     auto build = [&](std::uint32_t id) {
         proto::encode_persist_head(outq_.arena(), id, g.id, slices);
         outq_.commit();
         for (const auto& s : slices) outq_.borrow(s.data);
     };
-    submit(std::move(p), build);
+    submit(std::move(p), build, refused);
 }
 
 void TcpClient::read(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,

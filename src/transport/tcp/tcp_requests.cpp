@@ -42,27 +42,14 @@ void TcpSession::run_request(const proto::Header& h, std::span<const std::byte> 
         // Sent from the region itself, no copy: its head, then the region's
         // bytes. They must leave before this session runs another request
         // (a later write would change them): process_frames waits for that.
+        // (Every region a server serves is mapped memory; only the crash
+        // model's has none, and it is never served over tcp://.)
         auto view = core.read_view(session_, *rd);
-        if (view) {
-            proto::encode_response_head(outq_.arena(), id, rd->length);
-            outq_.commit();
-            outq_.borrow(*view);
-            view_pending_ = true;
-            return;
-        }
-        if (view.error().code() != make_error_code(errc::unsupported)) return answer(view.error());
-        // No memory to view (the persistence model): built in place in the
-        // send queue, the head then the bytes loaded behind it.
-        auto& arena = outq_.arena();
-        const std::size_t at = arena.size();
-        proto::encode_response_head(arena, id, rd->length);
-        arena.resize(arena.size() + rd->length);
-        auto r = core.handle_read(session_, *rd, std::span<std::byte>(arena).subspan(at + proto::kResponseHeadSize));
-        if (!r) {
-            arena.resize(at);
-            return answer(r);
-        }
+        if (!view) return answer(view.error());
+        proto::encode_response_head(outq_.arena(), id, rd->length);
         outq_.commit();
+        outq_.borrow(*view);
+        view_pending_ = true;
         return;
     }
     case proto::Type::message:

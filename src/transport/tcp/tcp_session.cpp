@@ -49,12 +49,15 @@ void TcpSession::greet() {
 void TcpSession::on_events(std::uint32_t events) {
     if (closed_) return;
     if (tls_pending_) return step_tls();
+    const bool tls_read_wants_write = stream_.is_tls() && stream_.wants_write();
     if (events & EPOLLOUT) {
         flush();
         // A read answer that held the requests behind it has left.
         if (!view_blocks() && reader_.buffered() > 0) process_frames();
     }
-    if (!closed_ && !closing_ && (events & (EPOLLIN | EPOLLHUP | EPOLLERR))) read_frames();
+    // A TLS read that had to write first waits for EPOLLOUT, not EPOLLIN.
+    if (!closed_ && !closing_ && ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || (tls_read_wants_write && (events & EPOLLOUT))))
+        read_frames();
     if (closed_) return;
     flush();  // the answers of this batch, in one gathered write
     if (closing_ && outq_.empty()) return close();
@@ -70,7 +73,12 @@ void TcpSession::read_frames() {
         IoResult r = stream_.read_some(room);
         // A client that vanishes mid-frame simply ends here: its partial
         // frame was never applied.
-        if (r.status == IoResult::would_block) return;
+        if (r.status == IoResult::would_block) {
+            // Idle: a large request's buffer goes back, so an idle session
+            // holds only its pinned 64 KiB, not its largest frame.
+            if (reader_.buffered() == 0) reader_.release_large();
+            return;
+        }
         if (r.status != IoResult::ok) return close();
         reader_.commit(r.n);
         process_frames();

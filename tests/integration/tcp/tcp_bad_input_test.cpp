@@ -4,6 +4,7 @@
 #include "common/server_fixture.hpp"
 
 #include <cstring>
+#include <future>
 
 namespace {
 using namespace rpm;
@@ -134,24 +135,16 @@ TEST_F(TcpBadInput, WrongSecretAndVersionMismatch) {
     ASSERT_TRUE(w);
     EXPECT_EQ(status_of(w).status, static_cast<std::uint32_t>(errc::permission_denied));
     EXPECT_FALSE(wrong.next()) << "a refused login must close the connection";
-    RawPeer old(server->port("tcp"));
-    auto v = old.login("app", "app-secret", 99);
-    ASSERT_TRUE(v);
-    auto resp = status_of(v);
-    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::unsupported));
-    EXPECT_NE(resp.message.find("version 99"), std::string::npos) << resp.message;
-    expect_untouched_and_serving();
-}
-
-// Version 2 added persist; a version-1 client is told so, clearly.
-TEST_F(TcpBadInput, AVersionOneClientIsRefused) {
-    RawPeer old(server->port("tcp"));
-    auto v = old.login("app", "app-secret", 1);
-    ASSERT_TRUE(v);
-    auto resp = status_of(v);
-    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::unsupported));
-    EXPECT_NE(resp.message.find("version 1"), std::string::npos) << resp.message;
-    EXPECT_FALSE(old.next()) << "a refused login must close the connection";
+    // Version 1 (before persist) and one from the future: told so, clearly.
+    for (std::uint16_t version : {std::uint16_t{99}, std::uint16_t{1}}) {
+        RawPeer old(server->port("tcp"));
+        auto v = old.login("app", "app-secret", version);
+        ASSERT_TRUE(v);
+        auto resp = status_of(v);
+        EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::unsupported));
+        EXPECT_NE(resp.message.find("version " + std::to_string(version)), std::string::npos) << resp.message;
+        EXPECT_FALSE(old.next()) << "a refused login must close the connection";
+    }
     expect_untouched_and_serving();
 }
 
@@ -174,6 +167,26 @@ TEST_F(TcpBadInput, PersistWithOneBadSliceStoresNothing) {
     EXPECT_EQ(back, std::string(16, '\0')) << "the in-range slice of a refused persist was stored";
     ASSERT_FALSE(r->read(128, std::as_writable_bytes(std::span(back.data(), back.size()))));
     EXPECT_EQ(back, good);
+    expect_untouched_and_serving();
+}
+
+// A persist larger than one frame is refused by the client, with nothing
+// sent (the server would have to drop the connection), and the connection
+// goes on.
+TEST_F(TcpBadInput, PersistLargerThanAFrameIsRefusedBeforeSending) {
+    auto c = connect();
+    ASSERT_TRUE(c);
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    // Each slice is inside the 1 MiB region; together they exceed a frame.
+    const std::vector<std::byte> part(600 * 1024, std::byte{'H'});
+    const WriteSlice slices[] = {{0, part}, {400 * 1024, part}};
+    EXPECT_EQ(r->persist(slices), errc::bad_size);
+    std::promise<std::error_code> p;
+    r->persist(slices, [&p](std::error_code ec) { p.set_value(ec); });
+    EXPECT_EQ(p.get_future().get(), errc::bad_size);
+    const std::string ok = "still serving";
+    ASSERT_FALSE(r->persist(4096, bytes_of(ok)));
     expect_untouched_and_serving();
 }
 
