@@ -84,7 +84,9 @@ public:
     /// RETURN VALUE: {} once every slice is durable.
     /// ERRORS: errc::invalid_argument (no slices, more than
     /// kMaxPersistSlices, a slice outside the region: nothing is sent);
-    /// errc::io_error (connection lost or timed out: durability unknown);
+    /// errc::bad_size (tcp://: the slices with their data exceed one
+    /// frame, ServerOptions::max_payload by default 1 MiB + 4 KiB: nothing
+    /// is sent; split it); errc::io_error (connection lost or timed out: durability unknown);
     /// the server's error otherwise.
     std::error_code persist(std::span<const WriteSlice> slices);
 
