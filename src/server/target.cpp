@@ -2,6 +2,8 @@
 // docs/flush-methods.md through libpmem2's own functions.
 #include "server/target.hpp"
 
+#include "server/peer_memory.hpp"
+
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -24,18 +26,38 @@ Result<void> msync_range(std::byte* base, const Range& r) {
 
 } // namespace
 
+void load_words(std::span<std::byte> out, const std::byte* src) noexcept {
+    PeerMemoryAccess shared;
+    std::size_t i = 0;
+    const std::size_t n = out.size();
+    const auto byte_at = [&](std::size_t k) {
+        auto* p = reinterpret_cast<unsigned char*>(const_cast<std::byte*>(src + k));
+        out[k] = static_cast<std::byte>(__atomic_load_n(p, __ATOMIC_RELAXED));
+    };
+    // Up to the first 8-byte boundary of the source, a byte at a time.
+    for (; i < n && reinterpret_cast<std::uintptr_t>(src + i) % 8 != 0; ++i) byte_at(i);
+    for (; i + 8 <= n; i += 8) {
+        auto* w = reinterpret_cast<std::uint64_t*>(const_cast<std::byte*>(src + i));
+        const std::uint64_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+        std::memcpy(out.data() + i, &v, 8);  // the destination need not be aligned
+    }
+    for (; i < n; ++i) byte_at(i);
+}
+
 void PmemTarget::store(std::uint64_t offset, std::span<const std::byte> data) noexcept {
+    PeerMemoryAccess shared;
     std::memcpy(region_.bytes().data() + offset, data.data(), data.size());
 }
 
 void PmemTarget::load(std::uint64_t offset, std::span<std::byte> out) const noexcept {
-    std::memcpy(out.data(), region_.bytes().data() + offset, out.size());
+    load_words(out, region_.bytes().data() + offset);
 }
 
 void PmemTarget::store8(std::uint64_t offset, std::uint64_t value) noexcept {
     // One aligned 8-byte store is single-copy atomic on x86-64: a crash
     // leaves either the old or the new commit record, never a mix.
     auto* word = reinterpret_cast<std::uint64_t*>(region_.bytes().data() + offset);
+    PeerMemoryAccess shared;
     std::atomic_ref<std::uint64_t>(*word).store(value, std::memory_order_release);
 }
 

@@ -21,12 +21,19 @@ namespace rpm::server {
 
 using proto::Range;
 
+/// Copies out.size() bytes from src (a region's memory) with one 8-byte load
+/// per aligned word of the source, so a word that another connection stores
+/// whole (store8) is seen old or new, never torn; the unaligned edges go a
+/// byte at a time.
+void load_words(std::span<std::byte> out, const std::byte* src) noexcept;
+
 class Target {
 public:
     virtual ~Target() = default;
     [[nodiscard]] virtual std::uint64_t size() const noexcept = 0;
     /// CPU stores of the server (the TCP transport applying a write).
     virtual void store(std::uint64_t offset, std::span<const std::byte> data) noexcept = 0;
+    /// Aligned 8-byte words are loaded whole (see load_words).
     virtual void load(std::uint64_t offset, std::span<std::byte> out) const noexcept = 0;
     /// One aligned 8-byte store: never torn (commit records).
     virtual void store8(std::uint64_t offset, std::uint64_t value) noexcept = 0;

@@ -3,6 +3,13 @@
 #include "transport/tcp/tcp_listener.hpp"
 
 namespace rpm::tcp {
+namespace {
+
+// Reads up to a page (a replica header, a commit word, a small record) are
+// copied into the answer; larger ones are sent from the region's memory.
+constexpr std::size_t kCopiedReadMax = 4096;
+
+} // namespace
 
 void TcpSession::run_request(const proto::Header& h, std::span<const std::byte> body) {
     auto& core = owner_.core();
@@ -39,14 +46,25 @@ void TcpSession::run_request(const proto::Header& h, std::span<const std::byte> 
         if (!rd) return answer(rd.error());
         if (rd->length > core.options().max_payload - 1100)
             return answer(Error(errc::bad_size, "read of " + std::to_string(rd->length) + " bytes exceeds the frame limit"));
-        // Sent from the region itself, no copy: its head, then the region's
-        // bytes. They must leave before this session runs another request
-        // (a later write would change them): process_frames waits for that.
-        // (Every region a server serves is mapped memory; only the crash
-        // model's has none, and it is never served over tcp://.)
         auto view = core.read_view(session_, *rd);
         if (!view) return answer(view.error());
         proto::encode_response_head(outq_.arena(), id, rd->length);
+        if (view->size() <= kCopiedReadMax) {
+            // Copied a word at a time: an 8-byte field another connection
+            // writes with atomic_write is never seen torn, and the
+            // requests behind this one need not wait for it to be sent.
+            auto& arena = outq_.arena();
+            const std::size_t at = arena.size();
+            arena.resize(at + view->size());
+            server::load_words(std::span(arena).subspan(at), view->data());
+            outq_.commit();
+            return;
+        }
+        // Larger: sent from the region itself, no copy: its head, then the
+        // region's bytes. They must leave before this session runs another
+        // request (a later write would change them): process_frames waits
+        // for that. (Every region a server serves is mapped memory; only the
+        // crash model's has none, and it is never served over tcp://.)
         outq_.commit();
         outq_.borrow(*view);
         view_pending_ = true;

@@ -4,6 +4,8 @@
 // closed. Either way the region is untouched and other sessions go on.
 #include "transport/tcp/tcp_listener.hpp"
 
+#include "server/peer_memory.hpp"
+
 namespace rpm::tcp {
 namespace {
 
@@ -146,7 +148,15 @@ void TcpSession::send_message(std::span<const std::byte> payload) {
 
 void TcpSession::flush() {
     while (!outq_.empty() && !closed_) {
-        IoResult r = stream_.write_some(outq_.iovecs());
+        IoResult r;
+        if (view_pending_) {
+            // The kernel copies region bytes that other connections may be
+            // writing (server/peer_memory.hpp).
+            server::PeerMemoryAccess shared;
+            r = stream_.write_some(outq_.iovecs());
+        } else {
+            r = stream_.write_some(outq_.iovecs());
+        }
         if (r.status == IoResult::would_block) return;
         if (r.status != IoResult::ok) return close();
         outq_.consume(r.n);

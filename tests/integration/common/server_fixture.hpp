@@ -55,6 +55,7 @@ protected:
     void start_server() {
         ServerOptions o;
         o.listen = {scheme() + "://" + address() + ":0"};
+        o.io_threads = io_threads;
         o.secrets = {{"app", "app-secret"}, {"other", "other-secret"}};
         ServedRegion kv{"kv", kv_path, on_pm() ? 0u : std::size_t{1} << 20, !on_pm(), {"app"}};
         o.regions = {kv, {"logs", logs_path, 1 << 16, true, {}}};
@@ -79,6 +80,7 @@ protected:
         return Client(c).connect(uri());
     }
 
+    unsigned io_threads = 0;  ///< ServerOptions::io_threads of the next start_server()
     std::string pm_path;
     std::filesystem::path kv_path, logs_path;
     std::optional<Server> server;
