@@ -2,6 +2,7 @@
 
 #include "socket_io.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -111,6 +112,57 @@ void round_trip_thread(const Endpoint& ep, const RoundTripSpec& spec, Clock::tim
     ::close(fd);
 }
 
+// One client thread with spec.fanout connections: each operation sends the
+// request on all of them, then polls until spec.quorum answered it. A
+// connection's replies come in order, so one still owing an older reply
+// answers that first (read, not counted).
+void fanout_thread(const Endpoint& ep, const RoundTripSpec& spec, Clock::time_point deadline, OpBudget& budget,
+                   ThreadResult& out) {
+    std::vector<int> fds;
+    for (unsigned i = 0; i < spec.fanout; ++i) {
+        const int fd = sock::connect_to(ep.host, ep.port, out.error);
+        if (fd < 0) break;
+        fds.push_back(fd);
+    }
+    const auto req = request(spec.request_bytes, spec.reply_bytes);
+    std::vector<std::byte> reply(spec.reply_bytes);
+    std::vector<unsigned> owed(fds.size(), 0);
+    std::vector<pollfd> polled;
+    std::vector<std::size_t> which;
+    bool ok = fds.size() == spec.fanout;
+    while (ok && !should_stop(Clock::now(), deadline, budget)) {
+        const auto start = Clock::now();
+        for (std::size_t i = 0; ok && i < fds.size(); ++i) ok = sock::send_all(fds[i], req), ++owed[i];
+        unsigned answered = 0;
+        while (ok && answered < spec.quorum) {
+            polled.clear();
+            which.clear();
+            for (std::size_t i = 0; i < fds.size(); ++i)
+                if (owed[i] > 0) polled.push_back({fds[i], POLLIN, 0}), which.push_back(i);
+            const int rc = ::poll(polled.data(), polled.size(), 10000);
+            if (rc < 0 && errno == EINTR) continue;
+            if (rc <= 0) {
+                ok = false;
+                break;
+            }
+            for (std::size_t k = 0; ok && k < polled.size(); ++k) {
+                if (polled[k].revents == 0) continue;
+                const std::size_t i = which[k];
+                ok = sock::recv_all(fds[i], reply);
+                if (ok && --owed[i] == 0) ++answered;
+            }
+        }
+        if (!ok) break;
+        const auto now = Clock::now();
+        out.latency.record(now - start);
+        out.last_done = now;
+        out.counter.done.store(++out.ops, std::memory_order_relaxed);
+    }
+    if (!ok && out.error.empty())
+        out.error = "fan-out baseline connection to " + ep.host + ":" + std::to_string(ep.port) + " failed";
+    for (int fd : fds) ::close(fd);
+}
+
 } // namespace
 
 bool parse_endpoint(const std::string& s, Endpoint& out) {
@@ -190,7 +242,10 @@ Measurement tcp_round_trip(const Endpoint& server, const RoundTripSpec& spec, co
     const double cpu_start = process_cpu();
     std::vector<std::thread> threads;
     for (auto& r : results)
-        threads.emplace_back([&, rp = r.get()] { round_trip_thread(server, spec, deadline, budget, *rp); });
+        threads.emplace_back([&, rp = r.get()] {
+            if (spec.fanout > 1) fanout_thread(server, spec, deadline, budget, *rp);
+            else round_trip_thread(server, spec, deadline, budget, *rp);
+        });
     for (auto& t : threads) t.join();
     const double cpu = process_cpu() - cpu_start;
     progress.end();

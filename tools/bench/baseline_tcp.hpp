@@ -63,9 +63,15 @@ struct RoundTripSpec {
     std::size_t reply_bytes = 16;    ///< bytes the server answers with (>= 1)
     unsigned qd = 1;                 ///< requests in flight per connection
     unsigned threads = 1;            ///< connections, one client thread each
+    /// Fan-out: each operation sends the request on `fanout` connections of
+    /// one client thread at once and is done when `quorum` of them answered
+    /// (poll); the rest are read before they count for a later operation.
+    /// The cheapest sockets doing what a replicated commit does.
+    unsigned fanout = 1, quorum = 1;
 };
 
-/// Request/response round trips; latency per request from send to reply.
+/// Request/response round trips; latency per request from send to reply
+/// (with spec.fanout > 1, from the first send to the quorum-th reply; qd 1).
 /// Bandwidth counts the larger of request and reply payload.
 Measurement tcp_round_trip(const Endpoint& server, const RoundTripSpec& spec, const StopRule& stop,
                            Progress& progress, const std::string& label);

@@ -94,6 +94,19 @@ std::size_t Baselines::latency(std::size_t test, Op op, std::size_t size, unsign
     return add(std::move(b));
 }
 
+std::optional<std::size_t> Baselines::fanout(std::size_t size, unsigned fanout, unsigned quorum) {
+    if (transport_ != "tcp") return std::nullopt;
+    Baseline b;
+    b.kind = "tcp_fanout_round_trip";
+    b.request_bytes = size;
+    b.reply_bytes = kSmallReply;
+    b.fanout = fanout;
+    b.quorum = quorum;
+    b.id = b.kind + "/req=" + std::to_string(size) + "/rep=" + std::to_string(kSmallReply) + "/fanout=" +
+           std::to_string(fanout) + "/quorum=" + std::to_string(quorum);
+    return add(std::move(b));
+}
+
 std::size_t Baselines::stream(std::size_t test) {
     Baseline b;
     b.kind = transport_ == "tcp" ? "tcp_stream" : "rdma_write_stream";
@@ -109,7 +122,7 @@ void Baselines::measure(std::size_t index, const StopRule& slice, const std::str
     if (b.kind == "tcp_stream") {
         m = tcp_stream(endpoint_, b.request_bytes, slice, progress_, "baseline " + b.id + label_suffix);
     } else {
-        const RoundTripSpec spec{b.request_bytes, b.reply_bytes, b.qd, b.threads};
+        const RoundTripSpec spec{b.request_bytes, b.reply_bytes, b.qd, b.threads, b.fanout, b.quorum};
         m = tcp_round_trip(endpoint_, spec, slice, progress_, "baseline " + b.id + label_suffix);
     }
     accumulate(*report_.baselines[index].m, m);

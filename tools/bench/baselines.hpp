@@ -10,6 +10,7 @@
 #include "report.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace rpmbench {
@@ -28,6 +29,10 @@ public:
     /// A new latency baseline for test number `test` (op of `size` bytes at
     /// this qd and threads): its index in report.baselines, warmed up.
     std::size_t latency(std::size_t test, Op op, std::size_t size, unsigned qd, unsigned threads);
+    /// tcp:// only (else nullopt): a new fan-out baseline, each operation
+    /// `size` bytes sent on `fanout` connections and done when `quorum`
+    /// answered (qd 1, one thread); its index, warmed up.
+    std::optional<std::size_t> fanout(std::size_t size, unsigned fanout, unsigned quorum);
     /// A new stream baseline (one sender, 1 MiB messages) for test `test`,
     /// or with test == npos the run's opening one; warmed up.
     std::size_t stream(std::size_t test);

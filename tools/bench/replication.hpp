@@ -11,7 +11,11 @@
 // Their baselines: single_persist (RemoteRegion::persist, sync) and
 // single_batch (W async writes + one synchronous flush), both on replica 0's
 // server over a connection of their own, and the plain TCP round trip of
-// the same size when the transport is tcp://.
+// the same size when the transport is tcp://, and the plain TCP fan-out
+// (the request on as many connections as there are replicas, done when as
+// many answered as the policy needs from them): what the same fan-out costs
+// over the cheapest sockets, so commit / single-replica can be read against
+// fan-out / round trip, the floor of the machine and set-up.
 #pragma once
 
 #include "measure.hpp"
@@ -59,6 +63,10 @@ struct RepResult {
     Measurement m;                  ///< ops = commits, bytes = payload bytes committed
     std::string single_baseline;    ///< Baseline::id of single_persist / single_batch
     std::string round_trip_baseline;  ///< Baseline::id of tcp_round_trip (persist, tcp:// only) or empty
+    /// Baseline::id of tcp_fanout_round_trip to this many replicas awaiting
+    /// as many answers as the policy needs from them (persist, tcp://, 2+
+    /// replicas) or empty: the same fan-out over the cheapest sockets.
+    std::string fanout_baseline;
     std::string methods;            ///< the replicas' flush methods, e.g. "send_flush,send_flush"
     std::uint64_t replica_failures = 0;  ///< members that left during this test's slices
 };
@@ -85,6 +93,9 @@ struct Headline {
     std::string durability;
     std::uint64_t commit_p50_ns = 0, single_p50_ns = 0;
     std::optional<double> ratio;
+    /// The same fan-out over plain sockets / the plain round trip (tcp://):
+    /// what this machine and set-up charge for fanning out at all.
+    std::optional<double> plain_ratio;
 };
 inline constexpr double kHeadlineTarget = 1.3;
 std::vector<Headline> headlines(const ReplicationReport& r);
@@ -93,6 +104,7 @@ std::vector<Headline> headlines(const ReplicationReport& r);
 struct RepRatios {
     std::optional<double> mean, p50, p99, p999, throughput;  ///< to the single-replica baseline
     std::optional<double> rt_p50;                            ///< p50 to the TCP round trip
+    std::optional<double> fanout_p50;                        ///< p50 to the TCP fan-out round trip
 };
 RepRatios rep_ratios(const ReplicationReport& r, const RepResult& res);
 

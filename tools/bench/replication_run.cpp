@@ -12,6 +12,8 @@
 
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <tuple>
 
 namespace rpmbench {
 namespace {
@@ -53,7 +55,16 @@ private:
     // Per size: the indexes of its baselines in report_.base.baselines.
     std::vector<std::size_t> single_persist_, single_batch_;
     std::vector<std::optional<std::size_t>> round_trip_;
+    /// Per configuration and size: its fan-out baseline's index, if any.
+    std::map<std::pair<std::size_t, std::size_t>, std::size_t> fanout_;
 };
+
+// The answers a configuration needs from its replicas (the local copy,
+// when it counts, is one of the needed members).
+unsigned remote_quorum(const RepConfig& c) {
+    const unsigned local = c.durability.include_local ? 1 : 0;
+    return c.needed > local ? c.needed - local : 0;
+}
 
 SliceSpec RepRunner::replicated_spec(std::size_t size, unsigned writes) const {
     return {size, writes, 0, stride_of(size), slots_of(o_)};
@@ -107,9 +118,23 @@ void RepRunner::add_tests(const std::vector<RepConfig>& configs) {
             round_trip_.emplace_back(std::nullopt);
         }
     }
-    for (const auto& c : configs)
+    // One fan-out baseline per (size, replicas, answers needed), shared by
+    // the configurations that have the same.
+    std::map<std::tuple<std::size_t, unsigned, unsigned>, std::size_t> made;
+    for (std::size_t c = 0; c < configs.size(); ++c) {
+        const unsigned q = remote_quorum(configs[c]);
+        if (configs[c].replicas < 2 || q == 0) continue;
+        for (std::size_t s = 0; s < o_.sizes.size(); ++s) {
+            const auto key = std::tuple{s, configs[c].replicas, q};
+            if (!made.count(key))
+                if (auto i = baselines_.fanout(o_.sizes[s], configs[c].replicas, q)) made[key] = *i;
+            if (made.count(key)) fanout_[{c, s}] = made[key];
+        }
+    }
+    for (std::size_t ci = 0; ci < configs.size(); ++ci)
         for (std::size_t s = 0; s < o_.sizes.size(); ++s)
             for (unsigned t = 0; t < tests_; ++t) {
+                const auto& c = configs[ci];
                 RepResult r;
                 r.test = t == 0 ? RepTest::persist : RepTest::batch;
                 r.config = c;
@@ -117,6 +142,7 @@ void RepRunner::add_tests(const std::vector<RepConfig>& configs) {
                 r.writes_per_commit = t == 0 ? 1 : o_.replication.batch;
                 r.single_baseline = bl[t == 0 ? single_persist_[s] : single_batch_[s]].id;
                 if (t == 0 && round_trip_[s]) r.round_trip_baseline = bl[*round_trip_[s]].id;
+                if (auto f = fanout_.find({ci, s}); t == 0 && f != fanout_.end()) r.fanout_baseline = bl[f->second].id;
                 report_.results.push_back(std::move(r));
             }
 }
@@ -165,6 +191,8 @@ void RepRunner::run_size(rpm::Replicator& rep, std::size_t c, std::size_t s, uns
     run_pair(rep, c, s, round, RepTest::persist);
     if (tests_ > 1) run_pair(rep, c, s, round, RepTest::batch);
     if (round_trip_[s]) baselines_.measure(*round_trip_[s], slice(round, share()), round_tag(round, o_.rounds));
+    if (auto f = fanout_.find({c, s}); f != fanout_.end())
+        baselines_.measure(f->second, slice(round, 1), round_tag(round, o_.rounds));
 }
 
 // One slice of the test's single-replica baseline, then one of the test.

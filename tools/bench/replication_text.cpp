@@ -57,10 +57,11 @@ void print_baselines(const ReplicationReport& r, std::ostream& out) {
 
 void print_results(const ReplicationReport& r, std::ostream& out) {
     out << "results (latency per commit in microseconds; ratios to the single-replica baseline of the same test "
-           "and size: latency lower is better, throughput (commits/s) higher is better):\n"
-        << fmt("  %-7s %7s %4s %-16s %6s %8s %8s %8s %8s %10s %9s %8s %8s %8s %8s %8s\n", "test", "size", "repl",
+           "and size: latency lower is better, throughput (commits/s) higher is better; p50/rt: to the TCP round "
+           "trip; p50/fan: to the TCP fan-out to as many replicas, awaiting as many answers):\n"
+        << fmt("  %-7s %7s %4s %-16s %6s %8s %8s %8s %8s %10s %9s %8s %8s %8s %8s %8s %8s\n", "test", "size", "repl",
                "durability", "needs", "commits", "p50", "p99", "p99.9", "commits/s", "MB/s", "cpu/op", "p50/sgl",
-               "p99/sgl", "tput/sgl", "p50/rt");
+               "p99/sgl", "tput/sgl", "p50/rt", "p50/fan");
     for (const auto& res : r.results) {
         const auto q = rep_ratios(r, res);
         const auto needs = std::to_string(res.config.needed) + "/" + std::to_string(res.config.members);
@@ -70,7 +71,8 @@ void print_results(const ReplicationReport& r, std::ostream& out) {
                    res.config.name.c_str(), needs.c_str(), static_cast<unsigned long long>(res.m.ops))
             << latency_cells(res.m) << fmt(" %10.0f %9.1f ", res.m.ops_per_s(), res.m.mb_per_s()) << cpu_cell(res.m)
             << " " << cell(q.p50)
-            << " " << cell(q.p99) << " " << cell(q.throughput) << " " << cell(q.rt_p50) << "\n";
+            << " " << cell(q.p99) << " " << cell(q.throughput) << " " << cell(q.rt_p50) << " " << cell(q.fanout_p50)
+            << "\n";
         if (res.m.errors) out << "    errors: " << res.m.errors << " (first: " << res.m.first_error << ")\n";
         if (res.replica_failures) out << "    replicas that left during the test: " << res.replica_failures << "\n";
     }
@@ -87,6 +89,8 @@ void print_headline(const ReplicationReport& r, std::ostream& out) {
         if (!h.ratio) out << "n/a\n";
         else if (*h.ratio <= kHeadlineTarget) out << fmt("%.2f (within the target)\n", *h.ratio);
         else out << fmt("%.2f (missed: %.1f times the target)\n", *h.ratio, *h.ratio / kHeadlineTarget);
+        if (h.plain_ratio)
+            out << fmt("    the same fan-out over plain sockets / the plain round trip: %.2f\n", *h.plain_ratio);
     }
 }
 

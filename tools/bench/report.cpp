@@ -38,6 +38,7 @@ json measurement_json(const Measurement& m, bool with_latency) {
 json baseline_json(const Baseline& b) {
     json j = {{"id", b.id}, {"kind", b.kind}, {"request_bytes", b.request_bytes}, {"reply_bytes", b.reply_bytes},
               {"qd", b.qd}, {"threads", b.threads}, {"path", b.path}, {"available", b.m.has_value()}};
+    if (b.fanout > 1) j.update({{"fanout", b.fanout}, {"quorum", b.quorum}});
     if (b.m) j.update(measurement_json(*b.m, b.kind.find("stream") == std::string::npos));
     else j["unavailable"] = b.unavailable;
     return j;

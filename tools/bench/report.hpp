@@ -21,6 +21,7 @@ struct Baseline {
     std::string kind;  ///< tcp_round_trip, tcp_stream, rdma_read_round_trip, rdma_write_stream
     std::size_t request_bytes = 0, reply_bytes = 0;
     unsigned qd = 1, threads = 1;
+    unsigned fanout = 1, quorum = 1;  ///< tcp_fanout_round_trip: connections per operation, answers awaited
     std::string path;  ///< "loopback (in-process echo server)", or the external baseline server
     std::optional<Measurement> m;
     std::string unavailable;  ///< why m is empty

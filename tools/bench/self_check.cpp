@@ -129,11 +129,18 @@ void check_rep_ratios(Problems& p, const json& r, const std::string& where, cons
     if (!ids.count(s.at("baseline").get<std::string>())) p.push_back(where + ": names a baseline not in the report");
     for (const char* k : {"mean", "p50", "p99", "p999", "throughput"})
         if (!positive_or_null(s, k)) p.push_back(where + ".ratio_to_single: '" + k + "' must be a positive number or null");
-    if (!r.contains("ratio_to_round_trip")) return;
-    const auto& t = r.at("ratio_to_round_trip");
-    if (!t.is_object() || !t.contains("baseline") || !t.at("baseline").is_string() ||
-        !ids.count(t.at("baseline").get<std::string>()) || !positive_or_null(t, "p50"))
-        p.push_back(where + ".ratio_to_round_trip: malformed or names a baseline not in the report");
+    for (const char* k : {"ratio_to_round_trip", "ratio_to_fanout"}) {
+        if (!r.contains(k)) continue;
+        const auto& t = r.at(k);
+        if (!t.is_object() || !t.contains("baseline") || !t.at("baseline").is_string() ||
+            !ids.count(t.at("baseline").get<std::string>()) || !positive_or_null(t, "p50"))
+            p.push_back(where + "." + k + ": malformed or names a baseline not in the report");
+    }
+    // Over tcp:// a replicated persist to 2+ replicas is quoted against the
+    // same fan-out over plain sockets.
+    const bool wants_fanout = r.at("test") == "persist" && r.at("replicas").get<unsigned>() > 1 &&
+                              r.contains("ratio_to_round_trip");
+    if (wants_fanout && !r.contains("ratio_to_fanout")) p.push_back(where + ": no ratio_to_fanout");
 }
 
 // One --replication result: its configuration adds up, its figures are sane.
