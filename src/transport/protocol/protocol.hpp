@@ -34,6 +34,10 @@ inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
 inline constexpr std::size_t kNonceSize = 32;
 inline constexpr std::size_t kMaxName = 255;          // region names, client ids
+// Before a client has authenticated, a server accepts only frames this
+// small (an auth is under 400 bytes): an unauthenticated peer cannot make
+// it buffer a large frame.
+inline constexpr std::uint32_t kMaxHandshakePayload = 1024;
 inline constexpr std::uint32_t kDefaultMaxPayload = (1u << 20) + 4096;  // 1 MiB of data + slack
 inline constexpr std::size_t kMaxMessage = 1024;      // Response.message bytes (encode truncates)
 
@@ -240,6 +244,9 @@ public:
     [[nodiscard]] std::size_t held() const noexcept { return large_size_; }
     /// Give back a large frame's buffer (the connection is idle).
     void release_large() noexcept;
+    /// The largest payload accepted from the next header on (a server
+    /// raises it once its client has authenticated).
+    void set_max_payload(std::uint32_t max_payload) noexcept { max_payload_ = max_payload; }
 
 private:
     std::size_t frame_need() const;

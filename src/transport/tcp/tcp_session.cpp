@@ -6,6 +6,8 @@
 
 #include "server/peer_memory.hpp"
 
+#include <algorithm>
+
 namespace rpm::tcp {
 namespace {
 
@@ -21,7 +23,8 @@ constexpr std::size_t kMaxQueuedAnswers = 4u << 20;
 
 TcpSession::TcpSession(TcpListener& owner, EventLoop& loop, Stream stream)
     : owner_(owner), loop_(loop), stream_(std::move(stream)),
-      reader_(owner.core().options().max_payload, rbuf_.bytes()), session_(owner.core().new_session()) {}
+      reader_(std::min(proto::kMaxHandshakePayload, owner.core().options().max_payload), rbuf_.bytes()),
+      session_(owner.core().new_session()) {}
 
 void TcpSession::start() {
     const TlsContext* tls = owner_.tls();
@@ -101,7 +104,14 @@ void TcpSession::process_frames() {
         if (!f) break;
         on_frame(f->first, f->second);
     }
-    if (reader_.error() && !closing_ && !closed_) refuse_and_close(0, *reader_.error());
+    if (reader_.error() && !closing_ && !closed_) {
+        const Error& e = *reader_.error();
+        if (!session_.authenticated && e.code() == errc::bad_size)
+            return refuse_and_close(0, Error(errc::permission_denied, "authenticate first: before authentication frames of up to " +
+                                                                          std::to_string(proto::kMaxHandshakePayload) +
+                                                                          " bytes are accepted (" + e.detail() + ")"));
+        refuse_and_close(0, e);
+    }
 }
 
 void TcpSession::on_frame(const proto::Header& h, std::span<const std::byte> body) {
@@ -117,6 +127,7 @@ void TcpSession::on_auth(const proto::Header& h, std::span<const std::byte> body
     if (!auth) return refuse_and_close(h.request_id, auth.error());
     auto welcome = owner_.core().authenticate(session_, *auth);
     if (!welcome) return refuse_and_close(h.request_id, welcome.error());
+    reader_.set_max_payload(owner_.core().options().max_payload);  // requests may now be large
     proto::encode(outq_.arena(), h.request_id, *welcome);
     outq_.commit();
 }

@@ -214,6 +214,31 @@ TEST_F(TcpBadInput, RequestsBeforeAuthenticationAreRefused) {
     expect_untouched_and_serving();
 }
 
+// An unauthenticated peer declaring a large frame (and sending most of it)
+// is refused at the header: the server never buffers its body. Without the
+// handshake limit the server waits for the rest and this peer's next()
+// times out with no answer.
+TEST_F(TcpBadInput, LargeFrameBeforeAuthenticationIsRefusedAtItsHeader) {
+    RawPeer p(server->port("tcp"));
+    ASSERT_TRUE(p.next());  // hello
+    std::vector<std::byte> frame(proto::kHeaderSize + 4096, std::byte{0x42});
+    proto::write_header(std::span<std::byte, proto::kHeaderSize>(frame.data(), proto::kHeaderSize),
+                        proto::Header{proto::Type::auth, 0, 1, 1u << 20});
+    ASSERT_TRUE(p.send_bytes(frame));
+    auto f = p.next();
+    ASSERT_TRUE(f) << "no answer: the server is waiting for the declared frame";
+    auto resp = status_of(f);
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::permission_denied));
+    EXPECT_NE(resp.message.find("before authentication"), std::string::npos) << resp.message;
+    EXPECT_FALSE(p.next()) << "the connection should be closed";
+    // An auth of a normal size still gets through.
+    RawPeer good(server->port("tcp"));
+    auto w = good.login("app", "app-secret");
+    ASSERT_TRUE(w);
+    EXPECT_EQ(w->first.type, proto::Type::welcome);
+    expect_untouched_and_serving();
+}
+
 TEST_F(TcpBadInput, ClientVanishingMidFrameLeavesNoTrace) {
     {
         auto p = logged_in();
