@@ -9,6 +9,7 @@
 #include <rpm/pmem.hpp>
 #include <rpm/result.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rpm {
@@ -51,6 +53,21 @@ struct ServerOptions {
     /// (each session stays on one, so its requests keep their order).
     /// 0 = one per CPU the process may run on.
     unsigned io_threads = 0;
+    /// Connection limits of each tcp:// listener (docs/protocol.md, "Limits"),
+    /// so that no peer can make the server hold connections without bound.
+    /// A connection that has not authenticated within handshake_timeout is
+    /// closed; authenticated ones may idle (that is the application's call)
+    /// but count towards max_connections. Past max_connections, or past
+    /// max_unauthenticated_per_address connections from one address still
+    /// in their handshake, a new connection is closed as it is accepted.
+    /// Each must be positive (Server::start: errc::invalid_argument).
+    std::chrono::milliseconds handshake_timeout{10000};
+    std::size_t max_connections = 1024;
+    std::size_t max_unauthenticated_per_address = 32;
+    /// Told why the server refused or closed a connection under the limits
+    /// above (on a server thread; at most one line per second of each kind).
+    /// Empty: the lines go to stderr, prefixed "rpm server: ".
+    std::function<void(std::string_view line)> on_log;
     /// Called (on a server thread) for each message a client sends. With
     /// several I/O threads it may be called from several threads at once.
     std::function<void(std::uint64_t session, std::span<const std::byte> payload)> on_message;

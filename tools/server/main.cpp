@@ -87,12 +87,26 @@ int main(int argc, char** argv) {
     unsigned io_threads = 0;
     app.add_option("--io-threads", io_threads, "I/O threads per tcp:// listener (default 0: one per CPU)")
         ->check(CLI::Range(0u, 1024u));
+    unsigned handshake_ms = 10000;
+    std::size_t max_connections = 1024, max_handshakes = 32;
+    app.add_option("--handshake-timeout-ms", handshake_ms,
+                   "close a connection not authenticated within this many ms (default 10000)")
+        ->check(CLI::Range(1u, 3600000u));
+    app.add_option("--max-connections", max_connections, "connections per tcp:// listener at once (default 1024)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    app.add_option("--max-handshakes-per-address", max_handshakes,
+                   "connections from one address still authenticating (default 32)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
     CLI11_PARSE(app, argc, argv);
 
     rpm::ServerOptions o;
     o.listen = listen;
     o.sysfs_root = sysfs_root;
     o.io_threads = io_threads;
+    o.handshake_timeout = std::chrono::milliseconds(handshake_ms);
+    o.max_connections = max_connections;
+    o.max_unauthenticated_per_address = max_handshakes;
+    o.on_log = [](std::string_view line) { std::cerr << "rpm-server: " << line << "\n"; };
     if (!config.empty()) o.config = config;
     for (const auto& spec : regions) {
         rpm::ServedRegion r;

@@ -3,6 +3,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 
@@ -90,17 +91,39 @@ bool EventLoop::run_tasks() {
     return true;
 }
 
+void EventLoop::set_tick(std::chrono::milliseconds period, std::function<void()> fn) {
+    tick_period_ = std::max(period, std::chrono::milliseconds(1));
+    tick_ = std::move(fn);
+}
+
+int EventLoop::wait_ms(bool tasks_waiting) const {
+    if (tasks_waiting) return 0;
+    if (!tick_) return -1;
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(next_tick_ - std::chrono::steady_clock::now());
+    return static_cast<int>(std::max<std::chrono::milliseconds::rep>(0, left.count()));
+}
+
+void EventLoop::maybe_tick() {
+    if (!tick_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_tick_) return;
+    next_tick_ = now + tick_period_;
+    tick_();
+}
+
 void EventLoop::run() {
     thread_id_ = std::this_thread::get_id();
     std::array<epoll_event, 64> events{};
+    next_tick_ = std::chrono::steady_clock::now() + tick_period_;
     while (!stop_.load(std::memory_order_relaxed)) {
         run_tasks();
+        maybe_tick();
         bool more;
         {
             std::lock_guard lock(mu_);
             more = !tasks_.empty();
         }
-        const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), more ? 0 : -1);
+        const int n = ::epoll_wait(epoll_, events.data(), static_cast<int>(events.size()), wait_ms(more));
         if (n < 0) {
             if (errno == EINTR) continue;
             break;  // EBADF/EINVAL: the loop is unusable; its owner sees the watchers fail

@@ -10,6 +10,7 @@
 #include <sys/epoll.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -52,6 +53,10 @@ public:
     /// Thread-safe; from another thread it wakes the loop.
     void post(std::function<void()> task);
 
+    /// Call `fn` on the loop thread about every `period` while it runs (one
+    /// tick per loop; set before run()). Timeouts are checked there.
+    void set_tick(std::chrono::milliseconds period, std::function<void()> fn);
+
     /// Runs until stop(); the calling thread is the loop thread meanwhile.
     /// Tasks posted before stop() run before run() returns.
     void run();
@@ -62,6 +67,9 @@ public:
 private:
     bool run_tasks();
     void wake() noexcept;
+    /// epoll_wait's timeout: until the next tick (-1 without one), 0 with tasks.
+    int wait_ms(bool tasks_waiting) const;
+    void maybe_tick();
 
     int epoll_ = -1;
     int wake_fd_ = -1;
@@ -72,6 +80,9 @@ private:
     std::vector<std::function<void()>> tasks_;
     std::vector<std::function<void()>> running_;  ///< swapped with tasks_: no allocation per batch
     std::atomic<bool> wake_pending_{false};
+    std::chrono::milliseconds tick_period_{0};
+    std::function<void()> tick_;
+    std::chrono::steady_clock::time_point next_tick_{};
 };
 
 } // namespace rpm::tcp

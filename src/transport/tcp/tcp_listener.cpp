@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -51,9 +52,19 @@ bool parse_address(const std::string& host, std::uint16_t port, sockaddr_storage
     return false;
 }
 
+// "127.0.0.1", "::1": the peer's address, which the per-address limit counts.
+std::string address_text(const sockaddr_storage& ss) {
+    char text[INET6_ADDRSTRLEN] = {};
+    if (ss.ss_family == AF_INET)
+        ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(ss).sin_addr, text, sizeof text);
+    else if (ss.ss_family == AF_INET6)
+        ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(ss).sin6_addr, text, sizeof text);
+    return text[0] != 0 ? std::string(text) : std::string("an unknown address");
+}
+
 } // namespace
 
-TcpListener::TcpListener(server::Core& core) : core_(core) {}
+TcpListener::TcpListener(server::Core& core) : core_(core), admission_(core.options()) {}
 
 TcpListener::~TcpListener() { stop(); }
 
@@ -91,6 +102,11 @@ Result<void> TcpListener::start(const std::string& host, std::uint16_t port) {
     }
     if (auto ec = loops_[0]->loop.watch(listen_fd_, EPOLLIN, this))
         return Error(errc::io_error, "cannot watch " + where + ": " + ec.message());
+    // A quarter of the handshake timeout: a silent connection is closed
+    // between 1 and 1.25 timeouts after it was accepted.
+    const auto period = std::clamp<std::chrono::milliseconds>(core_.options().handshake_timeout / 4,
+                                                              std::chrono::milliseconds(10), std::chrono::seconds(1));
+    loops_[0]->loop.set_tick(period, [this] { tick(); });
     for (auto& t : loops_)
         t->thread = std::thread([&loop = t->loop] {
             block_sigpipe();
@@ -99,25 +115,68 @@ Result<void> TcpListener::start(const std::string& host, std::uint16_t port) {
     return {};
 }
 
-// Loop 0: accept everything pending, hand each session to a loop in turn.
+// Loop 0: accept everything pending, admit it under the connection limits,
+// and hand each session to a loop in turn.
 void TcpListener::on_events(std::uint32_t) {
     for (;;) {
-        const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        sockaddr_storage from{};
+        socklen_t from_len = sizeof from;
+        const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&from), &from_len, SOCK_CLOEXEC);
         if (fd < 0) {
             if (errno == EINTR || errno == ECONNABORTED) continue;
-            return;  // EAGAIN; EMFILE and friends: the next connection retries
+            if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+            return pause_accepting(errno);  // EMFILE, ENFILE, ENOBUFS, ENOMEM
+        }
+        const std::string peer = address_text(from);
+        std::optional<std::pair<Admission::Kind, std::string>> refused;
+        {
+            std::lock_guard lock(mu_);
+            if (stopped_) return (void)::close(fd);
+            refused = admission_.admit(peer, sessions_.size());
+        }
+        if (refused) {
+            admission_.log(refused->first, refused->second);
+            ::close(fd);
+            continue;
         }
         const int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         auto& loop = loops_[next_loop_++ % loops_.size()]->loop;
-        auto s = std::make_shared<TcpSession>(*this, loop, Stream(fd));
+        auto s = std::make_shared<TcpSession>(*this, loop, Stream(fd), peer);
         {
             std::lock_guard lock(mu_);
-            if (stopped_) return;
             sessions_[s->id()] = s;
         }
         loop.post([s] { s->start(); });
     }
+}
+
+void TcpListener::pause_accepting(int err) {
+    loops_[0]->loop.unwatch(listen_fd_);
+    accept_paused_ = true;
+    admission_.log(Admission::Kind::accept_failed, std::string("cannot accept connections: ") + std::strerror(err) +
+                                                       "; accepting again shortly");
+}
+
+void TcpListener::tick() {
+    if (accept_paused_ && !stopped_) {
+        accept_paused_ = false;
+        (void)loops_[0]->loop.watch(listen_fd_, EPOLLIN, this);
+    }
+    const auto now = std::chrono::steady_clock::now();
+    const auto timeout = core_.options().handshake_timeout;
+    std::vector<std::shared_ptr<TcpSession>> late;
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& [id, s] : sessions_)
+            if (!s->set_up() && now - s->accepted() >= timeout) late.push_back(s);
+    }
+    for (auto& s : late) s->loop().post([s] { s->handshake_timed_out(); });
+}
+
+void TcpListener::handshake_over(const std::string& peer) {
+    std::lock_guard lock(mu_);
+    admission_.handshake_over(peer);
 }
 
 void TcpListener::forget(std::uint64_t session) {

@@ -7,15 +7,18 @@
 
 #include "server/core.hpp"
 #include "server/listener.hpp"
+#include "transport/tcp/admission.hpp"
 #include "transport/tcp/event_loop.hpp"
 #include "transport/tcp/out_queue.hpp"
 #include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -26,7 +29,9 @@ class TcpListener;
 
 class TcpSession : public std::enable_shared_from_this<TcpSession>, private EventLoop::Watcher {
 public:
-    TcpSession(TcpListener& owner, EventLoop& loop, Stream stream);
+    /// `peer`: the client's address, counted by the listener's Admission
+    /// until the session authenticates or closes.
+    TcpSession(TcpListener& owner, EventLoop& loop, Stream stream, std::string peer);
     /// On the session's loop: TLS, then the Hello.
     void start();
     /// On the session's loop.
@@ -35,6 +40,11 @@ public:
     void close() noexcept;
     [[nodiscard]] std::uint64_t id() const noexcept { return session_.id; }
     [[nodiscard]] EventLoop& loop() noexcept { return loop_; }
+    /// Thread-safe: authenticated (the handshake timeout no longer applies).
+    [[nodiscard]] bool set_up() const noexcept { return set_up_.load(std::memory_order_acquire); }
+    [[nodiscard]] std::chrono::steady_clock::time_point accepted() const noexcept { return accepted_; }
+    /// On the session's loop: close it unless it authenticated meanwhile.
+    void handshake_timed_out();
 
 private:
     void on_events(std::uint32_t events) override;
@@ -65,6 +75,10 @@ private:
     bool closed_ = false;
     bool watched_ = false;
     std::uint32_t watch_events_ = 0;
+    const std::string peer_;
+    const std::chrono::steady_clock::time_point accepted_ = std::chrono::steady_clock::now();
+    std::atomic<bool> set_up_{false};
+    bool in_handshake_ = true;  ///< still counted by the listener's Admission
 };
 
 class TcpListener final : public server::Listener, private EventLoop::Watcher {
@@ -80,6 +94,9 @@ public:
     const TlsContext* tls() const noexcept { return tls_ ? &*tls_ : nullptr; }
     /// On the session's loop, once it is closed: drop it after this batch.
     void forget(std::uint64_t session);
+    /// The session from `peer` authenticated, or closed before it did.
+    void handshake_over(const std::string& peer);
+    Admission& admission() noexcept { return admission_; }
     [[nodiscard]] std::size_t io_threads() const noexcept { return loops_.size(); }
 
 private:
@@ -88,6 +105,12 @@ private:
         std::thread thread;
     };
     void on_events(std::uint32_t events) override;  // the listening socket
+    /// Loop 0, about every quarter of the handshake timeout: close sessions
+    /// past it, and resume accepting after a pause.
+    void tick();
+    /// accept failed for lack of resources (EMFILE...): stop watching the
+    /// listening socket until the next tick, rather than spin on it.
+    void pause_accepting(int err);
 
     server::Core& core_;
     std::optional<TlsContext> tls_;
@@ -97,6 +120,8 @@ private:
     std::size_t next_loop_ = 0;  ///< round robin; loop 0's thread only
     std::mutex mu_;
     std::unordered_map<std::uint64_t, std::shared_ptr<TcpSession>> sessions_;
+    Admission admission_;  ///< under mu_ (its log() is thread-safe)
+    bool accept_paused_ = false;  ///< loop 0's thread only
     std::atomic<bool> stopped_{false};
 };
 

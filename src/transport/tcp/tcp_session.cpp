@@ -21,10 +21,10 @@ constexpr std::size_t kMaxQueuedAnswers = 4u << 20;
 
 } // namespace
 
-TcpSession::TcpSession(TcpListener& owner, EventLoop& loop, Stream stream)
+TcpSession::TcpSession(TcpListener& owner, EventLoop& loop, Stream stream, std::string peer)
     : owner_(owner), loop_(loop), stream_(std::move(stream)),
       reader_(std::min(proto::kMaxHandshakePayload, owner.core().options().max_payload), rbuf_.bytes()),
-      session_(owner.core().new_session()) {}
+      session_(owner.core().new_session()), peer_(std::move(peer)) {}
 
 void TcpSession::start() {
     const TlsContext* tls = owner_.tls();
@@ -128,6 +128,9 @@ void TcpSession::on_auth(const proto::Header& h, std::span<const std::byte> body
     auto welcome = owner_.core().authenticate(session_, *auth);
     if (!welcome) return refuse_and_close(h.request_id, welcome.error());
     reader_.set_max_payload(owner_.core().options().max_payload);  // requests may now be large
+    set_up_.store(true, std::memory_order_release);
+    in_handshake_ = false;
+    owner_.handshake_over(peer_);
     proto::encode(outq_.arena(), h.request_id, *welcome);
     outq_.commit();
 }
@@ -189,9 +192,22 @@ void TcpSession::update_watch() {
     watch_events_ = ev;
 }
 
+void TcpSession::handshake_timed_out() {
+    if (closed_ || set_up()) return;
+    const auto ms = owner_.core().options().handshake_timeout.count();
+    owner_.admission().log(Admission::Kind::handshake_timeout,
+                           "closed the connection from " + peer_ + ": no authentication within " + std::to_string(ms) +
+                               " ms (ServerOptions::handshake_timeout)");
+    close();
+}
+
 void TcpSession::close() noexcept {
     if (closed_) return;
     closed_ = true;
+    if (in_handshake_) {
+        in_handshake_ = false;
+        owner_.handshake_over(peer_);
+    }
     if (watched_) loop_.unwatch(stream_.fd());
     watched_ = false;
     stream_.shutdown();

@@ -47,6 +47,9 @@ protected:
         std::filesystem::remove(logs_path);
     }
 
+    /// A suite's own server options, applied last.
+    virtual void tune(ServerOptions&) {}
+
     /// The transport under test; TCP-only suites override it.
     [[nodiscard]] virtual std::string scheme() const { return env_or("RPM_IT_TRANSPORT", "tcp"); }
     [[nodiscard]] std::string address() const { return env_or("RPM_IT_ADDR", "127.0.0.1"); }
@@ -63,6 +66,7 @@ protected:
             std::lock_guard lock(mu);
             messages.emplace_back(session, std::string(reinterpret_cast<const char*>(p.data()), p.size()));
         };
+        tune(o);
         auto s = Server::start(std::move(o));
         ASSERT_TRUE(s) << s.error().message();
         server.emplace(std::move(*s));

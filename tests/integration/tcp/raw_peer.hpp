@@ -44,17 +44,20 @@ public:
     std::optional<std::pair<proto::Header, std::vector<std::byte>>> next() {
         std::byte buf[4096];
         while (true) {
-            if (auto f = reader_.next()) return std::make_pair(f->first, std::vector<std::byte>(f->second.begin(), f->second.end()));
+            if (auto f = reader_.next())
+                return last_ = std::make_pair(f->first, std::vector<std::byte>(f->second.begin(), f->second.end()));
             ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
             if (n <= 0) return std::nullopt;
             reader_.feed(std::span(buf, static_cast<std::size_t>(n)));
         }
     }
 
-    /// Read the hello and authenticate as `id` with `secret` (and `version`).
+    /// Read the hello (unless `hello_read`: it was, by next()) and
+    /// authenticate as `id` with `secret` (and `version`).
     std::optional<std::pair<proto::Header, std::vector<std::byte>>> login(
-        const std::string& id, const std::string& secret, std::uint16_t version = proto::kVersion) {
-        auto hello_frame = next();
+        const std::string& id, const std::string& secret, std::uint16_t version = proto::kVersion,
+        bool hello_read = false) {
+        auto hello_frame = hello_read ? last_ : next();
         if (!hello_frame) return std::nullopt;
         auto hello = proto::decode_hello(hello_frame->second);
         if (!hello) return std::nullopt;
@@ -81,6 +84,7 @@ private:
     int fd_ = -1;
     bool connected_ = false;
     proto::FrameReader reader_;
+    std::optional<std::pair<proto::Header, std::vector<std::byte>>> last_;  ///< the last frame next() returned
 };
 
 } // namespace rpm::test
