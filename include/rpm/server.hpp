@@ -64,6 +64,12 @@ struct ServerOptions {
     std::chrono::milliseconds handshake_timeout{10000};
     std::size_t max_connections = 1024;
     std::size_t max_unauthenticated_per_address = 32;
+    /// Answer bytes queued on one tcp:// connection and not yet taken by its
+    /// client. Past it the server reads no more of that connection's
+    /// requests until the client reads its answers (backpressure): a client
+    /// that never reads holds at most this much (plus one frame) of the
+    /// server's memory. Must be positive.
+    std::size_t max_queued_answer_bytes = 4u << 20;
     /// Told why the server refused or closed a connection under the limits
     /// above (on a server thread; at most one line per second of each kind).
     /// Empty: the lines go to stderr, prefixed "rpm server: ".

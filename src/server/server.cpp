@@ -26,9 +26,10 @@ Result<void> validate(const ServerOptions& o) {
     if (o.listen.empty()) return Error(errc::invalid_argument, "ServerOptions.listen is empty: give tcp://HOST:PORT");
     if (o.secrets.empty()) return Error(errc::invalid_argument, "ServerOptions.secrets is empty: no client could log in");
     if (o.regions.empty()) return Error(errc::invalid_argument, "ServerOptions.regions is empty: nothing to serve");
-    if (o.handshake_timeout.count() <= 0 || o.max_connections == 0 || o.max_unauthenticated_per_address == 0)
-        return Error(errc::invalid_argument, "ServerOptions.handshake_timeout, max_connections and "
-                                             "max_unauthenticated_per_address must be positive");
+    if (o.handshake_timeout.count() <= 0 || o.max_connections == 0 || o.max_unauthenticated_per_address == 0 ||
+        o.max_queued_answer_bytes == 0)
+        return Error(errc::invalid_argument, "ServerOptions.handshake_timeout, max_connections, "
+                                             "max_unauthenticated_per_address and max_queued_answer_bytes must be positive");
     std::set<std::string> names;
     for (const auto& r : o.regions) {
         if (r.name.empty() || r.name.size() > proto::kMaxName)

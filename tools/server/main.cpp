@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
     app.add_option("--max-handshakes-per-address", max_handshakes,
                    "connections from one address still authenticating (default 32)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    std::size_t max_queued = 4u << 20;
+    app.add_option("--max-queued-answer-bytes", max_queued,
+                   "answer bytes a connection may leave unread before the server stops reading its requests "
+                   "(default 4194304)")
+        ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 34));
     CLI11_PARSE(app, argc, argv);
 
     rpm::ServerOptions o;
@@ -106,6 +111,7 @@ int main(int argc, char** argv) {
     o.handshake_timeout = std::chrono::milliseconds(handshake_ms);
     o.max_connections = max_connections;
     o.max_unauthenticated_per_address = max_handshakes;
+    o.max_queued_answer_bytes = max_queued;
     o.on_log = [](std::string_view line) { std::cerr << "rpm-server: " << line << "\n"; };
     if (!config.empty()) o.config = config;
     for (const auto& spec : regions) {

@@ -53,6 +53,9 @@ private:
     void read_frames();
     void process_frames();
     [[nodiscard]] bool view_blocks() const noexcept { return view_pending_ && !outq_.empty(); }
+    /// The client has not taken its answers (ServerOptions::max_queued_answer_bytes),
+    /// or a read answer from the region must leave first: read no requests.
+    [[nodiscard]] bool too_far_ahead() const noexcept;
     void on_frame(const proto::Header& h, std::span<const std::byte> body);
     void on_auth(const proto::Header& h, std::span<const std::byte> body);
     void run_request(const proto::Header& h, std::span<const std::byte> body);

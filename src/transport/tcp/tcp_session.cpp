@@ -14,10 +14,6 @@ namespace {
 // Reads per readiness event: bounded so one busy session cannot starve the
 // others on its loop.
 constexpr int kReadsPerEvent = 16;
-// Answers queued and not yet taken by the client: past this the session
-// stops reading requests until the client catches up, so a client that
-// never reads cannot make the server hold unbounded memory.
-constexpr std::size_t kMaxQueuedAnswers = 4u << 20;
 
 } // namespace
 
@@ -58,7 +54,7 @@ void TcpSession::on_events(std::uint32_t events) {
     if (events & EPOLLOUT) {
         flush();
         // A read answer that held the requests behind it has left.
-        if (!view_blocks() && reader_.buffered() > 0) process_frames();
+        if (!too_far_ahead() && reader_.buffered() > 0) process_frames();
     }
     // A TLS read that had to write first waits for EPOLLOUT, not EPOLLIN.
     if (!closed_ && !closing_ && ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || (tls_read_wants_write && (events & EPOLLOUT))))
@@ -73,7 +69,7 @@ void TcpSession::on_events(std::uint32_t events) {
 // up in outq_ and leave together after the batch.
 void TcpSession::read_frames() {
     for (int i = 0; i < kReadsPerEvent && !closing_ && !closed_; ++i) {
-        if (outq_.bytes() > kMaxQueuedAnswers || view_blocks()) return;  // update_watch stops reading
+        if (too_far_ahead()) return;  // update_watch stops reading
         auto room = reader_.space();
         IoResult r = stream_.read_some(room);
         // A client that vanishes mid-frame simply ends here: its partial
@@ -92,13 +88,16 @@ void TcpSession::read_frames() {
 }
 
 // Run the whole frames received. A read answered from the region's own
-// bytes must be sent before the next request runs (it could change them):
-// until then the frames wait in the reader.
+// bytes must be sent before the next request runs (it could change them),
+// and no request runs while the client has not taken max_queued_answer_bytes
+// of answers: until then the frames wait in the reader.
 void TcpSession::process_frames() {
     while (!closing_ && !closed_) {
-        if (view_pending_) {
+        // Requests already received wait too while the client is behind:
+        // a buffer of small requests can ask for far more answer bytes.
+        if (too_far_ahead()) {
             flush();
-            if (view_blocks()) return;
+            if (too_far_ahead()) return;
         }
         auto f = reader_.next();
         if (!f) break;
@@ -178,12 +177,16 @@ void TcpSession::flush() {
     if (outq_.empty()) view_pending_ = false;
 }
 
+bool TcpSession::too_far_ahead() const noexcept {
+    return outq_.bytes() > owner_.core().options().max_queued_answer_bytes || view_blocks();
+}
+
 // EPOLLIN unless closing or too far ahead of the client; EPOLLOUT while
 // answers wait (or TLS needs to write to make progress).
 void TcpSession::update_watch() {
     if (closed_) return;
     std::uint32_t ev = 0;
-    if (!closing_ && (tls_pending_ || (outq_.bytes() <= kMaxQueuedAnswers && !view_blocks()))) ev |= EPOLLIN;
+    if (!closing_ && (tls_pending_ || !too_far_ahead())) ev |= EPOLLIN;
     if (!outq_.empty() || stream_.wants_write()) ev |= EPOLLOUT;
     if (watched_ && ev == watch_events_) return;
     const auto ec = watched_ ? loop_.rewatch(stream_.fd(), ev, this) : loop_.watch(stream_.fd(), ev, this);

@@ -8,10 +8,13 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <vector>
@@ -38,6 +41,29 @@ public:
 
     bool send_bytes(std::span<const std::byte> b) {
         return ::send(fd_, b.data(), b.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(b.size());
+    }
+
+    /// Send `frame` again and again without reading anything, until
+    /// `max_frames` went out or the socket took nothing for `stall` (the
+    /// server stopped reading). Returns the frames sent whole.
+    std::size_t flood(std::span<const std::byte> frame, std::size_t max_frames, int stall_ms) {
+        std::vector<std::byte> batch;
+        for (int i = 0; i < 256; ++i) batch.insert(batch.end(), frame.begin(), frame.end());
+        std::size_t sent = 0;  // bytes
+        const std::size_t limit = max_frames * frame.size();
+        while (sent < limit) {
+            const std::size_t at = sent % batch.size();
+            const std::size_t n = std::min(batch.size() - at, limit - sent);
+            const ssize_t k = ::send(fd_, batch.data() + at, n, MSG_DONTWAIT | MSG_NOSIGNAL);
+            if (k > 0) {
+                sent += static_cast<std::size_t>(k);
+                continue;
+            }
+            if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK) break;
+            pollfd p{fd_, POLLOUT, 0};
+            if (::poll(&p, 1, stall_ms) <= 0) break;
+        }
+        return sent / frame.size();
     }
 
     /// The next frame, or nullopt when the server closed (or went silent).

@@ -7,6 +7,7 @@
 #include "common/server_fixture.hpp"
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
 namespace {
@@ -22,6 +23,7 @@ protected:
         o.handshake_timeout = 300ms;
         o.max_connections = 4;
         o.max_unauthenticated_per_address = 3;
+        o.max_queued_answer_bytes = 1u << 20;
         o.on_log = [this](std::string_view line) {
             std::lock_guard lock(mu);
             log.emplace_back(line);
@@ -117,16 +119,59 @@ TEST_F(TcpLimits, ConnectionsAreBounded) {
     EXPECT_TRUE(again) << "no room after a connection closed";
 }
 
+// VmRSS of this process (the server runs in it), in bytes.
+std::size_t resident_bytes() {
+    std::ifstream status("/proc/self/status");
+    std::string key;
+    while (status >> key) {
+        if (key == "VmRSS:") {
+            std::size_t kb = 0;
+            status >> kb;
+            return kb * 1024;
+        }
+        status.ignore(1 << 10, '\n');
+    }
+    return 0;
+}
+
+// A logged-in client pipelines reads of 512 bytes (a 28-byte request asks
+// for 18 times its size) and never reads an answer. The server stops taking
+// its requests once 1 MiB of answers wait; what the client sends after that
+// sits in the kernel's socket buffers (up to tens of MB on loopback, not the
+// server's memory), and others are still served. Without the bound the
+// server reads all 1.5 million requests and queues 800 MB of answers.
+TEST_F(TcpLimits, ClientThatNeverReadsHoldsBoundedMemory) {
+    RawPeer p(server->port("tcp"));
+    auto w = p.login("app", "app-secret");
+    ASSERT_TRUE(w && w->first.type == proto::Type::welcome);
+    auto g = p.request(2, proto::OpenRegion{"kv", std::nullopt, false});
+    ASSERT_TRUE(g && g->first.type == proto::Type::region);
+    std::vector<std::byte> read;
+    proto::encode(read, 3, proto::Read{0, 0, 512});
+    const std::size_t before = resident_bytes();
+    const std::size_t sent = p.flood(read, 1500000, 300);
+    std::this_thread::sleep_for(200ms);  // whatever the server would still take in
+    const std::size_t after = resident_bytes();
+    EXPECT_LT(after, before + (48u << 20)) << "RSS grew from " << before << " to " << after << " bytes after "
+                                           << sent << " requests";
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->persist(8192, rpm::test::bytes_of("served meanwhile")));
+}
+
 TEST(TcpLimitsOptions, NonPositiveLimitsAreRefused) {
     ServerOptions o;
     o.listen = {"tcp://127.0.0.1:0"};
     o.secrets = {{"app", "secret"}};
     o.regions = {{"r", "/dev/shm/rpm-limits-options-test", 4096, true, {}}};
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
         ServerOptions bad = o;
         if (i == 0) bad.handshake_timeout = 0ms;
         if (i == 1) bad.max_connections = 0;
         if (i == 2) bad.max_unauthenticated_per_address = 0;
+        if (i == 3) bad.max_queued_answer_bytes = 0;
         auto s = Server::start(bad);
         ASSERT_FALSE(s) << i;
         EXPECT_EQ(s.error(), errc::invalid_argument);
