@@ -102,6 +102,10 @@ bool Session::handshake() {
     std::vector<std::uint8_t> buf;
     pdu::Pdu p;
     if (!read_pdu(buf, p)) return false;
+    // A TermReq may arrive before ICReq (check_common lets it through, so a
+    // host can learn why its ICReq was refused): from a host it ends the
+    // connection, unanswered, and is never taken for set-up.
+    if (p.info.type != PduType::ic_req) return false;
     const auto req = pdu::decode_icreq(p.header);
     if (req.pfv != 0) {
         terminate({wire::Fes::unsupported_parameter, 8, "ICReq PFV is not 0"}, p.header);

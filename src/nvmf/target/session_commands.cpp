@@ -74,6 +74,9 @@ bool Session::on_capsule(const pdu::Pdu& p) {
     const auto len = sqe.sgl_length();
     if (tracing()) trace(qid_, sqe, p.data.size());
     if ((sqe.flags() & 0xC0) != wire::psdt_sgl) return respond(sqe, wire::sc::invalid_field);
+    // FUSE (CDW0 bits 9:8): fused operations are not supported, and running
+    // half of a compare-and-write as a plain command would be wrong.
+    if ((sqe.flags() & 0x03) != 0) return respond(sqe, wire::sc::invalid_field);
     const bool io_queue = connected_ && qid_ != 0;
     if (!p.data.empty()) {
         if (sqe.sgl_type() != wire::sgl_incapsule) return respond(sqe, wire::sc::sgl_descriptor_type_invalid);
@@ -135,6 +138,13 @@ bool Session::receive_r2t_data(const wire::Sqe& sqe, std::span<std::uint8_t> int
         }
         if (h.offset != got || std::uint64_t(h.offset) + h.length > into.size()) {
             terminate({wire::Fes::data_out_of_range, 12, "H2CData outside the R2T"}, p.header);
+            return false;
+        }
+        // LAST_PDU marks the PDU that completes the R2T's transfer, and only it.
+        if (h.last != (got + h.length == into.size())) {
+            terminate({wire::Fes::pdu_sequence_error, 1,
+                       h.last ? "H2CData LAST_PDU before the end of the transfer" : "H2CData ends the transfer without LAST_PDU"},
+                      p.header);
             return false;
         }
         std::memcpy(into.data() + got, p.data.data(), h.length);
@@ -211,9 +221,9 @@ bool Session::on_io(const wire::Sqe& sqe, std::uint32_t data_len) {
         const auto bs = block_size(sqe.nsid());
         bytes = std::uint64_t((sqe.cdw(12) & 0xFFFF) + 1) * bs;
         // A transfer that disagrees with the blocks asked for would read
-        // stale staging bytes (write) or overrun the host's buffer (read).
-        if (bs != 0 && (op == wire::io::write ? bytes != data_len : bytes > data_len))
-            return respond(sqe, wire::sc::sgl_data_length_invalid);
+        // stale staging bytes (write) or overrun the host's buffer (read);
+        // like nvmet, any difference is Data SGL Length Invalid.
+        if (bs != 0 && bytes != data_len) return respond(sqe, wire::sc::sgl_data_length_invalid);
     }
     auto buf = io_buffer();
     std::uint16_t status;

@@ -45,6 +45,38 @@ wire::Sqe rw(std::uint8_t op, std::uint32_t nsid, std::uint64_t lba, std::uint32
     return s;
 }
 
+/// Over raw connections: an admin queue (Connect, CC.EN = 1) and I/O queue 1
+/// of the same controller.
+void connect_io_queue(testing::Raw& admin, testing::Raw& io) {
+    admin.handshake(false, false);
+    admin.send(admin.connect_capsule(0));
+    auto p = admin.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    const auto cntlid = std::uint16_t(pdu::decode_capsule_resp(p).dw0());
+    wire::Sqe cc;
+    cc.set_opcode(wire::admin::fabrics);
+    cc.set_fctype(wire::fctype::property_set);
+    wire::put32(&cc.b[44], wire::prop::cc);
+    wire::put64(&cc.b[48], 1u | 6u << 16 | 4u << 20);
+    admin.send(admin.capsule(cc, 0));
+    ASSERT_EQ(admin.status(), wire::sc::success);
+    io.handshake(false, false);
+    io.send(io.connect_capsule(0, false, 1, cntlid));
+    ASSERT_EQ(io.status(), wire::sc::success);
+}
+
+/// The H2CData PDU the target reads for a write of 8 blocks (4096 bytes)
+/// on a raw I/O queue: its R2T's transfer tag.
+std::uint16_t write_r2t(testing::Raw& io, std::uint16_t cid) {
+    wire::Sqe w = rw(wire::io::write, 1, 0, 8);
+    w.set_cid(cid);
+    io.send(io.capsule(w, 4096));
+    auto r2t = io.read();
+    EXPECT_EQ(r2t.size(), wire::data_hlen);
+    EXPECT_EQ(r2t.empty() ? 0 : r2t[0], std::uint8_t(wire::PduType::r2t));
+    return r2t.size() == wire::data_hlen ? pdu::decode_data(r2t).ttag : 0;
+}
+
 TEST_F(NvmfTargetBadInput, UnknownOpcodeIsInvalidOpcode) {
     wire::Sqe s;
     s.set_opcode(0x7E);
@@ -128,6 +160,16 @@ TEST_F(NvmfTargetBadInput, NonIcFirstTerminatesTheConnection) {
     EXPECT_TRUE(raw.closed());
 }
 
+// An H2CTermReq as the very first PDU (the 24 bytes of the report in issue
+// 16): the host ends the connection; no ICResp, no set-up.
+TEST_F(NvmfTargetBadInput, TermReqFirstClosesWithoutAnIcResp) {
+    testing::Raw raw(target->port());
+    std::array<std::uint8_t, 24> term{0x02, 0x00, 0x18, 0x00, 0x18, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00};
+    raw.send(term);
+    EXPECT_TRUE(raw.read().empty()) << "the target answered a TermReq as if it were an ICReq";
+    still_serving();
+}
+
 TEST_F(NvmfTargetBadInput, HeaderDigestMismatchTerminates) {
     testing::Raw raw(target->port());
     ASSERT_TRUE(raw.handshake(true, false).hdgst);
@@ -190,21 +232,8 @@ TEST_F(NvmfTargetBadInput, KeepAliveExpiryTearsTheControllerDown) {
 /// H2CData of a write it was asked for. The target runs it after the write.
 TEST_F(NvmfTargetBadInput, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
     testing::Raw admin(target->port()), io(target->port());
-    admin.handshake(false, false);
-    admin.send(admin.connect_capsule(0));
-    auto p = admin.read();
-    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
-    const auto cntlid = std::uint16_t(pdu::decode_capsule_resp(p).dw0());
-    wire::Sqe cc;
-    cc.set_opcode(wire::admin::fabrics);
-    cc.set_fctype(wire::fctype::property_set);
-    wire::put32(&cc.b[44], wire::prop::cc);
-    wire::put64(&cc.b[48], 1u | 6u << 16 | 4u << 20);
-    admin.send(admin.capsule(cc, 0));
-    ASSERT_EQ(admin.status(), wire::sc::success);
-    io.handshake(false, false);
-    io.send(io.connect_capsule(0, false, 1, cntlid));
-    ASSERT_EQ(io.status(), wire::sc::success);
+    connect_io_queue(admin, io);
+    std::vector<std::uint8_t> p;
 
     wire::Sqe w = rw(wire::io::write, 1, 0, 8);
     w.set_cid(1);
@@ -228,6 +257,46 @@ TEST_F(NvmfTargetBadInput, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
     EXPECT_EQ(pdu::decode_data(c2h).cccid, 2);
     EXPECT_TRUE(std::equal(data.begin(), data.end(), c2h.begin() + wire::data_hlen));
     EXPECT_EQ(io.status(), wire::sc::success);
+}
+
+TEST_F(NvmfTargetBadInput, ReadWhoseSglDisagreesWithItsBlocksIsRefused) {
+    std::vector<std::byte> in(1024);  // one 512-byte block asked, 1024 bytes offered
+    EXPECT_EQ(io(rw(wire::io::read, 1, 0, 1), {}, in), wire::sc::sgl_data_length_invalid);
+    testing::Raw admin(target->port()), raw(target->port());
+    connect_io_queue(admin, raw);
+    raw.send(raw.capsule(rw(wire::io::read, 1, 0, 1), 32u << 20));
+    EXPECT_EQ(raw.status(), wire::sc::sgl_data_length_invalid);
+}
+
+TEST_F(NvmfTargetBadInput, FusedCommandIsInvalidField) {
+    testing::Raw admin(target->port()), raw(target->port());
+    connect_io_queue(admin, raw);
+    raw.send(raw.capsule(rw(wire::io::read, 1, 0, 1), 512, /*fuse=*/1));
+    EXPECT_EQ(raw.status(), wire::sc::invalid_field);
+    raw.send(raw.capsule(rw(wire::io::read, 1, 0, 1), 512));
+    auto c2h = raw.read();
+    EXPECT_EQ(c2h.size(), wire::data_hlen + 512) << "a plain read after it is served";
+}
+
+// The whole transfer in one H2CData without LAST_PDU, or LAST_PDU on a
+// PDU before the end: a PDU sequence error; nothing is written.
+TEST_F(NvmfTargetBadInput, H2CDataMustMarkItsLastPduExactly) {
+    for (bool early : {false, true}) {
+        testing::Raw admin(target->port()), raw(target->port());
+        connect_io_queue(admin, raw);
+        const auto ttag = write_r2t(raw, 1);
+        std::vector<std::uint8_t> data(4096, 0xAB);
+        if (early) raw.h2c(1, ttag, 0, std::span(data).first(2048), /*last=*/true);
+        else raw.h2c(1, ttag, 0, data, /*last=*/false);
+        auto p = raw.read();
+        ASSERT_GE(p.size(), wire::term_hlen) << (early ? "early" : "missing");
+        EXPECT_EQ(p[0], std::uint8_t(wire::PduType::c2h_term));
+        EXPECT_EQ(pdu::decode_term(p).fes, wire::Fes::pdu_sequence_error);
+        EXPECT_TRUE(raw.closed());
+        EXPECT_EQ(testing::file_bytes(dir.path() / "disk", 0, 4096), std::vector<std::byte>(4096))
+            << "a write without a proper LAST_PDU was applied";
+    }
+    still_serving();
 }
 
 TEST(NvmfTargetStart, BadOptionsAreRefused) {

@@ -13,6 +13,9 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
+#include <sys/socket.h>
+#include <sys/time.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -77,6 +80,9 @@ class Raw {
 public:
     explicit Raw(std::uint16_t port) : socket_(io_) {
         socket_.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+        // A test fails, never hangs, on a target that stays silent.
+        timeval tv{5, 0};
+        ::setsockopt(socket_.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     }
     void send(std::span<const std::uint8_t> bytes) { boost::asio::write(socket_, boost::asio::buffer(bytes.data(), bytes.size())); }
     /// ICReq with the digests asked for; returns the ICResp's.
@@ -136,17 +142,19 @@ public:
     }
 
     /// A capsule without data; the SGL asks for `len` bytes by R2T / C2HData.
-    std::vector<std::uint8_t> capsule(wire::Sqe s, std::uint32_t len) {
-        s.set_flags(wire::psdt_sgl);
+    /// `fuse`: CDW0's FUSE bits.
+    std::vector<std::uint8_t> capsule(wire::Sqe s, std::uint32_t len, std::uint8_t fuse = 0) {
+        s.set_flags(std::uint8_t(wire::psdt_sgl | fuse));
         s.set_sgl(wire::sgl_transport, 0, len);
         std::vector<std::uint8_t> out(pdu::max_header_bytes);
         out.resize(pdu::encode_capsule_cmd(out, s, 0, ctx_.hdgst, ctx_.ddgst, 4));
         return out;
     }
     /// Send an H2CData PDU.
-    void h2c(std::uint16_t cid, std::uint16_t ttag, std::uint32_t offset, std::span<const std::uint8_t> data) {
+    void h2c(std::uint16_t cid, std::uint16_t ttag, std::uint32_t offset, std::span<const std::uint8_t> data,
+             bool last = true) {
         std::vector<std::uint8_t> out(pdu::max_header_bytes);
-        pdu::DataHeader h{.cccid = cid, .ttag = ttag, .offset = offset, .length = std::uint32_t(data.size()), .last = true};
+        pdu::DataHeader h{.cccid = cid, .ttag = ttag, .offset = offset, .length = std::uint32_t(data.size()), .last = last};
         out.resize(pdu::encode_data(out, wire::PduType::h2c_data, h, false, false, 4));
         out.insert(out.end(), data.begin(), data.end());
         send(out);
