@@ -34,12 +34,28 @@ namespace rpm {
 using Callback = std::function<void(std::error_code)>;
 using RecvCallback = std::function<void(std::error_code, std::size_t)>;
 
+/// An I/O thread that several tcp:// connections share (make_io_group()).
+class IoGroup;
+
+/// A new I/O group. tcp:// connections made with it (ClientOptions::io_group)
+/// handle their answers on its one thread, so a caller waiting for several
+/// of them (a replicated commit) is woken once, not once per connection.
+/// Their callbacks then all run on that thread: one must never wait for
+/// another connection of the same group. rdma:// connections ignore it.
+/// RETURN VALUE: the group; its thread ends once the last connection using
+/// it and the last handle are gone. ERRORS: none here; a group whose event
+/// loop could not be made fails each connect with errc::io_error.
+std::shared_ptr<IoGroup> make_io_group();
+
 struct ClientOptions {
     std::string client_id = "default";
     std::string secret;
     bool tls = false;                                  ///< tcp:// over TLS
     std::optional<std::filesystem::path> tls_ca;       ///< PEM CA to verify the server; none = no verification
     std::chrono::milliseconds timeout{10000};          ///< connect, handshake and synchronous calls
+    /// tcp://: handle this connection's I/O on the group's shared thread;
+    /// empty (default) = a thread of its own.
+    std::shared_ptr<IoGroup> io_group;
 };
 
 struct RegionOptions {

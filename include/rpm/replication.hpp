@@ -141,9 +141,10 @@ struct ReplicatorOptions {
     std::function<std::uint64_t(std::span<const std::byte>)> recovery_rank;
     /// Called on the replicator's monitor thread (or in open()).
     std::function<void(const ReplicaEvent&)> on_event;
-    /// Called when a frontier advances, on a connection's I/O thread, the
-    /// monitor's or the caller's; must not block or call back into the
-    /// replicator. Calls from different threads may arrive out of order:
+    /// Called when a frontier advances, on the replicas' I/O thread (one,
+    /// shared by every tcp:// replica connection), the monitor's or the
+    /// caller's; must not block or call back into the replicator: a blocked
+    /// callback holds up every replica's answers. Calls from different threads may arrive out of order:
     /// a frontier is the largest LSN reported for it.
     std::function<void(Frontier, Lsn)> on_progress;
     /// A replica whose region holds another group's data is refused unless set.

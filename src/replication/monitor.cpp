@@ -11,7 +11,9 @@ namespace rpm {
 using replication::Member;
 
 Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec) const {
-    auto conn = Client(spec.client).connect(spec.uri);
+    ClientOptions client = spec.client;
+    if (!client.io_group) client.io_group = io_group;
+    auto conn = Client(client).connect(spec.uri);
     if (!conn) return conn.error();
     auto region = conn->open_region(spec.region, spec.region_options);
     if (!region) return Error(region.error().code(), spec.uri + " region " + spec.region + ": " + region.error().detail());

@@ -71,6 +71,10 @@ struct Member {
 
 struct Replicator::Impl {
     ReplicatorOptions opts;
+    // The replicas' tcp:// connections share one I/O thread: the answers to
+    // one commit are handled in one wake-up, and the committing thread is
+    // woken once (docs/benchmarks.md, "The replication floor, measured").
+    std::shared_ptr<IoGroup> io_group = make_io_group();
     std::optional<pmem::Region> local;
     std::span<std::byte> data;     ///< local data area
     replication::Header header;    ///< the local header as last written

@@ -58,6 +58,8 @@ void EventLoop::unwatch(int fd) noexcept {
     (void)::epoll_ctl(epoll_, EPOLL_CTL_DEL, fd, &ev);
 }
 
+void EventLoop::forget(Watcher* w) { forgotten_.push_back(w); }
+
 void EventLoop::post(std::function<void()> task) {
     {
         std::lock_guard lock(mu_);
@@ -135,8 +137,11 @@ void EventLoop::run() {
                 wake_pending_ = false;
                 continue;
             }
-            static_cast<Watcher*>(events[i].data.ptr)->on_events(events[i].events);
+            auto* w = static_cast<Watcher*>(events[i].data.ptr);
+            if (!forgotten_.empty() && std::find(forgotten_.begin(), forgotten_.end(), w) != forgotten_.end()) continue;
+            w->on_events(events[i].events);
         }
+        forgotten_.clear();
     }
     while (run_tasks()) {
     }

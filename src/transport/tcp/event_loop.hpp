@@ -48,6 +48,9 @@ public:
     std::error_code watch(int fd, std::uint32_t events, Watcher* w) noexcept;
     std::error_code rewatch(int fd, std::uint32_t events, Watcher* w) noexcept;
     void unwatch(int fd) noexcept;
+    /// On the loop thread, after unwatching `w`'s descriptor: events of the
+    /// current batch that name `w` are skipped, so `w` may be destroyed now.
+    void forget(Watcher* w);
 
     /// Run `task` on the loop thread, after the current batch of events.
     /// Thread-safe; from another thread it wakes the loop.
@@ -80,6 +83,7 @@ private:
     std::vector<std::function<void()>> tasks_;
     std::vector<std::function<void()>> running_;  ///< swapped with tasks_: no allocation per batch
     std::atomic<bool> wake_pending_{false};
+    std::vector<Watcher*> forgotten_;  ///< this batch's; loop thread only
     std::chrono::milliseconds tick_period_{0};
     std::function<void()> tick_;
     std::chrono::steady_clock::time_point next_tick_{};

@@ -1,21 +1,21 @@
 // TcpClient: connection set-up, the handshake, and closing. The set-up runs
-// as the I/O thread's first task (blocking, by the deadline) so that TLS
-// I/O happens only on a thread that blocks SIGPIPE.
+// on a thread that blocks SIGPIPE (TLS I/O may raise it): as a task on the
+// connection's own I/O thread (blocking it, by the deadline), or on a helper
+// thread when the I/O thread is shared.
 #include "transport/tcp/tcp_client.hpp"
 
 namespace rpm::tcp {
 
 TcpClient::TcpClient(const ClientOptions& opts, std::uint32_t max_payload)
-    : opts_(opts), max_payload_(max_payload), reader_(max_payload, rbuf_.bytes()) {}
+    : opts_(opts), max_payload_(max_payload), io_(opts.io_group ? opts.io_group : std::make_shared<IoGroup>()),
+      loop_(io_->loop()), reader_(max_payload, rbuf_.bytes()) {}
 
 TcpClient::~TcpClient() {
     close();
-    // Closed from one of its own callbacks: the I/O thread is finishing
-    // this very call and cannot join itself.
-    if (thread_.joinable()) {
-        if (thread_.get_id() == std::this_thread::get_id()) thread_.detach();
-        else thread_.join();
-    }
+    // Let go of from a callback, on the group's thread: if this was the
+    // group's last user, its thread must be joined by another (after this
+    // callback returns), never by itself.
+    if (loop_.in_loop()) std::thread([g = std::move(io_)] {}).detach();
 }
 
 Result<void> TcpClient::start(const std::string& host, std::uint16_t port) {
@@ -23,11 +23,17 @@ Result<void> TcpClient::start(const std::string& host, std::uint16_t port) {
     const Deadline deadline = std::chrono::steady_clock::now() + opts_.timeout;
     auto result = std::make_shared<std::promise<Result<void>>>();
     auto ready = result->get_future();
-    loop_.post([this, host, port, deadline, result] { result->set_value(handshake(host, port, deadline)); });
-    thread_ = std::thread([this] {
-        block_sigpipe();
-        loop_.run();
-    });
+    if (opts_.io_group) {
+        // A shared I/O thread must not block in a connect or handshake
+        // (up to the timeout) while other connections wait for answers:
+        // a helper thread does it, blocking SIGPIPE as the I/O thread does.
+        std::thread([this, host, port, deadline, result] {
+            block_sigpipe();
+            result->set_value(handshake(host, port, deadline));
+        }).join();
+    } else {
+        loop_.post([this, host, port, deadline, result] { result->set_value(handshake(host, port, deadline)); });
+    }
     // The set-up itself keeps the deadline; a little slack covers the hand-over.
     if (ready.wait_until(deadline + std::chrono::seconds(1)) != std::future_status::ready) {
         close();
@@ -96,18 +102,27 @@ void TcpClient::close() noexcept {
         std::lock_guard lock(mu_);
         fail_locked(errc::io_error, "connection closed", done);
     }
-    if (!thread_.joinable()) {
-        run(done);  // never started: nothing else can run them
+    if (loop_.error()) {
+        run(done);  // no loop thread: nothing else can run them
         return;
     }
     if (loop_.in_loop()) {
+        // Events of this batch may still name this connection: the loop
+        // skips them (it may be destroyed when this returns).
+        loop_.forget(this);
         run(done);
-        loop_.stop();
         return;
     }
-    run_on_loop(std::move(done));
-    loop_.stop();  // tasks posted before stop() still run
-    thread_.join();
+    // The completions run on the loop; once that task has run, every task
+    // posted before it has too, and no event can name this connection any
+    // more (fail_locked unwatched it before): it may then be destroyed.
+    std::promise<void> finished;
+    auto barrier = finished.get_future();
+    loop_.post([this, &finished, d = std::make_shared<Completions>(std::move(done))] {
+        run(*d);
+        finished.set_value();
+    });
+    barrier.wait();
 }
 
 } // namespace rpm::tcp

@@ -1,5 +1,6 @@
-// The TCP client transport. One connection, one I/O thread (an EventLoop)
-// for the callback forms; the synchronous forms drive the socket from the
+// The TCP client transport. One connection, one I/O thread (an EventLoop
+// of an IoGroup: its own, or one it shares with other connections) for the
+// callback forms; the synchronous forms drive the socket from the
 // caller's thread when nothing else is in flight.
 //
 // Requests are pipelined in order and the server answers in order, so the
@@ -20,6 +21,7 @@
 
 #include "client/transport.hpp"
 #include "transport/tcp/event_loop.hpp"
+#include "transport/tcp/io_group.hpp"
 #include "transport/tcp/out_queue.hpp"
 #include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"
@@ -120,8 +122,8 @@ private:
 
     ClientOptions opts_;
     std::uint32_t max_payload_;
-    EventLoop loop_;
-    std::thread thread_;
+    std::shared_ptr<IoGroup> io_;  ///< the thread this connection's I/O runs on: its own, or shared
+    EventLoop& loop_;              ///< io_->loop()
     std::mutex mu_;
     Stream stream_;
     ReadBuffer rbuf_;  ///< pinned, from the process-wide pool: the reader's primary buffer

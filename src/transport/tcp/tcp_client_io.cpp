@@ -40,7 +40,7 @@ void TcpClient::submit(Pending p, Build build, std::error_code refused) {
     // A request refused before it was sent completes where completions
     // belong: on the I/O thread (inline for a driver, whose call waits).
     if (!done.empty()) {
-        if (!thread_.joinable() || loop_.in_loop()) run(done);
+        if (loop_.error() || loop_.in_loop()) run(done);
         else run_on_loop(std::move(done));
     }
 }

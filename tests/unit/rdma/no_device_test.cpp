@@ -34,7 +34,10 @@ TEST(RdmaNoDevice, ConnectRdmaSaysNoDevice) {
 
 TEST(RdmaNoDevice, ClientConnectReportsRdmaUnavailable) {
     if (has_rdma_device()) GTEST_SKIP() << "this machine has an RDMA device";
-    Client c(ClientOptions{"default", "x", false, std::nullopt, std::chrono::milliseconds(2000)});
+    ClientOptions o;
+    o.secret = "x";
+    o.timeout = std::chrono::milliseconds(2000);
+    Client c(o);
     auto conn = c.connect("rdma://192.0.2.1:7000");
     ASSERT_FALSE(conn);
     EXPECT_EQ(conn.error(), errc::rdma_unavailable) << conn.error().message();
