@@ -66,6 +66,15 @@ struct TargetOptions {
     std::string nic;
     /// The offload engine; null uses a SoftwareEngine.
     std::shared_ptr<Engine> engine;
+    /// Connection limits (docs/nvmf.md, "Limits"): a connection that has
+    /// not completed ICReq and Connect within setup_timeout is closed;
+    /// connected queues may idle (keep-alive governs them). Past
+    /// max_connections at once, or max_setup_per_address connections from
+    /// one address still in set-up, a new connection is closed as it is
+    /// accepted. Each must be positive.
+    std::chrono::milliseconds setup_timeout{10000};
+    std::size_t max_connections = 256;
+    std::size_t max_setup_per_address = 16;
 };
 
 /// Counters since start().
@@ -79,6 +88,8 @@ struct TargetStats {
     std::uint64_t offloaded_commands = 0;    ///< through the engine (enabled queues)
     std::uint64_t errors = 0;                ///< commands completed with an error status
     std::uint64_t digest_errors = 0;
+    std::uint64_t connections_refused = 0;   ///< closed at accept: max_connections, max_setup_per_address
+    std::uint64_t setup_timeouts = 0;        ///< closed for not completing ICReq + Connect in time
 };
 
 class Target {

@@ -21,6 +21,8 @@ struct TargetArgs {
     std::string nic, sysfs_root = "/", port_file;
     bool no_hdgst = false, no_ddgst = false;
     std::uint32_t in_capsule = 8192, max_io = 128 * 1024;
+    std::uint32_t setup_timeout_ms = 10000;
+    std::size_t max_connections = 256, max_setup_per_address = 16;
     int seconds = 0;
 };
 
@@ -87,6 +89,9 @@ int run(const TargetArgs& a) {
     o.allow_data_digest = !a.no_ddgst;
     o.in_capsule_data = a.in_capsule;
     o.max_io_size = a.max_io;
+    o.setup_timeout = std::chrono::milliseconds(a.setup_timeout_ms);
+    o.max_connections = a.max_connections;
+    o.max_setup_per_address = a.max_setup_per_address;
     o.nic = a.nic;
     o.sysfs_root = a.sysfs_root;
 
@@ -130,6 +135,14 @@ void add_target(CLI::App& app, int& status) {
     sub->add_flag("--no-data-digest", a->no_ddgst, "refuse data digests");
     sub->add_option("--in-capsule", a->in_capsule, "in-capsule data bytes for I/O queues (default 8192)");
     sub->add_option("--max-io", a->max_io, "largest transfer in bytes (default 131072)");
+    sub->add_option("--setup-timeout-ms", a->setup_timeout_ms,
+                    "close a connection without ICReq and Connect after this many ms (default 10000)")
+        ->check(CLI::Range(1u, 3600000u));
+    sub->add_option("--max-connections", a->max_connections, "connections at once (default 256)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
+    sub->add_option("--max-setup-per-address", a->max_setup_per_address,
+                    "connections from one address still in set-up (default 16)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
     sub->add_option("--port-file", a->port_file, "write the port here once listening");
     sub->add_option("--seconds", a->seconds, "stop after this many seconds (default: at SIGINT/SIGTERM)")
         ->check(CLI::Range(1, 86400 * 365));

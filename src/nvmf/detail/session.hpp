@@ -12,6 +12,8 @@
 #include <boost/asio/ip/tcp.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <string>
 #include <deque>
 #include <cstdint>
 #include <memory>
@@ -28,6 +30,7 @@ int trace_level();
 struct SharedStats {
     std::atomic<std::uint64_t> connections{0}, terminated{0}, controllers{0}, keep_alive_expired{0};
     std::atomic<std::uint64_t> admin{0}, io{0}, offloaded{0}, errors{0}, digest_errors{0};
+    std::atomic<std::uint64_t> refused{0}, setup_timeouts{0};
 };
 
 /// What every session of a target needs.
@@ -53,6 +56,11 @@ public:
     /// The queue's id (meaningful once controller() is set).
     std::uint16_t qid() const;
     bool finished() const { return finished_.load(); }
+    /// ICReq and Connect done (thread-safe): the set-up timeout no longer applies.
+    bool set_up() const { return set_up_.load(std::memory_order_acquire); }
+    std::chrono::steady_clock::time_point accepted() const { return accepted_; }
+    /// The host's address, as the per-address set-up limit counts it.
+    const std::string& peer() const { return peer_; }
 
 private:
     // framing (session.cpp)
@@ -103,6 +111,9 @@ private:
     mutable std::mutex mu_;               // controller_ (read by the target's watchdog)
     std::atomic<bool> finished_{false};
     std::atomic<bool> closing_{false};
+    std::atomic<bool> set_up_{false};
+    const std::chrono::steady_clock::time_point accepted_ = std::chrono::steady_clock::now();
+    std::string peer_;
 };
 
 } // namespace rpm::nvmf::target

@@ -25,6 +25,8 @@ Session::Session(asio::ip::tcp::socket socket, const SessionEnv& env) : socket_(
     ctx_.max_data = 0;
     boost::system::error_code ec;
     socket_.set_option(asio::ip::tcp::no_delay(true), ec);
+    const auto remote = socket_.remote_endpoint(ec);
+    peer_ = ec ? std::string("an unknown address") : remote.address().to_string();
 }
 
 Session::~Session() = default;

@@ -185,6 +185,7 @@ bool Session::on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> dat
     }
     sqsize_ = cmd.sqsize;
     connected_ = true;
+    set_up_.store(true, std::memory_order_release);
     if (cmd.qid == 0) ++env_.stats->controllers;
     auto* engine = c->subsystem().engine();
     if (cmd.qid != 0 && engine) {

@@ -45,6 +45,8 @@ Result<void> check_options(const TargetOptions& o) {
         return bad("max_h2c_data must be a multiple of 4, >= 4096");
     if (o.max_io_queues == 0 || o.max_queue_size < 2 || o.max_queue_size > 1024)
         return bad("max_io_queues must be >= 1 and max_queue_size 2..1024");
+    if (o.setup_timeout.count() <= 0 || o.max_connections == 0 || o.max_setup_per_address == 0)
+        return bad("setup_timeout, max_connections and max_setup_per_address must be positive");
     std::set<std::string> nqns;
     for (const auto& s : o.subsystems)
         if (auto ok = check_subsystem(s, nqns); !ok) return ok;

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 
 #include <condition_variable>
+#include <cstdio>
 #include <list>
 #include <thread>
 
@@ -34,6 +35,7 @@ struct Target::Impl {
     struct Running {
         std::shared_ptr<Session> session;
         std::thread thread;
+        bool timed_out = false;
     };
     std::mutex mu;
     std::condition_variable cv;
@@ -45,6 +47,8 @@ struct Target::Impl {
     void watchdog_loop();
     void sweep();
     void reap();
+    bool refuse(const Session& s) const;
+    void expire_setups();
 };
 
 void Target::Impl::accept_loop() {
@@ -57,6 +61,10 @@ void Target::Impl::accept_loop() {
         if (ec) continue;
         ++stats.connections;
         auto session = std::make_shared<Session>(std::move(s), env);
+        if (refuse(*session)) {
+            ++stats.refused;
+            continue;  // the session (and its socket) goes here, unserved
+        }
         sessions.push_back({session, std::thread([session] { session->run(); })});
     }
 }
@@ -78,6 +86,39 @@ void Target::Impl::sweep() {
     }
 }
 
+// Under mu: whether a new connection is over the limits. Each refusal is
+// traced (RPM_NVMF_TRACE) and counted (TargetStats::connections_refused).
+bool Target::Impl::refuse(const Session& s) const {
+    std::size_t open = 0, setting_up = 0;
+    for (const auto& r : sessions) {
+        if (r.session->finished()) continue;
+        ++open;
+        if (!r.session->set_up() && r.session->peer() == s.peer()) ++setting_up;
+    }
+    const char* why = open >= options.max_connections              ? "max_connections"
+                      : setting_up >= options.max_setup_per_address ? "max_setup_per_address"
+                                                                    : nullptr;
+    if (why && target::trace_level() > 0)
+        std::fprintf(stderr, "nvmf: refused a connection from %s (%s)\n", s.peer().c_str(), why);
+    return why != nullptr;
+}
+
+// Under mu: close connections that have not completed ICReq and Connect
+// within the set-up timeout (a silent or dribbling peer).
+void Target::Impl::expire_setups() {
+    const auto now = std::chrono::steady_clock::now();
+    for (auto& r : sessions) {
+        if (r.session->finished() || r.session->set_up() || now - r.session->accepted() < options.setup_timeout) continue;
+        if (r.timed_out) continue;
+        r.timed_out = true;
+        ++stats.setup_timeouts;
+        if (target::trace_level() > 0)
+            std::fprintf(stderr, "nvmf: closed a connection from %s: no ICReq and Connect within %lld ms\n",
+                         r.session->peer().c_str(), static_cast<long long>(options.setup_timeout.count()));
+        r.session->close();
+    }
+}
+
 void Target::Impl::reap() {
     for (auto it = sessions.begin(); it != sessions.end();) {
         if (!it->session->finished()) { ++it; continue; }
@@ -92,6 +133,7 @@ void Target::Impl::watchdog_loop() {
         cv.wait_for(lock, std::chrono::milliseconds(100));
         if (stopping) break;
         sweep();
+        expire_setups();
         reap();
     }
 }
@@ -105,7 +147,8 @@ std::uint16_t Target::port() const noexcept { return impl_->port; }
 TargetStats Target::stats() const {
     const auto& s = impl_->stats;
     return {s.connections, s.terminated, s.controllers, s.keep_alive_expired, s.admin,
-            s.io, s.offloaded, s.errors, s.digest_errors};
+            s.io,          s.offloaded,  s.errors,      s.digest_errors,      s.refused,
+            s.setup_timeouts};
 }
 
 StagingReport Target::staging() const {
