@@ -45,6 +45,7 @@ std::pair<std::shared_ptr<Controller>, Outcome> Registry::connect_admin(const wi
     const auto id = allocate_cntlid();
     if (id == 0) return {nullptr, failed(wire::sc::connect_controller_busy)};
     auto c = std::make_shared<Controller>(std::move(sub), id, d.hostnqn, wire::connect_cmd(sqe).kato, limits_);
+    c->set_hostid(d.hostid);
     (void)c->attach_queue(0);  // a new controller has no queue yet: cannot fail
     controllers_.push_back(c);
     return accepted(std::move(c));
@@ -61,6 +62,9 @@ std::pair<std::shared_ptr<Controller>, Outcome> Registry::connect_io(const wire:
         return c->cntlid() == d.cntlid && &c->subsystem() == sub.get() && c->hostnqn() == d.hostnqn;
     });
     if (it == controllers_.end()) return {nullptr, invalid_connect_parameter(true, connect_offset::cntlid)};
+    // The same host NQN with another Host Identifier is another host (NVMe
+    // over Fabrics: Connect Invalid Parameters, at the Host Identifier).
+    if ((*it)->hostid() != d.hostid) return {nullptr, invalid_connect_parameter(true, connect_offset::hostid)};
     const auto status = (*it)->attach_queue(wire::connect_cmd(sqe).qid);
     if (status == wire::sc::connect_invalid_parameters)
         return {nullptr, invalid_connect_parameter(false, connect_offset::qid)};

@@ -10,6 +10,7 @@
 
 #include <rpm/nvmf.hpp>
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -55,6 +56,10 @@ public:
     std::uint16_t cntlid() const { return cntlid_; }
     Subsystem& subsystem() const { return *subsystem_; }
     const std::string& hostnqn() const { return hostnqn_; }
+    /// The Host Identifier of the admin queue's Connect: every I/O queue's
+    /// Connect must carry the same (set once, before the controller is shared).
+    const std::array<std::uint8_t, 16>& hostid() const { return hostid_; }
+    void set_hostid(const std::array<std::uint8_t, 16>& id) { hostid_ = id; }
     bool is_discovery() const;
 
     /// Property Get / Property Set (fctype 0x04 / 0x00): CAP, VS, CC, CSTS.
@@ -103,6 +108,7 @@ private:
     std::shared_ptr<Subsystem> subsystem_;
     std::uint16_t cntlid_;
     std::string hostnqn_;
+    std::array<std::uint8_t, 16> hostid_{};
     Limits limits_;
     std::shared_ptr<State> state_;
 };

@@ -119,6 +119,7 @@ std::shared_ptr<Subsystem> find_subsystem(const std::vector<std::shared_ptr<Subs
 
 // Byte offsets the Connect IPO points at.
 namespace connect_offset {
+inline constexpr std::uint16_t hostid = 0;    // data
 inline constexpr std::uint16_t qid = 42;      // SQE
 inline constexpr std::uint16_t sqsize = 44;   // SQE
 inline constexpr std::uint16_t cntlid = 16;   // data

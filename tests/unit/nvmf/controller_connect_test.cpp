@@ -145,6 +145,16 @@ TEST_F(NvmfControllerConnect, IoConnectToAnotherHostsControllerIsRefused) {
     EXPECT_TRUE(mine) << "the owner still can";
 }
 
+TEST_F(NvmfControllerConnect, IoConnectWithAnotherHostIdIsRefused) {
+    auto admin = enabled(nvm_nqn, host_a);  // host ID all zeros
+    auto [io, o] = connect_io(admin->cntlid(), 1, host_a, nvm_nqn, 127, /*hostid=*/0x5A);
+    EXPECT_FALSE(io) << "the same host NQN with another host ID joined the controller";
+    EXPECT_EQ(o.status, wire::sc::connect_invalid_parameters);
+    EXPECT_EQ(o.dw0, in_data(0));
+    auto [mine, o2] = connect_io(admin->cntlid(), 1, host_a);
+    EXPECT_TRUE(mine) << "the same host ID still can";
+}
+
 TEST_F(NvmfControllerConnect, IoConnectThroughAnotherSubsystemIsRefused) {
     auto admin = enabled(nvm_nqn, host_a);
     auto [io, o] = connect_io(admin->cntlid(), 1, host_a, restricted_nqn);

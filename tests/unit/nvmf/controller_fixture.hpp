@@ -73,8 +73,9 @@ inline wire::Sqe connect_sqe(std::uint16_t qid, std::uint16_t sqsize, std::uint3
 }
 
 inline std::vector<std::uint8_t> connect_data(std::string_view subnqn, std::string_view hostnqn,
-                                              std::uint16_t cntlid = wire::dynamic_cntlid) {
+                                              std::uint16_t cntlid = wire::dynamic_cntlid, std::uint8_t hostid = 0) {
     std::vector<std::uint8_t> d(wire::connect_data_len);
+    std::fill_n(d.begin(), 16, hostid);
     wire::put16(&d[16], cntlid);
     std::memcpy(&d[256], subnqn.data(), subnqn.size());
     std::memcpy(&d[512], hostnqn.data(), hostnqn.size());
@@ -172,8 +173,8 @@ protected:
     std::pair<std::shared_ptr<Controller>, Outcome> connect_io(std::uint16_t cntlid, std::uint16_t qid,
                                                                std::string_view host = host_a,
                                                                std::string_view subnqn = nvm_nqn,
-                                                               std::uint16_t sqsize = 127) {
-        return registry->connect(connect_sqe(qid, sqsize), connect_data(subnqn, host, cntlid));
+                                                               std::uint16_t sqsize = 127, std::uint8_t hostid = 0) {
+        return registry->connect(connect_sqe(qid, sqsize), connect_data(subnqn, host, cntlid, hostid));
     }
 
     /// A connected controller with CC.EN set (CSTS.RDY follows).
