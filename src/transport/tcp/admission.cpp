@@ -29,11 +29,6 @@ void Admission::handshake_over(const std::string& peer) noexcept {
     if (--it->second == 0) handshaking_.erase(it);  // the map holds only peers mid-handshake
 }
 
-std::size_t Admission::in_handshake(const std::string& peer) const {
-    auto it = handshaking_.find(peer);
-    return it == handshaking_.end() ? 0 : it->second;
-}
-
 void Admission::log(Kind kind, const std::string& line) {
     const auto k = static_cast<std::size_t>(kind);
     std::string out;

@@ -31,8 +31,6 @@ public:
     /// The connection from `peer` authenticated, or closed before it did.
     /// Not thread-safe (the listener's lock).
     void handshake_over(const std::string& peer) noexcept;
-    /// Connections from `peer` still in their handshake (tests, logs).
-    [[nodiscard]] std::size_t in_handshake(const std::string& peer) const;
 
     /// Thread-safe; rate-limited per kind.
     void log(Kind kind, const std::string& line);

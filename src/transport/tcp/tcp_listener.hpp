@@ -80,8 +80,7 @@ private:
     std::uint32_t watch_events_ = 0;
     const std::string peer_;
     const std::chrono::steady_clock::time_point accepted_ = std::chrono::steady_clock::now();
-    std::atomic<bool> set_up_{false};
-    bool in_handshake_ = true;  ///< still counted by the listener's Admission
+    std::atomic<bool> set_up_{false};  ///< authenticated; until then the listener's Admission counts it
 };
 
 class TcpListener final : public server::Listener, private EventLoop::Watcher {

@@ -7,6 +7,7 @@
 #include "server/peer_memory.hpp"
 
 #include <algorithm>
+#include <optional>
 
 namespace rpm::tcp {
 namespace {
@@ -128,7 +129,6 @@ void TcpSession::on_auth(const proto::Header& h, std::span<const std::byte> body
     if (!welcome) return refuse_and_close(h.request_id, welcome.error());
     reader_.set_max_payload(owner_.core().options().max_payload);  // requests may now be large
     set_up_.store(true, std::memory_order_release);
-    in_handshake_ = false;
     owner_.handshake_over(peer_);
     proto::encode(outq_.arena(), h.request_id, *welcome);
     outq_.commit();
@@ -161,15 +161,12 @@ void TcpSession::send_message(std::span<const std::byte> payload) {
 
 void TcpSession::flush() {
     while (!outq_.empty() && !closed_) {
-        IoResult r;
-        if (view_pending_) {
-            // The kernel copies region bytes that other connections may be
-            // writing (server/peer_memory.hpp).
-            server::PeerMemoryAccess shared;
-            r = stream_.write_some(outq_.iovecs());
-        } else {
-            r = stream_.write_some(outq_.iovecs());
-        }
+        // With a read answer queued, the kernel copies region bytes that
+        // other connections may be writing (server/peer_memory.hpp).
+        std::optional<server::PeerMemoryAccess> shared;
+        if (view_pending_) shared.emplace();
+        IoResult r = stream_.write_some(outq_.iovecs());
+        shared.reset();
         if (r.status == IoResult::would_block) return;
         if (r.status != IoResult::ok) return close();
         outq_.consume(r.n);
@@ -207,10 +204,9 @@ void TcpSession::handshake_timed_out() {
 void TcpSession::close() noexcept {
     if (closed_) return;
     closed_ = true;
-    if (in_handshake_) {
-        in_handshake_ = false;
-        owner_.handshake_over(peer_);
-    }
+    // Closed before it authenticated: no longer counted as mid-handshake
+    // (closed_ makes this run once).
+    if (!set_up()) owner_.handshake_over(peer_);
     if (watched_) loop_.unwatch(stream_.fd());
     watched_ = false;
     stream_.shutdown();
