@@ -53,7 +53,8 @@ public:
     /// detail gives the space left); the errors of Replicator::write.
     Result<LogAppend> append(std::span<const std::byte> payload);
     /// append + Replicator::commit: returns once the record is durable per
-    /// the replicator's policy.
+    /// the replicator's policy. Sent as one vectored Replicator::persist
+    /// (the body and its commit word in one request per member).
     Result<LogAppend> append_durable(std::span<const std::byte> payload);
 
     /// Records in order from the local copy, stopping at the first that is
@@ -84,6 +85,11 @@ public:
 private:
     ReplicatedLog(Replicator& r, std::uint64_t offset, std::uint64_t length) noexcept
         : r_(&r), offset_(offset), length_(length) {}
+    struct Encoded;
+    /// The next record's bytes, or errc::bad_size.
+    [[nodiscard]] Result<Encoded> encode(std::span<const std::byte> payload) const;
+    /// The record is in the local copy: move the tail past it.
+    LogAppend advance(const Encoded& e, Lsn lsn);
     Replicator* r_;
     std::uint64_t offset_ = 0;
     std::uint64_t length_ = 0;

@@ -190,6 +190,14 @@ public:
     /// write + commit, sent as one persist request per member (one round
     /// trip each) unless some member holds writes that no commit flushed.
     Result<Lsn> persist(std::uint64_t offset, std::span<const std::byte> data);
+    /// Vectored: every slice written (data-area offsets), then all of them
+    /// made durable under one LSN, as one persist request per member. An
+    /// 8-byte slice at an 8-byte aligned offset is stored whole, as
+    /// atomic_write does (a log record's commit word).
+    /// ERRORS: errc::invalid_argument (no slice, more than
+    /// kMaxPersistSlices, or one outside the data area: nothing is written);
+    /// the errors of commit().
+    Result<Lsn> persist(std::span<const WriteSlice> slices);
 
     [[nodiscard]] Lsn frontier(Frontier f) const noexcept;
     [[nodiscard]] Lsn last_lsn() const noexcept;  ///< the last LSN issued

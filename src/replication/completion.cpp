@@ -55,7 +55,7 @@ void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::ui
     // Wake waiters only when a frontier moved (a failure notifies in
     // fail_locked) or a resync waits: a commit's caller wakes once, when
     // its quorum holds, not on every member's answer.
-    if (!notes.empty() || syncing) cv.notify_all();
+    if (!notes.empty() || syncing) wake_waiters();
     notify(notes);
 }
 
@@ -74,7 +74,7 @@ void Replicator::Impl::fail_locked(Member& m, Error why) {
     m.needs_close = true;
     m.last_attempt = Clock::now();
     events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, std::move(why), m.frontier});
-    cv.notify_all();
+    wake_waiters();
     watch_cv.notify_all();
 }
 

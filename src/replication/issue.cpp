@@ -4,6 +4,8 @@
 #include "replication/detail/impl.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 
 namespace rpm {
@@ -105,7 +107,7 @@ Lsn Replicator::Impl::issue_flushes() {
         }
         recompute_locked(notes);
     }
-    cv.notify_all();
+    wake_waiters();
     for (auto& f : flushes) {
         for (const auto& s : f.spans) {
             f.t.region.flush(s.offset, s.length, [this, i = f.t.index, e = f.t.epoch, id = f.id](std::error_code ec) {
@@ -124,17 +126,54 @@ bool Replicator::Impl::nothing_unflushed() const {
     return true;
 }
 
-Lsn Replicator::Impl::persist_region(std::uint64_t region_offset, std::span<const std::byte> bytes) {
-    std::memcpy(local->bytes().data() + region_offset, bytes.data(), bytes.size());
-    local->flush(local->bytes().data() + region_offset, bytes.size());
+namespace {
+
+// An aligned 8-byte slice is a commit word: stored whole, as atomic_write does.
+void store_slice(std::byte* to, std::span<const std::byte> from) noexcept {
+    if (from.size() == 8 && reinterpret_cast<std::uintptr_t>(to) % 8 == 0) {
+        std::uint64_t v;
+        std::memcpy(&v, from.data(), 8);
+        std::atomic_ref<std::uint64_t>(*reinterpret_cast<std::uint64_t*>(to)).store(v, std::memory_order_release);
+        return;
+    }
+    std::memcpy(to, from.data(), from.size());
+}
+
+// The slices' bytes back to back, for every member's request: the caller may
+// return (a quorum answered) while a slower member's request still reads them.
+struct Staged {
+    std::vector<std::byte> bytes;
+    std::vector<WriteSlice> slices;
+};
+
+std::shared_ptr<const Staged> stage(std::span<const WriteSlice> slices) {
+    auto st = std::make_shared<Staged>();
+    std::size_t total = 0;
+    for (const auto& s : slices) total += s.data.size();
+    st->bytes.resize(total);
+    st->slices.reserve(slices.size());
+    std::size_t at = 0;
+    for (const auto& s : slices) {
+        if (!s.data.empty()) std::memcpy(st->bytes.data() + at, s.data.data(), s.data.size());
+        st->slices.push_back({s.offset, std::span<const std::byte>(st->bytes).subspan(at, s.data.size())});
+        at += s.data.size();
+    }
+    return st;
+}
+
+} // namespace
+
+Lsn Replicator::Impl::persist_slices(std::span<const WriteSlice> slices) {
+    for (const auto& s : slices) {
+        store_slice(local->bytes().data() + s.offset, s.data);
+        local->flush(local->bytes().data() + s.offset, s.data.size());
+    }
     const Lsn lsn = last_lsn.load(std::memory_order_relaxed) + 1;
     last_lsn.store(lsn, std::memory_order_release);
-    // The local header's position, then one drain for both.
+    // The local header's position, then one drain for all.
     std::memcpy(local->bytes().data() + replication::kOffPosition, &lsn, 8);
     local->persist(local->bytes().data() + replication::kOffPosition, 8);
-    // One copy for every member: the caller may return (a quorum answered)
-    // while a slower member's request still reads it.
-    auto staged = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
+    auto staged = stage(slices);
     struct Sent {
         Target t;
         std::uint64_t id;
@@ -147,12 +186,12 @@ Lsn Replicator::Impl::persist_region(std::uint64_t region_offset, std::span<cons
         notes.emplace_back(Frontier::local, lsn);
         for (auto& m : replicas) {
             if (m.state == ReplicaState::failed || !m.region) {
-                m.missed.add(region_offset, bytes.size());
+                for (const auto& s : slices) m.missed.add(s.offset, s.data.size());
                 continue;
             }
             // Its completion moves the frontier like a flush's.
             replication::PendingFlush pf{next_flush_id++, lsn, 1, replication::IntervalSet(replication::kFlushMergeGap)};
-            pf.ranges.add(region_offset, bytes.size());
+            for (const auto& s : slices) pf.ranges.add(s.offset, s.data.size());
             if (m.outstanding++ == 0) m.last_progress = Clock::now();
             sends.push_back({{m.index, m.epoch, *m.region}, pf.id});
             m.flushes.push_back(std::move(pf));
@@ -160,22 +199,23 @@ Lsn Replicator::Impl::persist_region(std::uint64_t region_offset, std::span<cons
         recompute_locked(notes);
     }
     for (auto& s : sends) {
-        s.t.region.persist(region_offset, std::span<const std::byte>(*staged),
+        s.t.region.persist(std::span<const WriteSlice>(staged->slices),
                            [this, i = s.t.index, e = s.t.epoch, id = s.id, staged](std::error_code ec) {
                                on_flush_done(i, e, id, ec);
                            });
     }
-    cv.notify_all();  // Replicator::wait(Frontier::local) callers
+    wake_waiters();  // Replicator::wait(Frontier::local) callers
     notify(notes);
     return lsn;
 }
 
-Result<Lsn> Replicator::Impl::wait_quorum(Lsn target) {
-    std::unique_lock lock(mu);
+Result<Lsn> Replicator::Impl::wait_quorum(Lsn target, IoGroup::Drive* drive) {
     // The failure detector bounds this wait: a member that does not answer
     // within failure_timeout is failed, which either lets the quorum form
     // without it or makes it impossible. The deadline is a second guard.
     const auto deadline = Clock::now() + 4 * opts.failure_timeout + 4 * opts.heartbeat_interval;
+    auto settled = [&] { return quorum_frontier >= target || counted_live_locked() < needed; };
+    std::unique_lock lock(mu);
     for (;;) {
         if (quorum_frontier >= target) return target;
         const unsigned live = counted_live_locked();
@@ -187,10 +227,26 @@ Result<Lsn> Replicator::Impl::wait_quorum(Lsn target) {
                                                 " live members, " + std::to_string(needed) + " needed" +
                                                 (last.empty() ? "" : " (last failure: " + last + ")"));
         }
+        if (drive) {
+            // Completions take mu: it is not held while driving.
+            lock.unlock();
+            const bool ok = drive->run_until([&] {
+                std::lock_guard l(mu);
+                return settled();
+            }, deadline);
+            lock.lock();
+            if (!ok) drive = nullptr;  // the deadline (or poll failed): cv below decides
+            continue;
+        }
         if (cv.wait_until(lock, deadline) == std::cv_status::timeout && quorum_frontier < target)
             return Error(errc::quorum_lost, "commit of LSN " + std::to_string(target) +
                                                 ": no quorum of flushes within the failure timeout");
     }
+}
+
+void Replicator::Impl::wake_waiters() noexcept {
+    cv.notify_all();
+    io_group->wake_driver();
 }
 
 void Replicator::Impl::send_heartbeat(std::size_t i) {

@@ -43,34 +43,65 @@ Result<ReplicatedLog> ReplicatedLog::open(Replicator& r, std::uint64_t offset, s
     return log;
 }
 
-Result<LogAppend> ReplicatedLog::append(std::span<const std::byte> payload) {
+// A record's bytes: the body (index, payload, padding, then the next
+// record's zero commit word: all of it lands before this record's commit
+// word) and the commit word.
+struct ReplicatedLog::Encoded {
+    std::vector<std::byte> body;
+    std::uint64_t word = 0;
+    std::uint64_t size = 0;
+    std::uint64_t index = 0;
+};
+
+Result<ReplicatedLog::Encoded> ReplicatedLog::encode(std::span<const std::byte> payload) const {
     if (payload.size() > kMaxPayload) return Error(errc::bad_size, "record of " + std::to_string(payload.size()) + " bytes");
-    const std::uint64_t size = fmt::record_size(payload.size());
+    Encoded e;
+    e.size = fmt::record_size(payload.size());
     // Room for the record and the zero word that ends the chain after it.
-    if (tail_ + size + 8 > length_)
+    if (tail_ + e.size + 8 > length_)
         return Error(errc::bad_size, "the log is full: " + std::to_string(length_ - tail_) + " bytes left, the record needs " +
-                                         std::to_string(size + 8));
-    const std::uint64_t index = records_ + 1;
-    // Body: index, payload, padding, then the next record's (zero) commit
-    // word; all of it lands before this record's commit word.
-    std::vector<std::byte> body(size - 8 + 8, std::byte{0});
-    std::memcpy(body.data(), &index, 8);
-    std::memcpy(body.data() + 8, payload.data(), payload.size());
-    if (auto w = r_->write(offset_ + tail_ + 8, body); !w) return w.error();
-    const auto word = fmt::commit_word(fmt::crc(generation_, index, payload), static_cast<std::uint32_t>(payload.size()));
-    auto lsn = r_->atomic_write(offset_ + tail_, word);
-    if (!lsn) return lsn.error();
-    LogAppend a{index, tail_, *lsn};
-    tail_ += size;
-    records_ = index;
+                                         std::to_string(e.size + 8));
+    e.index = records_ + 1;
+    e.body.assign(e.size - 8 + 8, std::byte{0});
+    std::memcpy(e.body.data(), &e.index, 8);
+    std::memcpy(e.body.data() + 8, payload.data(), payload.size());
+    e.word = fmt::commit_word(fmt::crc(generation_, e.index, payload), static_cast<std::uint32_t>(payload.size()));
+    return e;
+}
+
+LogAppend ReplicatedLog::advance(const Encoded& e, Lsn lsn) {
+    LogAppend a{e.index, tail_, lsn};
+    tail_ += e.size;
+    records_ = e.index;
     return a;
 }
 
+Result<LogAppend> ReplicatedLog::append(std::span<const std::byte> payload) {
+    auto e = encode(payload);
+    if (!e) return e.error();
+    if (auto w = r_->write(offset_ + tail_ + 8, e->body); !w) return w.error();
+    auto lsn = r_->atomic_write(offset_ + tail_, e->word);
+    if (!lsn) return lsn.error();
+    return advance(*e, *lsn);
+}
+
+// The body and its commit word as one vectored persist: one request per
+// member, not a write, an atomic write and a flush.
 Result<LogAppend> ReplicatedLog::append_durable(std::span<const std::byte> payload) {
-    auto a = append(payload);
-    if (!a) return a;
-    if (auto c = r_->commit(); !c) return c.error();
-    return a;
+    auto e = encode(payload);
+    if (!e) return e.error();
+    std::byte word[8];
+    std::memcpy(word, &e->word, 8);
+    const WriteSlice slices[2] = {{offset_ + tail_ + 8, e->body}, {offset_ + tail_, word}};
+    auto lsn = r_->persist(slices);
+    if (!lsn) {
+        // The slices are inside the log (checked at open and by encode), so
+        // the record is in the local copy: it stays appended, as a failed
+        // commit after append() leaves it.
+        advance(*e, r_->last_lsn());
+        return lsn.error();
+    }
+    return advance(*e, *lsn);
 }
 
 void ReplicatedLog::for_each(const std::function<bool(const LogRecord&)>& fn) const {

@@ -4,6 +4,8 @@
 #include "replication/detail/impl.hpp"
 #include "replication/detail/quorum.hpp"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace rpm {
@@ -13,7 +15,7 @@ Replicator::Impl::~Impl() {
         std::lock_guard lock(mu);
         stopping = true;
     }
-    cv.notify_all();
+    wake_waiters();
     watch_cv.notify_all();
     if (monitor.joinable()) monitor.join();
     if (syncer.joinable()) syncer.join();
@@ -85,35 +87,57 @@ Result<Lsn> Replicator::atomic_write(std::uint64_t offset, std::uint64_t value) 
 }
 
 Result<Lsn> Replicator::commit() {
+    auto drive = impl_->io_group->try_drive();
     Lsn target = 0;
     {
         std::lock_guard issue(impl_->issue_mu);
         target = impl_->issue_flushes();
     }
-    return impl_->wait_quorum(target);
+    return impl_->wait_quorum(target, drive ? &*drive : nullptr);
 }
 
 Result<Lsn> Replicator::persist(std::uint64_t offset, std::span<const std::byte> data) {
+    const WriteSlice one{offset, data};
+    return persist(std::span<const WriteSlice>(&one, 1));
+}
+
+Result<Lsn> Replicator::persist(std::span<const WriteSlice> slices) {
     auto& d = impl_->data;
-    if (offset > d.size() || data.size() > d.size() - offset)
-        return Error(errc::invalid_argument, "write of " + std::to_string(data.size()) + " bytes at " +
-                                                 std::to_string(offset) + " is outside the data area (" +
-                                                 std::to_string(d.size()) + " bytes)");
+    if (slices.empty() || slices.size() > kMaxPersistSlices)
+        return Error(errc::invalid_argument, "a persist takes 1 to " + std::to_string(kMaxPersistSlices) + " slices, not " +
+                                                 std::to_string(slices.size()));
+    std::uint64_t end = 0;
+    for (const auto& s : slices) {
+        if (s.offset > d.size() || s.data.size() > d.size() - s.offset)
+            return Error(errc::invalid_argument, "write of " + std::to_string(s.data.size()) + " bytes at " +
+                                                     std::to_string(s.offset) + " is outside the data area (" +
+                                                     std::to_string(d.size()) + " bytes)");
+        end = std::max<std::uint64_t>(end, s.offset + s.data.size());
+    }
+    // Region offsets: the data area starts after the replica header.
+    std::array<WriteSlice, 8> small{};
+    std::vector<WriteSlice> large;
+    std::span<WriteSlice> at = small;
+    if (slices.size() > small.size()) large.resize(slices.size()), at = large;
+    at = at.first(slices.size());
+    for (std::size_t i = 0; i < slices.size(); ++i) at[i] = {kReplicaHeaderSize + slices[i].offset, slices[i].data};
+    auto drive = impl_->io_group->try_drive();
     Lsn target = 0;
     {
         std::lock_guard issue(impl_->issue_mu);
-        impl_->extend_high_water(offset + data.size());
+        impl_->extend_high_water(end);
         // One persist request per member, unless some member still has
         // writes that no flush covered (write() without commit(), or the
-        // high-water mark just moved): then a write and the flushes of all.
+        // high-water mark just moved): then writes and the flushes of all.
         if (impl_->nothing_unflushed()) {
-            target = impl_->persist_region(kReplicaHeaderSize + offset, data);
+            target = impl_->persist_slices(at);
         } else {
-            if (auto w = impl_->write_region(kReplicaHeaderSize + offset, data, false); !w) return w;
+            for (const auto& s : at)
+                if (auto w = impl_->write_region(s.offset, s.data, s.data.size() == 8 && s.offset % 8 == 0); !w) return w;
             target = impl_->issue_flushes();
         }
     }
-    return impl_->wait_quorum(target);
+    return impl_->wait_quorum(target, drive ? &*drive : nullptr);
 }
 
 Lsn Replicator::frontier(Frontier f) const noexcept {

@@ -135,7 +135,7 @@ Result<void> Replicator::Impl::resync(std::size_t i, bool full, const replicatio
         events.push_back({kind, i, m.spec.uri, {}, m.frontier});
         recompute_locked(notes);
     }
-    cv.notify_all();
+    wake_waiters();
     notify(notes);
     return {};
 }

@@ -3,6 +3,7 @@
 #include "server/core.hpp"
 
 #include <array>
+#include <cstring>
 
 namespace rpm::server {
 namespace {
@@ -87,7 +88,15 @@ Result<void> Core::handle_persist(const Session& s, const proto::Persist& p) {
     }
     std::size_t n = 0;
     for (const auto& slice : p.slices) {
-        region.target->store(slice.offset, slice.data);
+        // An aligned 8-byte slice is a commit word (a log record's, sent
+        // with its body): stored whole, as atomic_write does.
+        if (slice.data.size() == 8 && slice.offset % 8 == 0) {
+            std::uint64_t word;
+            std::memcpy(&word, slice.data.data(), 8);
+            region.target->store8(slice.offset, word);
+        } else {
+            region.target->store(slice.offset, slice.data);
+        }
         if (!slice.data.empty()) ranges[n++] = Range{slice.offset, slice.data.size()};
     }
     if (n == 0) return {};

@@ -118,6 +118,8 @@ void add_replication_options(CLI::App& app, Options& o) {
         ->delimiter(',');
     app.add_option("--batch", r.batch, "--replication: writes per commit of the throughput test (0 = none)")
         ->check(CLI::Range(0, 1024))->capture_default_str();
+    app.add_flag("--log", r.log, "--replication: instead of the persist test, the log test: "
+                                 "ReplicatedLog::append_durable of records of each size");
 }
 
 void add_mr_pool_options(CLI::App& app, Options& o) {

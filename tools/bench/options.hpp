@@ -39,6 +39,7 @@ struct Options {
         std::vector<std::string> durability{"all-local", "majority-local", "1-local"};
         std::vector<std::string> uris;            ///< external replicas (--replica); empty = in-process
         unsigned batch = 8;                       ///< writes per commit of the throughput test; 0 = none
+        bool log = false;                         ///< the persist test appends ReplicatedLog records instead
     } replication;
 
     // --mr-pool: rpm::MrPool against static per-connection MRs, in virtual

@@ -34,7 +34,9 @@
 
 namespace rpmbench {
 
-enum class RepTest { persist, batch };
+/// persist: Replicator::persist; log: ReplicatedLog::append_durable (--log,
+/// in its place); batch: W writes + commit.
+enum class RepTest { persist, log, batch };
 std::string_view to_string(RepTest t) noexcept;
 
 /// One replicated configuration: the first `replicas` servers, a policy.
@@ -53,6 +55,7 @@ struct SliceSpec {
     unsigned writes = 1;  ///< per commit (1 = persist)
     std::uint64_t base = 0, stride = 64;
     unsigned slots = 1;
+    bool log = false;  ///< append_durable records of `size` bytes (the data area is the log)
 };
 
 struct RepResult {

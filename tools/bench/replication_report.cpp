@@ -50,7 +50,7 @@ std::vector<Headline> headlines(const ReplicationReport& r) {
     std::vector<Headline> out;
     for (bool include_local : {false, true}) {
         for (const auto& res : r.results) {
-            if (res.test != RepTest::persist || !headline_config(res.config, include_local)) continue;
+            if (res.test == RepTest::batch || !headline_config(res.config, include_local)) continue;
             Headline h;
             h.size = res.size;
             h.durability = res.config.name;

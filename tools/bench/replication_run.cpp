@@ -42,6 +42,8 @@ private:
         return (c * o_.sizes.size() + s) * tests_ + (t == RepTest::batch ? 1 : 0);
     }
     SliceSpec replicated_spec(std::size_t size, unsigned writes) const;
+    /// The first test of each configuration and size: persist, or log (--log).
+    RepTest first_test() const noexcept { return o_.replication.log ? RepTest::log : RepTest::persist; }
     SliceSpec single_spec(std::size_t size, unsigned writes) const;
 
     const Options& o_;
@@ -136,7 +138,7 @@ void RepRunner::add_tests(const std::vector<RepConfig>& configs) {
             for (unsigned t = 0; t < tests_; ++t) {
                 const auto& c = configs[ci];
                 RepResult r;
-                r.test = t == 0 ? RepTest::persist : RepTest::batch;
+                r.test = t == 0 ? first_test() : RepTest::batch;
                 r.config = c;
                 r.size = o_.sizes[s];
                 r.writes_per_commit = t == 0 ? 1 : o_.replication.batch;
@@ -179,7 +181,7 @@ void RepRunner::run_config(std::size_t c, unsigned round) {
     for (const auto& st : rep->replicas()) methods += (methods.empty() ? "" : ",") + st.method;
     for (std::size_t s = 0; s < o_.sizes.size() && !interrupted(); ++s) {
         for (unsigned t = 0; t < tests_; ++t)
-            report_.results[result_index(c, s, t ? RepTest::batch : RepTest::persist)].methods = methods;
+            report_.results[result_index(c, s, t ? RepTest::batch : first_test())].methods = methods;
         run_size(*rep, c, s, round);
     }
 }
@@ -188,7 +190,7 @@ void RepRunner::run_size(rpm::Replicator& rep, std::size_t c, std::size_t s, uns
     if (o_.warmup > 0)
         (void)replicated_slice(rep, replicated_spec(o_.sizes[s], 1), {o_.warmup / o_.rounds, 0}, progress_,
                                "persist " + describe(configs_[c]) + " " + std::to_string(o_.sizes[s]) + " B (warm-up)");
-    run_pair(rep, c, s, round, RepTest::persist);
+    run_pair(rep, c, s, round, first_test());
     if (tests_ > 1) run_pair(rep, c, s, round, RepTest::batch);
     if (round_trip_[s]) baselines_.measure(*round_trip_[s], slice(round, share()), round_tag(round, o_.rounds));
     if (auto f = fanout_.find({c, s}); f != fanout_.end())
@@ -198,15 +200,17 @@ void RepRunner::run_size(rpm::Replicator& rep, std::size_t c, std::size_t s, uns
 // One slice of the test's single-replica baseline, then one of the test.
 void RepRunner::run_pair(rpm::Replicator& rep, std::size_t c, std::size_t s, unsigned round, RepTest t) {
     const auto size = o_.sizes[s];
-    const unsigned writes = t == RepTest::persist ? 1 : o_.replication.batch;
+    const unsigned writes = t != RepTest::batch ? 1 : o_.replication.batch;
     const auto of = round_tag(round, o_.rounds);
-    auto& single = report_.base.baselines[t == RepTest::persist ? single_persist_[s] : single_batch_[s]];
+    auto& single = report_.base.baselines[t != RepTest::batch ? single_persist_[s] : single_batch_[s]];
     accumulate(*single.m, single_slice(setup_.single(), single_spec(size, writes), slice(round, share()), progress_,
                                        "baseline " + single.id + of));
     auto& res = report_.results[result_index(c, s, t)];
     const auto left = setup_.events->left();
     const auto label = std::string(to_string(t)) + " " + describe(configs_[c]) + " " + std::to_string(size) + " B" + of;
-    accumulate(res.m, replicated_slice(rep, replicated_spec(size, writes), slice(round, 1), progress_, label));
+    auto spec = replicated_spec(size, writes);
+    spec.log = t == RepTest::log;
+    accumulate(res.m, replicated_slice(rep, spec, slice(round, 1), progress_, label));
     res.replica_failures += setup_.events->left() - left;
 }
 

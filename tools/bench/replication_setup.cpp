@@ -35,7 +35,10 @@ unsigned slots_of(const Options& o) { return std::max(1u, o.replication.batch); 
 
 std::uint64_t area_of(const Options& o) {
     const auto biggest = *std::max_element(o.sizes.begin(), o.sizes.end());
-    const std::uint64_t used = slots_of(o) * stride_of(biggest);
+    std::uint64_t used = slots_of(o) * stride_of(biggest);
+    // --log: room for a few records of the biggest size before the log is
+    // formatted again.
+    if (o.replication.log) used = std::max<std::uint64_t>(used, 4 * (stride_of(biggest) + 64));
     return std::max<std::uint64_t>(1, (used + (1 << 20) - 1) >> 20) << 20;
 }
 

@@ -65,8 +65,8 @@ void print_results(const ReplicationReport& r, std::ostream& out) {
     for (const auto& res : r.results) {
         const auto q = rep_ratios(r, res);
         const auto needs = std::to_string(res.config.needed) + "/" + std::to_string(res.config.members);
-        const auto test = res.test == RepTest::persist ? std::string("persist")
-                                                       : "batch" + std::to_string(res.writes_per_commit);
+        const auto test = res.test != RepTest::batch ? std::string(to_string(res.test))
+                                                     : "batch" + std::to_string(res.writes_per_commit);
         out << fmt("  %-7s %7zu %4u %-16s %6s %8llu ", test.c_str(), res.size, res.config.replicas,
                    res.config.name.c_str(), needs.c_str(), static_cast<unsigned long long>(res.m.ops))
             << latency_cells(res.m) << fmt(" %10.0f %9.1f ", res.m.ops_per_s(), res.m.mb_per_s()) << cpu_cell(res.m)

@@ -152,7 +152,7 @@ void check_rep_result(Problems& p, const json& r, const std::string& where, cons
     if (!p.empty()) return;
     const auto u = [&](const char* k) { return r.at(k).get<std::uint64_t>(); };
     const auto test = r.at("test").get<std::string>();
-    if (test != "persist" && test != "batch") p.push_back(where + ": unknown test");
+    if (test != "persist" && test != "log" && test != "batch") p.push_back(where + ": unknown test");
     if (u("needed") < 1 || u("needed") > u("members") || u("members") < u("replicas") || u("members") > u("replicas") + 1)
         p.push_back(where + ": replicas, members and needed do not add up");
     check_latency(p, r, where);

@@ -14,6 +14,7 @@
 
 #include "replication/detail/header.hpp"
 #include "replication/detail/intervals.hpp"
+#include "transport/tcp/io_group.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -71,9 +72,11 @@ struct Member {
 
 struct Replicator::Impl {
     ReplicatorOptions opts;
-    // The replicas' tcp:// connections share one I/O thread: the answers to
-    // one commit are handled in one wake-up, and the committing thread is
-    // woken once (docs/benchmarks.md, "The replication floor, measured").
+    // The replicas' tcp:// connections share one I/O thread, and a
+    // committing thread drives that group while it waits: it reads the
+    // answers itself, as a plain fan-out does, instead of being woken by
+    // the group's thread (docs/benchmarks.md, "The committing thread reads
+    // the answers"). Concurrent commits: one drives, the others wait on cv.
     std::shared_ptr<IoGroup> io_group = make_io_group();
     std::optional<pmem::Region> local;
     std::span<std::byte> data;     ///< local data area
@@ -108,11 +111,16 @@ struct Replicator::Impl {
     Result<Lsn> write_region(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic);
     void extend_high_water(std::uint64_t end);
     Lsn issue_flushes();
-    /// Replicator::persist when no member has unflushed writes: the data
-    /// and its flush as one persist request per member.
-    Lsn persist_region(std::uint64_t region_offset, std::span<const std::byte> bytes);
+    /// Replicator::persist when no member has unflushed writes: the slices
+    /// (region offsets) and their flush as one persist request per member.
+    Lsn persist_slices(std::span<const WriteSlice> slices);
     [[nodiscard]] bool nothing_unflushed() const;
-    Result<Lsn> wait_quorum(Lsn target);
+    /// Wait until `target` is on a quorum, driving the replicas' I/O group
+    /// when `drive` is given (taken before the requests were sent).
+    Result<Lsn> wait_quorum(Lsn target, IoGroup::Drive* drive);
+    /// Wake everyone waiting for a frontier or a failure: cv, and a
+    /// committing thread polling the I/O group.
+    void wake_waiters() noexcept;
     void send_heartbeat(std::size_t i);
     // completion.cpp (mu held unless said otherwise)
     void on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec);

@@ -2,10 +2,15 @@
 
 #include "transport/tcp/stream.hpp"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 namespace rpm {
 
 IoGroup::IoGroup() {
     if (loop_.error()) return;
+    // Without it a group cannot be driven (try_drive says no); it still works.
+    wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     thread_ = std::thread([this] {
         tcp::block_sigpipe();
         loop_.run();
@@ -19,6 +24,7 @@ IoGroup::~IoGroup() {
         // reference to a helper thread then (tcp_client.cpp).
         thread_.join();
     }
+    if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 std::shared_ptr<IoGroup> make_io_group() { return std::make_shared<IoGroup>(); }

@@ -102,6 +102,7 @@ void TcpClient::close() noexcept {
         std::lock_guard lock(mu_);
         fail_locked(errc::io_error, "connection closed", done);
     }
+    io_->forget(this);  // a driver of the group lets go of it
     if (loop_.error()) {
         run(done);  // no loop thread: nothing else can run them
         return;
@@ -120,6 +121,7 @@ void TcpClient::close() noexcept {
     auto barrier = finished.get_future();
     loop_.post([this, &finished, d = std::make_shared<Completions>(std::move(done))] {
         run(*d);
+        io_->wake_driver();  // one may wait for these completions
         finished.set_value();
     });
     barrier.wait();

@@ -14,7 +14,11 @@
 //     sends its request, blocks in recv for the answer and parses it itself,
 //     so a blocking call costs what the callback form costs, without two
 //     thread hand-offs. The I/O thread stops watching when it finds a
-//     driver; the driver hands back what else it read.
+//     driver; the driver hands back what else it read;
+//   - or a thread driving the connection's IoGroup (io_group.hpp): a
+//     request that thread sends claims the connection until its drive
+//     ends; it polls the socket and runs the completions itself, and
+//     anyone still sends (the receive side alone is the driver's).
 // TLS connections never drive from the caller's thread: OpenSSL can raise
 // SIGPIPE, which rpm's own threads block and an application's may not.
 #pragma once
@@ -25,6 +29,8 @@
 #include "transport/tcp/out_queue.hpp"
 #include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"
+
+#include <poll.h>
 
 #include <deque>
 #include <future>
@@ -58,6 +64,31 @@ public:
     [[nodiscard]] std::string_view name() const noexcept override { return "tcp"; }
     void close() noexcept override;
 
+    /// A completion to run outside mu_ (on the I/O thread unless direct,
+    /// or on the thread driving the group).
+    struct Completion {
+        client::Done done;
+        client::RecvDone recv_done;
+        std::function<void(Result<proto::RegionGrant>)> region_done;
+        std::optional<Result<proto::RegionGrant>> grant;
+        std::error_code ec;
+        std::size_t n = 0;
+    };
+    using Completions = std::vector<Completion>;
+    static void run(Completions& done);
+
+    // The group's driver (tcp_client_drive.cpp; IoGroup holds its claim
+    // lock around each).
+    /// What to poll for: the socket, or fd -1 when the connection is closed.
+    [[nodiscard]] pollfd driver_poll();
+    /// Send and receive what poll said is ready; completions go to `out`.
+    void driver_io(short revents, Completions& out);
+    /// Requests still wait for answers.
+    [[nodiscard]] bool owes_answers();
+    /// The drive ended: the I/O thread watches the socket again if
+    /// anything is still expected from it.
+    void release_claim();
+
 private:
     enum class State { connecting, ready, closed };
     enum class Kind : std::uint8_t { status, read, region };
@@ -69,17 +100,6 @@ private:
         std::span<std::byte> out;      ///< read: where the data goes
         std::function<void(Result<proto::RegionGrant>)> region_done;
     };
-    /// A completion to run outside mu_ (on the I/O thread unless direct).
-    struct Completion {
-        client::Done done;
-        client::RecvDone recv_done;
-        std::function<void(Result<proto::RegionGrant>)> region_done;
-        std::optional<Result<proto::RegionGrant>> grant;
-        std::error_code ec;
-        std::size_t n = 0;
-    };
-    using Completions = std::vector<Completion>;
-
     // Set-up (tcp_client.cpp).
     Result<void> handshake(const std::string& host, std::uint16_t port, Deadline deadline);
     Result<std::pair<proto::Header, std::vector<std::byte>>> read_frame_wait(Deadline deadline);
@@ -107,7 +127,8 @@ private:
     void on_events(std::uint32_t events) override;
     void read_locked(Completions& out);
     void drain_frames_locked(Completions& out);
-    void run(Completions& done);
+    /// The calling thread drives the group: take the receive side (mu_ held).
+    [[nodiscard]] bool claim_locked();
     void finish_dispatch(Completions& done);
     void run_on_loop(Completions done);
     void drive(std::unique_lock<std::mutex>& lock, Deadline deadline, bool& finished);
@@ -136,7 +157,8 @@ private:
     bool watched_ = false;       ///< the socket is in loop_'s epoll
     std::uint32_t watch_events_ = 0;
     bool dispatching_ = false;   ///< the I/O thread runs completions; it sends what they queue after
-    bool driver_ = false;        ///< a synchronous caller owns the socket
+    bool driver_ = false;        ///< a synchronous caller or the group's driver owns the receive side
+    bool claimed_ = false;       ///< ... and it is the group's driver
     std::thread::id driver_thread_;
     std::string profile_;
     std::deque<std::vector<std::byte>> inbox_;

@@ -17,26 +17,35 @@ thread_local const void* t_direct_for = nullptr;
 
 void TcpClient::submit(Pending p, Build build, std::error_code refused) {
     Completions done;
+    bool claimed = false;
     {
         std::lock_guard lock(mu_);
-        p.direct = t_direct_for == this && driver_ && driver_thread_ == std::this_thread::get_id();
+        p.direct = t_direct_for == this && driver_ && !claimed_ && driver_thread_ == std::this_thread::get_id();
         if (state_ != State::ready || refused) {
             complete_locked(p, refused ? refused : make_error_code(errc::io_error), done);
         } else {
             p.id = next_id();
             build(p.id);
             pending_.push_back(std::move(p));
-            // The driver sends its own request; the I/O thread sends what
-            // completions queue once they have all run (one gathered write)
-            // and then sets what it watches (no epoll_ctl per request).
-            // TLS is sent only by the I/O thread (OpenSSL can raise SIGPIPE,
-            // which an application's thread may not block): EPOLLOUT it is.
-            if (!driver_ && !dispatching_) {
+            claimed = claim_locked();
+            // The group's driver reads the answers; whoever queues sends.
+            // A synchronous driver sends its own request; the I/O thread
+            // sends what completions queue once they have all run (one
+            // gathered write) and then sets what it watches (no epoll_ctl
+            // per request). TLS is sent only by the I/O thread (OpenSSL can
+            // raise SIGPIPE, which an application's thread may not block):
+            // EPOLLOUT it is.
+            if (claimed_) {
+                flush_locked();
+                // A remainder leaves when the driver polls for room next.
+                if (!outq_.empty()) io_->wake_driver();
+            } else if (!driver_ && !dispatching_) {
                 if (!stream_.is_tls() || loop_.in_loop()) flush_locked();
                 update_watch_locked();
             }
         }
     }
+    if (claimed) io_->add_claim(this);
     // A request refused before it was sent completes where completions
     // belong: on the I/O thread (inline for a driver, whose call waits).
     if (!done.empty()) {
@@ -138,7 +147,7 @@ void TcpClient::drain_frames_locked(Completions& out) {
         fail_locked(errc::io_error, "bad frame from server: " + reader_.error()->message(), out);
 }
 
-void TcpClient::run(Completions& done) {
+void TcpClient::run(Completions& done) {  // static
     for (auto& c : done) {
         if (c.done) c.done(c.ec);
         else if (c.recv_done) c.recv_done(c.ec, c.n);
@@ -147,9 +156,14 @@ void TcpClient::run(Completions& done) {
     done.clear();
 }
 
+// A thread driving the group may wait for these (a claimed connection
+// failed on another thread): it is woken once they have run.
 void TcpClient::run_on_loop(Completions done) {
     if (done.empty()) return;
-    loop_.post([this, d = std::make_shared<Completions>(std::move(done))] { run(*d); });
+    loop_.post([this, d = std::make_shared<Completions>(std::move(done))] {
+        run(*d);
+        io_->wake_driver();
+    });
 }
 
 // The synchronous form: drive the socket from this thread when nothing else

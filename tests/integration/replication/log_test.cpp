@@ -53,6 +53,31 @@ TEST_F(ReplicatorTest, LogAppendsAreDurableAtTheirLsnAndSurviveReopen) {
     }
 }
 
+TEST_F(ReplicatorTest, DurableAppendsAfterUncommittedOnesCoverThemToo) {
+    // append_durable is one vectored persist; with appends not yet
+    // committed it falls back to writes and one commit, which covers them.
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r) << r.error().message();
+    auto log = ReplicatedLog::open(*r, 0, 1u << 16);
+    ASSERT_TRUE(log);
+    for (int round = 0; round < 3; ++round) {
+        ASSERT_TRUE(log->append(bytes("loose " + std::to_string(round))));
+        auto d = log->append_durable(bytes("durable " + std::to_string(round)));
+        ASSERT_TRUE(d) << d.error().message();
+        EXPECT_GE(r->frontier(Frontier::all), d->lsn);
+        auto solo = log->append_durable(bytes("alone " + std::to_string(round)));
+        ASSERT_TRUE(solo);
+        EXPECT_GE(r->frontier(Frontier::all), solo->lsn);
+    }
+    EXPECT_EQ(log->records(), 9u);
+    for (int n = 0; n < 3; ++n) {
+        const auto raw = nodes_[n]->data(0, 1u << 16);
+        const auto recs = ReplicatedLog::scan(std::as_bytes(std::span(raw.data(), raw.size())));
+        ASSERT_EQ(recs.size(), 9u) << n;
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(recs[8].payload.data()), recs[8].payload.size()), "alone 2");
+    }
+}
+
 TEST_F(ReplicatorTest, LogRefusesWhatDoesNotFit) {
     auto r = Replicator::open(options(Durability::majority()));
     ASSERT_TRUE(r);

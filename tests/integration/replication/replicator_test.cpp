@@ -2,6 +2,10 @@
 // durability policies, parallel replica writes, and bad input.
 #include "replication/fixture.hpp"
 
+#include <atomic>
+#include <cstring>
+#include <thread>
+
 namespace rpm::test {
 namespace {
 
@@ -66,6 +70,59 @@ TEST_F(ReplicatorTest, ProgressCallbacksReportLocalQuorumAndAll) {
     EXPECT_EQ(seen[Frontier::all], *c);
 }
 
+TEST_F(ReplicatorTest, ACommitReadsItsAnswersOnItsOwnThread) {
+    // All-of-3: the quorum forms with the last replica's answer, so the
+    // thread reporting it is the one that read that answer. The committing
+    // thread drives the replicas' I/O group: it must be that thread, not
+    // the group's (which would have to wake it).
+    std::mutex mu;
+    std::vector<std::thread::id> quorum_threads;
+    auto o = options(Durability::all());
+    o.on_progress = [&](Frontier f, Lsn) {
+        if (f != Frontier::quorum) return;
+        std::lock_guard lock(mu);
+        quorum_threads.push_back(std::this_thread::get_id());
+    };
+    auto r = Replicator::open(std::move(o));
+    ASSERT_TRUE(r) << r.error().message();
+    {
+        std::lock_guard lock(mu);
+        quorum_threads.clear();  // open()'s own
+    }
+    for (int i = 0; i < 20; ++i) ASSERT_TRUE(r->persist(static_cast<std::uint64_t>(i) * 64, bytes("own thread")));
+    for (int i = 0; i < 5; ++i) {
+        ASSERT_TRUE(r->write(static_cast<std::uint64_t>(i) * 64 + 4096, bytes("then commit")));
+        ASSERT_TRUE(r->commit());
+    }
+    std::lock_guard lock(mu);
+    ASSERT_EQ(quorum_threads.size(), 25u);
+    for (auto id : quorum_threads) EXPECT_EQ(id, std::this_thread::get_id());
+}
+
+TEST_F(ReplicatorTest, ConcurrentCommitsAllComplete) {
+    // One committing thread drives the replicas' I/O at a time; the others
+    // wait for it (or for the group's thread) to read their answers.
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r) << r.error().message();
+    std::vector<std::thread> threads;
+    std::atomic<int> failures{0};
+    for (int t = 0; t < 4; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < 50; ++i) {
+                const std::uint64_t off = static_cast<std::uint64_t>(t) * 65536 + static_cast<std::uint64_t>(i) * 64;
+                auto c = (i % 2 == 0) ? r->persist(off, bytes("concurrent"))
+                                      : (r->write(off, bytes("concurrent")) ? r->commit() : Result<Lsn>(Error(errc::io_error, "write")));
+                if (!c) ++failures;
+            }
+        });
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    ASSERT_TRUE(r->wait(Frontier::all, r->last_lsn(), std::chrono::seconds(10)));
+    for (int n = 0; n < 3; ++n)
+        for (int t = 0; t < 4; ++t)
+            EXPECT_EQ(nodes_[n]->data(static_cast<std::uint64_t>(t) * 65536 + 49 * 64, 10), "concurrent") << n << " " << t;
+}
+
 TEST_F(ReplicatorTest, PoliciesNeedTheirMemberCounts) {
     struct Case {
         Durability d;
@@ -102,6 +159,47 @@ TEST_F(ReplicatorTest, ReplicasAreWrittenInParallel) {
     auto last = r->last_lsn();
     ASSERT_TRUE(r->wait(Frontier::all, last, std::chrono::seconds(10)));
     EXPECT_EQ(nodes_[0]->data(19 * 4096, 8), "parallel");
+}
+
+TEST_F(ReplicatorTest, AVectoredPersistPutsEverySliceOnEveryReplica) {
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r) << r.error().message();
+    const auto body = bytes("a record's body");
+    const std::uint64_t word = 0x0123456789abcdefull;
+    std::byte raw[8];
+    std::memcpy(raw, &word, 8);
+    const auto far = bytes("far away");
+    const WriteSlice slices[] = {{4104, body}, {4096, raw}, {300000, far}};
+    auto lsn = r->persist(slices);
+    ASSERT_TRUE(lsn) << lsn.error().message();
+    EXPECT_EQ(*lsn, r->last_lsn()) << "one LSN for the whole persist";
+    EXPECT_GE(r->frontier(Frontier::all), *lsn);
+    for (int n = 0; n < 3; ++n) {
+        EXPECT_EQ(nodes_[n]->data(4104, body.size()), "a record's body") << n;
+        EXPECT_EQ(nodes_[n]->data(300000, far.size()), "far away") << n;
+        const auto w = nodes_[n]->data(4096, 8);
+        std::uint64_t got = 0;
+        std::memcpy(&got, w.data(), 8);
+        EXPECT_EQ(got, word) << n;
+    }
+    EXPECT_EQ(local_data(*r, 4104, body.size()), "a record's body");
+    // With a write not yet committed, the same call sends writes and flushes.
+    ASSERT_TRUE(r->write(500000, bytes("pending")));
+    auto again = r->persist(slices);
+    ASSERT_TRUE(again);
+    for (int n = 0; n < 3; ++n) EXPECT_EQ(nodes_[n]->data(500000, 7), "pending") << n;
+
+    // Bad input: nothing is written.
+    const auto untouched = bytes("must not land");
+    const WriteSlice outside[] = {{8192, untouched}, {r->size() - 2, body}};
+    auto bad = r->persist(outside);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error(), errc::invalid_argument);
+    EXPECT_NE(bad.error().detail().find("outside the data area"), std::string::npos);
+    EXPECT_EQ(local_data(*r, 8192, untouched.size()), std::string(untouched.size(), '\0'));
+    EXPECT_EQ(r->persist(std::span<const WriteSlice>()).error(), errc::invalid_argument);
+    std::vector<WriteSlice> many(kMaxPersistSlices + 1, WriteSlice{0, body});
+    EXPECT_EQ(r->persist(many).error(), errc::invalid_argument);
 }
 
 TEST_F(ReplicatorTest, BadInputGetsClearErrors) {
