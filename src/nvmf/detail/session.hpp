@@ -1,11 +1,14 @@
 #pragma once
 // One NVMe/TCP connection on the target: one queue (the admin queue or an
-// I/O queue) of one controller. A thread per connection runs it with
-// blocking Asio socket calls; commands of a queue run in order, which NVMe
-// allows (the host may see completions in any order, and in order is one).
+// I/O queue) of one controller. Between PDUs it waits in the target's
+// Workers set without a thread; a worker serves it with blocking Asio
+// socket calls while it has bytes (detail/workers.hpp). Commands of a queue
+// run in order, which NVMe allows (the host may see completions in any
+// order, and in order is one).
 
 #include "nvmf/detail/controller.hpp"
 #include "nvmf/detail/pdu.hpp"
+#include "nvmf/detail/workers.hpp"
 
 #include <rpm/nvmf.hpp>
 
@@ -42,19 +45,25 @@ struct SessionEnv {
     std::uint32_t max_h2c_data = 128 * 1024;
 };
 
-class Session {
+class Session final : public Workers::Conn {
 public:
     Session(boost::asio::ip::tcp::socket socket, const SessionEnv& env);
     ~Session();
 
-    /// Serve until the host disconnects, a protocol error, or close().
-    void run();
-    /// From another thread: make run() return soon.
+    // Workers::Conn: serve the PDUs that arrived (the ICReq first), until
+    // none is left read ahead (true) or the connection ends (false: the
+    // host disconnected, a protocol error, or close()).
+    int fd() const override { return fd_; }
+    bool serve() override;
+    void retire() override { finished_ = true; }
+    /// From another thread: make serve() return soon (it wakes a parked
+    /// session too: a shut-down socket is readable).
     void close();
     /// The controller this queue belongs to (null before Connect).
     std::shared_ptr<Controller> controller() const;
     /// The queue's id (meaningful once controller() is set).
     std::uint16_t qid() const;
+    /// Ended and out of the Workers set: the owner may destroy it.
     bool finished() const { return finished_.load(); }
     /// ICReq and Connect done (thread-safe): the set-up timeout no longer applies.
     bool set_up() const { return set_up_.load(std::memory_order_acquire); }
@@ -65,6 +74,11 @@ public:
 private:
     // framing (session.cpp)
     bool handshake();
+    /// Nothing read ahead and no capsule waiting: wait in the set.
+    bool idle() const { return rx_pos_ == rx_len_ && pending_.empty(); }
+    /// The end of a connection: shut down, give back the staging slot and
+    /// the controller's queue. RETURN VALUE: false (serve()'s).
+    bool end();
     bool read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out);
     void terminate(const pdu::Refusal& r, std::span<const std::uint8_t> header);
     bool send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data);
@@ -88,7 +102,11 @@ private:
     bool finish(const wire::Sqe& sqe, const Outcome& o);
 
     boost::asio::ip::tcp::socket socket_;
+    int fd_ = -1;
     SessionEnv env_;
+    bool handshaken_ = false;
+    bool ended_ = false;
+    std::vector<std::uint8_t> pdu_buf_;  // the PDU being read (kept between PDUs: no allocation each)
     pdu::Context ctx_;
     std::uint32_t send_align_ = 4;        // (hpda + 1) * 4
     std::uint16_t qid_ = 0;

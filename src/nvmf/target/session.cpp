@@ -19,7 +19,8 @@ namespace rpm::nvmf::target {
 namespace asio = boost::asio;
 using wire::PduType;
 
-Session::Session(asio::ip::tcp::socket socket, const SessionEnv& env) : socket_(std::move(socket)), env_(env) {
+Session::Session(asio::ip::tcp::socket socket, const SessionEnv& env)
+    : socket_(std::move(socket)), fd_(socket_.native_handle()), env_(env) {
     ctx_.receiver = pdu::Receiver::controller;
     // Before ICReq only the 128-byte ICReq itself may arrive.
     ctx_.max_data = 0;
@@ -176,25 +177,34 @@ bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t 
     return !ec;
 }
 
-void Session::run() {
-    if (handshake()) {
-        std::vector<std::uint8_t> buf;
-        pdu::Pdu p;
-        while (!closing_ && read_pdu(buf, p)) {
-            if (p.info.type == PduType::h2c_term) break;
-            if (p.info.type != PduType::capsule_cmd) {
-                // H2CData with no R2T outstanding: out of sequence.
-                terminate({wire::Fes::pdu_sequence_error, 0, "H2CData without an R2T"}, p.header);
-                break;
-            }
-            if (!on_capsule(p) || !run_pending()) break;
-        }
+bool Session::serve() {
+    if (!handshaken_) {
+        if (closing_ || !handshake()) return end();
+        handshaken_ = true;
+        if (idle()) return true;
     }
+    pdu::Pdu p;
+    while (!closing_ && read_pdu(pdu_buf_, p)) {
+        if (p.info.type == PduType::h2c_term) return end();
+        if (p.info.type != PduType::capsule_cmd) {
+            // H2CData with no R2T outstanding: out of sequence.
+            terminate({wire::Fes::pdu_sequence_error, 0, "H2CData without an R2T"}, p.header);
+            return end();
+        }
+        if (!on_capsule(p) || !run_pending()) return end();
+        if (idle()) return true;
+    }
+    return end();
+}
+
+bool Session::end() {
+    if (ended_) return false;
+    ended_ = true;
     boost::system::error_code ec;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
     offload_.reset();  // gives the staging slot back
     if (auto c = controller()) env_.registry->release(c, qid());
-    finished_ = true;
+    return false;
 }
 
 } // namespace rpm::nvmf::target

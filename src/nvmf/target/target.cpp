@@ -1,8 +1,8 @@
 // rpm::nvmf::Target: checks the options, builds the subsystems in the
 // engine (the seed's verbs: create_subsystem, create_backend,
-// map_namespace), listens, and runs a thread per connection plus a watchdog
-// that tears down controllers whose keep-alive timer expired or whose admin
-// queue went away.
+// map_namespace), listens, hands each connection to the Workers (no thread
+// per connection: detail/workers.hpp), and runs a watchdog that tears down
+// controllers whose keep-alive timer expired or whose admin queue went away.
 #include "nvmf/detail/session.hpp"
 #include "nvmf/detail/target_setup.hpp"
 
@@ -34,9 +34,9 @@ struct Target::Impl {
 
     struct Running {
         std::shared_ptr<Session> session;
-        std::thread thread;
         bool timed_out = false;
     };
+    std::unique_ptr<target::Workers> workers;
     std::mutex mu;
     std::condition_variable cv;
     std::list<Running> sessions;
@@ -65,7 +65,14 @@ void Target::Impl::accept_loop() {
             ++stats.refused;
             continue;  // the session (and its socket) goes here, unserved
         }
-        sessions.push_back({session, std::thread([session] { session->run(); })});
+        if (auto added = workers->add(session.get()); added) {
+            if (target::trace_level() > 0)
+                std::fprintf(stderr, "nvmf: cannot serve a connection from %s: %s\n", session->peer().c_str(),
+                             added.message().c_str());
+            ++stats.refused;
+            continue;
+        }
+        sessions.push_back({session});
     }
 }
 
@@ -119,12 +126,10 @@ void Target::Impl::expire_setups() {
     }
 }
 
+// Sessions that ended are out of the Workers set (finished() is their
+// worker's last touch): they may go.
 void Target::Impl::reap() {
-    for (auto it = sessions.begin(); it != sessions.end();) {
-        if (!it->session->finished()) { ++it; continue; }
-        it->thread.join();
-        it = sessions.erase(it);
-    }
+    std::erase_if(sessions, [](const Running& r) { return r.session->finished(); });
 }
 
 void Target::Impl::watchdog_loop() {
@@ -179,8 +184,17 @@ void Target::stop() {
     ::shutdown(d.acceptor.native_handle(), SHUT_RDWR);
     if (d.accept_thread.joinable()) d.accept_thread.join();
     if (d.watchdog_thread.joinable()) d.watchdog_thread.join();
-    for (auto& r : d.sessions) r.thread.join();
-    d.sessions.clear();
+    // Every session was shut down: each is served once more, ends and
+    // gives its queue back (a command in progress finishes first).
+    for (;;) {
+        {
+            std::lock_guard lock(d.mu);
+            d.reap();
+            if (d.sessions.empty()) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    d.workers->stop();
     boost::system::error_code ec;
     d.acceptor.close(ec);
 }
@@ -200,6 +214,9 @@ Result<std::unique_ptr<Target>> Target::start(TargetOptions options) {
     impl->registry = std::make_unique<target::Registry>(std::move(all), limits);
     impl->env = {impl->registry.get(), &impl->stats, options.allow_header_digest, options.allow_data_digest,
                  options.max_h2c_data};
+    // More workers than connections could never be busy (one waits).
+    impl->workers = std::make_unique<target::Workers>(options.max_connections + 1);
+    if (auto e = impl->workers->error()) return Error(errc::io_error, "nvmf target: cannot make its workers: " + e.message());
     impl->options = std::move(options);
     auto* d = impl.get();
     d->accept_thread = std::thread([d] { d->accept_loop(); });

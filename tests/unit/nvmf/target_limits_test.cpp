@@ -5,6 +5,7 @@
 // max_connections open at once; the others are closed as they are accepted.
 #include "target_support.hpp"
 
+#include <filesystem>
 #include <thread>
 
 namespace rpm::nvmf {
@@ -90,6 +91,46 @@ TEST_F(NvmfTargetLimits, ConnectionsAreBounded) {
     EXPECT_EQ(target->stats().connections_refused, 1u);
     std::vector<std::byte> b(512);
     EXPECT_TRUE(h->read(1, 0, b)) << "the connected host stopped being served";
+}
+
+// Threads of this process (the target runs in it).
+std::size_t threads_now() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+    return n;
+}
+
+TEST_F(NvmfTargetLimits, IdleConnectionsHoldNoThread) {
+    start(30s, 400, 400);
+    // A first host brings up the workers and the engine's own threads.
+    auto h = Host::connect(testing::host_options(target->port()));
+    ASSERT_TRUE(h) << h.error().message();
+    const auto before = threads_now();
+    std::vector<std::unique_ptr<testing::Raw>> idle;
+    for (int i = 0; i < 200; ++i) {
+        idle.push_back(std::make_unique<testing::Raw>(target->port()));
+        idle.back()->handshake(false, false);  // served: each waits for its Connect now
+    }
+    const auto after = threads_now();
+    EXPECT_LT(after, before + 16) << "200 idle connections made " << after - before << " threads";
+    std::vector<std::byte> b(512);
+    EXPECT_TRUE(h->read(1, 0, b)) << "the connected host stopped being served";
+}
+
+TEST_F(NvmfTargetLimits, AConnectionStuckInAPduDelaysOnlyItself) {
+    start(30s, 16, 16);
+    // Half an ICReq: the worker serving it blocks for the rest.
+    testing::Raw stuck(target->port());
+    std::array<std::uint8_t, pdu::max_header_bytes> icreq{};
+    const auto n = pdu::encode_icreq(icreq, {});
+    stuck.send(std::span(icreq.data(), n / 2));
+    std::this_thread::sleep_for(100ms);
+    const auto t0 = Clock::now();
+    auto h = Host::connect(testing::host_options(target->port()));
+    ASSERT_TRUE(h) << h.error().message();
+    std::vector<std::byte> b(512);
+    EXPECT_TRUE(h->read(1, 0, b));
+    EXPECT_LT(seconds_since(t0), 5.0) << "the host waited behind the stuck connection";
 }
 
 TEST_F(NvmfTargetLimits, NonPositiveLimitsAreRefused) {
