@@ -66,6 +66,12 @@ private:
     int wake_ = -1;
     std::error_code error_;
     std::size_t max_;
+    // Held around putting a connection into the set and taken by the
+    // worker that gets it out: the kernel orders epoll_ctl before the
+    // epoll_wait that reports it, but only a lock tells ThreadSanitizer
+    // (and the compiler) that the next worker sees what the last one wrote,
+    // and that the last one's epoll_ctl is over before the connection ends.
+    std::mutex arm_mu_;
     mutable std::mutex mu_;
     std::list<Worker> workers_;
     std::size_t live_ = 0;  ///< workers not done

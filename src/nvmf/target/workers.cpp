@@ -53,6 +53,7 @@ std::error_code Workers::add(Conn* c) {
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
     ev.data.ptr = c;
+    std::lock_guard arm(arm_mu_);
     return ::epoll_ctl(epoll_, EPOLL_CTL_ADD, c->fd(), &ev) == 0 ? std::error_code{} : last_errno();
 }
 
@@ -127,12 +128,16 @@ void Workers::run(std::list<Worker>::iterator self) {
             // connection to get bytes must not wait for this one's command.
             if (--idle_ == 0) spawn_locked();
         }
+        { std::lock_guard arm(arm_mu_); }  // see arm_mu_
         const bool more = c->serve();
         if (more) {
             epoll_event again{};
             again.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
             again.data.ptr = c;
-            if (::epoll_ctl(epoll_, EPOLL_CTL_MOD, c->fd(), &again) != 0) {
+            std::unique_lock arm(arm_mu_);
+            const int armed = ::epoll_ctl(epoll_, EPOLL_CTL_MOD, c->fd(), &again);
+            arm.unlock();
+            if (armed != 0) {
                 // Cannot wait for it any more: end it (its reads now fail).
                 ::shutdown(c->fd(), SHUT_RDWR);
                 (void)c->serve();
