@@ -53,13 +53,15 @@ struct ServerOptions {
     /// (each session stays on one, so its requests keep their order).
     /// 0 = one per CPU the process may run on.
     unsigned io_threads = 0;
-    /// Connection limits of each tcp:// listener (docs/protocol.md, "Limits"),
-    /// so that no peer can make the server hold connections without bound.
+    /// Connection limits of each listener (docs/protocol.md, "Limits"), so
+    /// that no peer can make the server hold connections without bound.
     /// A connection that has not authenticated within handshake_timeout is
     /// closed; authenticated ones may idle (that is the application's call)
     /// but count towards max_connections. Past max_connections, or past
     /// max_unauthenticated_per_address connections from one address still
-    /// in their handshake, a new connection is closed as it is accepted.
+    /// in their handshake, a new connection is closed as it is accepted
+    /// (rdma://: its request rejected; the per-address bound is tcp://'s
+    /// only, as librpma does not tell the peer's address before accepting).
     /// Each must be positive (Server::start: errc::invalid_argument).
     std::chrono::milliseconds handshake_timeout{10000};
     std::size_t max_connections = 1024;

@@ -35,7 +35,7 @@ Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, serve
 }
 
 RdmaListener::RdmaListener(const Api& api, server::Core& core, ServerLimits limits)
-    : api_(api), core_(core), limits_(limits), peer_(api), cfg_(api), ep_(api) {}
+    : api_(api), core_(core), limits_(limits), peer_(api), cfg_(api), ep_(api), admission_(core.options()) {}
 
 RdmaListener::~RdmaListener() { stop(); }
 
@@ -45,7 +45,8 @@ Result<void> RdmaListener::start(const std::string& host, std::uint16_t port) {
     if (auto r = open_device(host); !r) return r;
     regions_ = std::make_unique<RegionRegistry>(api_, peer_.get());
     env_ = std::make_unique<SessionEnv>(SessionEnv{api_, core_, peer_.get(), &*messages_, *regions_,
-                                                   device_ ? &*device_ : nullptr, limits_, [this] { wake_.notify(); }});
+                                                   device_ ? &*device_ : nullptr, limits_, [this] { wake_.notify(); },
+                                                   &admission_});
     if (auto r = make_conn_cfg(); !r) return r;
     if (auto r = listen(host, port); !r) return r;
     if (int ret = api_.ep_get_fd(ep_.get(), &ep_fd_); ret != 0)
@@ -148,6 +149,17 @@ void RdmaListener::accept_one() {
     ConnReqHandle req(api_);
     // Fails for events that are not connection requests (librpma acks them).
     if (api_.ep_next_conn_req(ep_.get(), cfg_.get(), req.out()) != 0) return;
+    // Past max_connections the request is rejected (ConnReqHandle deletes
+    // it: rpma_conn_req_delete), before a queue pair or buffer is spent on
+    // it. Sessions that ended are reaped first, so they do not count.
+    reap();
+    {
+        std::lock_guard lock(mu_);
+        if (auto refused = admission_.admit("", sessions_.size())) {
+            admission_.log(refused->first, refused->second + " (" + where_ + ")");
+            return;
+        }
+    }
     auto s = std::make_unique<ServerSession>(*env_, core_.new_session());
     // A session that cannot start rejects the request (rpma_conn_req_delete).
     if (!s->accept(std::move(req))) return;

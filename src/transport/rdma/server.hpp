@@ -8,6 +8,7 @@
 // CPU sees only Flush (send_flush) requests and application messages.
 #pragma once
 
+#include "server/admission.hpp"
 #include "server/core.hpp"
 #include "server/listener.hpp"
 #include "transport/rdma/api.hpp"
@@ -95,6 +96,7 @@ struct SessionEnv {
     const platform::RdmaDevice* device;
     ServerLimits limits;
     std::function<void()> on_exit;  ///< wakes the listener to reap the session
+    server::Admission* admission;   ///< the listener's: logs a handshake timeout
 };
 
 /// One accepted connection.
@@ -192,6 +194,7 @@ private:
     EpHandle ep_;
     int ep_fd_ = -1;
     Wakeup wake_;
+    server::Admission admission_;  ///< max_connections (librpma hides the peer's address); its log
     std::mutex mu_;
     std::map<std::uint64_t, std::unique_ptr<ServerSession>> sessions_;
     std::atomic<bool> stopping_{false};

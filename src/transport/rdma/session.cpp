@@ -48,16 +48,29 @@ Result<void> ServerSession::accept(ConnReqHandle req) {
 
 void ServerSession::start() { thread_ = std::thread([this] { run(); }); }
 
+// Until it is established, and then until it authenticates, a session has
+// a deadline (ServerLimits::establish_timeout, ServerOptions::handshake_timeout
+// from the accept): a peer that connects and says nothing does not keep a
+// queue pair, its buffers and a thread.
 void ServerSession::run() {
+    const auto handshake = env_.core.options().handshake_timeout;
     while (!stop_) {
         int timeout = -1;
-        if (!established_) {
-            const auto waited = std::chrono::steady_clock::now() - accepted_at_;
-            timeout = std::max(0, to_ms(env_.limits.establish_timeout) -
-                                      static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(waited).count()));
+        const bool setting_up = !established_ || !session_.authenticated;
+        if (setting_up) {
+            const auto limit = !established_ ? env_.limits.establish_timeout : handshake;
+            const auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                                      accepted_at_);
+            timeout = std::max(0, to_ms(limit) - static_cast<int>(waited.count()));
         }
         const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), timeout);
         if (r.timeout && !established_) close_session("the connection was not established in time");
+        else if (r.timeout && setting_up && !session_.authenticated) {
+            env_.admission->log(server::Admission::Kind::handshake_timeout,
+                                "closed an rdma:// connection that did not authenticate within " +
+                                    std::to_string(handshake.count()) + " ms (ServerOptions::handshake_timeout)");
+            close_session("no authentication within the handshake timeout");
+        }
         if (r.wake) wake_.drain();
         // Requests that arrived before a disconnect are still answered in order.
         if (auto d = drain_cq(api_, cq_, r.cq, [this](const ibv_wc& wc) { on_wc(wc); }); !d)

@@ -128,7 +128,7 @@ void TcpListener::on_events(std::uint32_t) {
             return pause_accepting(errno);  // EMFILE, ENFILE, ENOBUFS, ENOMEM
         }
         const std::string peer = address_text(from);
-        std::optional<std::pair<Admission::Kind, std::string>> refused;
+        std::optional<std::pair<server::Admission::Kind, std::string>> refused;
         {
             std::lock_guard lock(mu_);
             if (stopped_) return (void)::close(fd);
@@ -154,7 +154,7 @@ void TcpListener::on_events(std::uint32_t) {
 void TcpListener::pause_accepting(int err) {
     loops_[0]->loop.unwatch(listen_fd_);
     accept_paused_ = true;
-    admission_.log(Admission::Kind::accept_failed, std::string("cannot accept connections: ") + std::strerror(err) +
+    admission_.log(server::Admission::Kind::accept_failed, std::string("cannot accept connections: ") + std::strerror(err) +
                                                        "; accepting again shortly");
 }
 

@@ -7,7 +7,7 @@
 
 #include "server/core.hpp"
 #include "server/listener.hpp"
-#include "transport/tcp/admission.hpp"
+#include "server/admission.hpp"
 #include "transport/tcp/event_loop.hpp"
 #include "transport/tcp/out_queue.hpp"
 #include "transport/tcp/read_buffer.hpp"
@@ -98,7 +98,7 @@ public:
     void forget(std::uint64_t session);
     /// The session from `peer` authenticated, or closed before it did.
     void handshake_over(const std::string& peer);
-    Admission& admission() noexcept { return admission_; }
+    server::Admission& admission() noexcept { return admission_; }
     [[nodiscard]] std::size_t io_threads() const noexcept { return loops_.size(); }
 
 private:
@@ -122,7 +122,7 @@ private:
     std::size_t next_loop_ = 0;  ///< round robin; loop 0's thread only
     std::mutex mu_;
     std::unordered_map<std::uint64_t, std::shared_ptr<TcpSession>> sessions_;
-    Admission admission_;  ///< under mu_ (its log() is thread-safe)
+    server::Admission admission_;  ///< under mu_ (its log() is thread-safe)
     bool accept_paused_ = false;  ///< loop 0's thread only
     std::atomic<bool> stopped_{false};
 };

@@ -195,7 +195,7 @@ void TcpSession::update_watch() {
 void TcpSession::handshake_timed_out() {
     if (closed_ || set_up()) return;
     const auto ms = owner_.core().options().handshake_timeout.count();
-    owner_.admission().log(Admission::Kind::handshake_timeout,
+    owner_.admission().log(server::Admission::Kind::handshake_timeout,
                            "closed the connection from " + peer_ + ": no authentication within " + std::to_string(ms) +
                                " ms (ServerOptions::handshake_timeout)");
     close();

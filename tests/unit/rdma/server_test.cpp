@@ -266,6 +266,92 @@ TEST(RdmaListener, StopClosesEverySessionAndFreesEverything) {
     EXPECT_EQ(h.fabric.live_objects(), 0u);
 }
 
+TEST(RdmaListener, ConnectionsPastMaxConnectionsAreRejected) {
+    std::vector<std::string> logged;
+    std::mutex log_mu;
+    Harness h({{"raw", PersistenceDomain::cpu_cache}}, "/", {}, [&](ServerOptions& o) {
+        o.max_connections = 2;
+        o.on_log = [&](std::string_view line) {
+            std::lock_guard lock(log_mu);
+            logged.emplace_back(line);
+        };
+    });
+    h.listen();
+    auto a = h.connect_ok();
+    auto b = h.connect_ok();
+    auto c = h.connect();
+    EXPECT_FALSE(c) << "a third connection was accepted past max_connections 2";
+    {
+        std::lock_guard lock(log_mu);
+        ASSERT_FALSE(logged.empty());
+        EXPECT_NE(logged[0].find("max_connections"), std::string::npos) << logged[0];
+    }
+    EXPECT_TRUE(open(*b, "raw")) << "an admitted connection stopped being served";
+    a.reset();  // one leaves: a new one is admitted once it is reaped
+    EXPECT_TRUE(eventually([&] { return h.connect().has_value(); }));
+}
+
+// A client that connects and never sends Auth: only librpma calls, no rpm client.
+struct SilentPeer {
+    const Api& api = fake::Fabric::api();
+    rpma_peer* peer = nullptr;
+    rpma_conn_cfg* cfg = nullptr;
+    rpma_conn* conn = nullptr;
+    int event_fd = -1;
+    SilentPeer(Harness& h) {
+        EXPECT_EQ(api.peer_new(&h.fabric.context_, &peer), 0);
+        EXPECT_EQ(api.conn_cfg_new(&cfg), 0);
+        rpma_conn_req* req = nullptr;
+        const auto port = std::to_string(h.listener->port());
+        EXPECT_EQ(api.conn_req_new(peer, kHost, port.c_str(), cfg, &req), 0);
+        EXPECT_EQ(api.conn_req_connect(&req, nullptr, &conn), 0);
+        EXPECT_EQ(api.conn_get_event_fd(conn, &event_fd), 0);
+    }
+    ~SilentPeer() {
+        if (conn) (void)api.conn_disconnect(conn), (void)api.conn_delete(&conn);
+        if (cfg) (void)api.conn_cfg_delete(&cfg);
+        if (peer) (void)api.peer_delete(&peer);
+    }
+    /// Whether the server closed the connection (an event other than
+    /// ESTABLISHED arrived) within `t`.
+    bool closed_within(std::chrono::milliseconds t) {
+        return eventually([&] {
+            rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+            while (api.conn_next_event(conn, &ev) == 0)
+                if (ev != RPMA_CONN_ESTABLISHED) return true;
+            return false;
+        }, t);
+    }
+};
+
+TEST(RdmaListener, AClientThatNeverAuthenticatesIsClosedAfterTheHandshakeTimeout) {
+    std::vector<std::string> logged;
+    std::mutex log_mu;
+    Harness h({{"raw", PersistenceDomain::cpu_cache}}, "/", {}, [&](ServerOptions& o) {
+        o.handshake_timeout = 200ms;
+        o.on_log = [&](std::string_view line) {
+            std::lock_guard lock(log_mu);
+            logged.emplace_back(line);
+        };
+    });
+    h.listen();
+    SilentPeer silent(h);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(silent.closed_within(3s)) << "the server kept a connection that never authenticated";
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 150ms);
+    std::lock_guard lock(log_mu);
+    ASSERT_EQ(logged.size(), 1u);
+    EXPECT_NE(logged[0].find("handshake_timeout"), std::string::npos) << logged[0];
+}
+
+TEST(RdmaListener, AnAuthenticatedClientMayIdlePastTheHandshakeTimeout) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}}, "/", {}, [](ServerOptions& o) { o.handshake_timeout = 100ms; });
+    h.listen();
+    auto t = h.connect_ok();
+    std::this_thread::sleep_for(400ms);
+    EXPECT_TRUE(open(*t, "raw"));
+}
+
 TEST(RdmaListener, AClientThatGoesAwayIsReaped) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();

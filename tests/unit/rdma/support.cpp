@@ -22,7 +22,8 @@ std::unique_ptr<server::Region> make_region(const RegionSpec& spec, MemTarget** 
     return r;
 }
 
-Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root, rpm::Overrides ov) {
+Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root, rpm::Overrides ov,
+                 const std::function<void(ServerOptions&)>& tune) {
     ServerOptions opts;
     opts.listen = {"rdma://" + std::string(kHost) + ":0"};
     opts.secrets = {{kClientId, kSecret}};
@@ -31,6 +32,7 @@ Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root
         std::lock_guard lock(mu);
         messages.emplace_back(p.begin(), p.end());
     };
+    if (tune) tune(opts);
     std::vector<std::unique_ptr<server::Region>> regions;
     for (const auto& s : specs) {
         MemTarget* t = nullptr;

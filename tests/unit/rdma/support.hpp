@@ -76,7 +76,7 @@ inline const char* kHost = "192.0.2.10";
 /// Fabric + Core + listener, and clients connected to it.
 struct Harness {
     explicit Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root = "/",
-                     rpm::Overrides ov = {});
+                     rpm::Overrides ov = {}, const std::function<void(ServerOptions&)>& tune = {});
     ~Harness();
     /// Start listening on kHost (port 0 = pick).
     void listen(std::uint16_t port = 0, ServerLimits limits = {});

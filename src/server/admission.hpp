@@ -1,8 +1,8 @@
-// Who may connect to a tcp:// listener, under ServerOptions' connection
-// limits: at most max_connections at once, and at most
+// Who may connect to a listener (tcp://, rdma://), under ServerOptions'
+// connection limits: at most max_connections at once, and at most
 // max_unauthenticated_per_address still in their handshake from one peer
-// address (the handshake timeout itself is the listener's tick). Refusals
-// and timeouts are told through ServerOptions::on_log, at most one line per
+// address (the handshake timeout itself is the transport's). Refusals and
+// timeouts are told through ServerOptions::on_log, at most one line per
 // second of each kind, so a flood cannot turn into a flood of log lines.
 #pragma once
 
@@ -16,7 +16,7 @@
 #include <string>
 #include <unordered_map>
 
-namespace rpm::tcp {
+namespace rpm::server {
 
 class Admission {
 public:
@@ -25,7 +25,9 @@ public:
     explicit Admission(const ServerOptions& o);
 
     /// A connection from `peer` arrives while `connections` are open: nullopt
-    /// when admitted (it now counts as in its handshake), else why not.
+    /// when admitted (it now counts as in its handshake), else why not. An
+    /// empty `peer` (a transport that cannot tell the address before it
+    /// accepts: rdma://) is held to max_connections only.
     /// Not thread-safe: the listener calls it under its own lock.
     std::optional<std::pair<Kind, std::string>> admit(const std::string& peer, std::size_t connections);
     /// The connection from `peer` authenticated, or closed before it did.
@@ -45,4 +47,4 @@ private:
     std::array<std::size_t, 4> unsaid_{};
 };
 
-} // namespace rpm::tcp
+} // namespace rpm::server

@@ -1,8 +1,8 @@
-#include "transport/tcp/admission.hpp"
+#include "server/admission.hpp"
 
 #include <iostream>
 
-namespace rpm::tcp {
+namespace rpm::server {
 
 Admission::Admission(const ServerOptions& o)
     : max_connections_(o.max_connections), max_per_peer_(o.max_unauthenticated_per_address), sink_(o.on_log) {}
@@ -13,6 +13,7 @@ std::optional<std::pair<Admission::Kind, std::string>> Admission::admit(const st
         return std::pair{Kind::too_many, "refused a connection from " + peer + ": " + std::to_string(connections) +
                                              " are open, the limit is " + std::to_string(max_connections_) +
                                              " (ServerOptions::max_connections)"};
+    if (peer.empty()) return std::nullopt;
     auto& n = handshaking_[peer];
     if (n >= max_per_peer_)
         return std::pair{Kind::too_many_from_peer,
@@ -48,4 +49,4 @@ void Admission::log(Kind kind, const std::string& line) {
     else std::cerr << "rpm server: " << out << "\n";
 }
 
-} // namespace rpm::tcp
+} // namespace rpm::server
