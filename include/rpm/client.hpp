@@ -12,6 +12,7 @@
 // callback runs.
 #pragma once
 
+#include <rpm/completion.hpp>
 #include <rpm/flush.hpp>
 #include <rpm/mr_pool.hpp>
 #include <rpm/persistence.hpp>
@@ -56,6 +57,9 @@ struct ClientOptions {
     /// tcp://: handle this connection's I/O on the group's shared thread;
     /// empty (default) = a thread of its own.
     std::shared_ptr<IoGroup> io_group;
+    /// rdma://: how the connection's I/O thread waits for completions
+    /// (include/rpm/completion.hpp; docs/rdma.md, "Completion modes").
+    CompletionMode completion = CompletionMode::adaptive;
 };
 
 struct RegionOptions {

@@ -4,6 +4,7 @@
 // runs the persist step the region's platform needs (docs/flush-methods.md).
 #pragma once
 
+#include <rpm/completion.hpp>
 #include <rpm/flush.hpp>
 #include <rpm/persistence.hpp>
 #include <rpm/pmem.hpp>
@@ -53,6 +54,9 @@ struct ServerOptions {
     /// (each session stays on one, so its requests keep their order).
     /// 0 = one per CPU the process may run on.
     unsigned io_threads = 0;
+    /// rdma://: how each session's thread waits for completions
+    /// (include/rpm/completion.hpp; docs/rdma.md, "Completion modes").
+    CompletionMode completion = CompletionMode::adaptive;
     /// Connection limits of each listener (docs/protocol.md, "Limits"), so
     /// that no peer can make the server hold connections without bound.
     /// A connection that has not authenticated within handshake_timeout is

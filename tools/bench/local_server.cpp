@@ -20,7 +20,8 @@ std::string random_secret() {
 
 rpm::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& listen,
                                                              const std::filesystem::path& dir, std::uint64_t size,
-                                                             const std::string& tag, unsigned io_threads) {
+                                                             const std::string& tag, unsigned io_threads,
+                                                             rpm::CompletionMode completion) {
     std::unique_ptr<LocalServer> ls(new LocalServer);
     ls->secret_ = random_secret();
     ls->pool_ = dir / ("rpm-bench-" + std::to_string(::getpid()) + (tag.empty() ? "" : "-" + tag) + ".pool");
@@ -29,6 +30,7 @@ rpm::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& 
     rpm::ServerOptions o;
     o.listen = {listen};
     o.io_threads = io_threads;
+    o.completion = completion;
     o.secrets[ls->id_] = ls->secret_;
     o.regions.push_back({ls->region_, ls->pool_, static_cast<std::size_t>(size), true, {}});
     auto server = rpm::Server::start(std::move(o));

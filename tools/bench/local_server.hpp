@@ -21,7 +21,8 @@ public:
     /// or DIR/rpm-bench-PID-TAG.pool with a tag (several servers in one run).
     static rpm::Result<std::unique_ptr<LocalServer>> start(const std::string& listen, const std::filesystem::path& dir,
                                                            std::uint64_t size, const std::string& tag = {},
-                                                           unsigned io_threads = 0);
+                                                           unsigned io_threads = 0,
+                                                           rpm::CompletionMode completion = rpm::CompletionMode::adaptive);
     ~LocalServer();
     LocalServer(const LocalServer&) = delete;
     LocalServer& operator=(const LocalServer&) = delete;

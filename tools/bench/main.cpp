@@ -76,6 +76,10 @@ void add_options(CLI::App& app, Options& o, std::vector<std::string>& ops, std::
     app.add_option("--secret-file", o.secret_file, "file holding the shared secret")->check(CLI::ExistingFile);
     app.add_option("--region", o.region, "region name (external server; its contents are overwritten)");
     app.add_option("--listen", o.listen, "in-process server: listen URI")->capture_default_str();
+    app.add_option("--completion", o.completion_name,
+                   "rdma://: how the client's and the in-process server's I/O threads wait for completions: "
+                   "busy, adaptive or event")
+        ->check(CLI::IsMember({"adaptive", "busy", "event"}))->capture_default_str();
     app.add_option("--server-io-threads", o.server_io_threads,
                    "in-process server: I/O threads of its tcp:// listener (default 0: one per CPU it may use)")
         ->check(CLI::Range(0u, 256u));
@@ -178,6 +182,7 @@ bool finish_replication(Options& o, bool sizes_given) {
 // Fills o.ops / o.sizes / o.api; false (with a message) on bad values.
 bool finish(Options& o, const std::vector<std::string>& ops, const std::vector<std::string>& sizes,
             const std::string& api) {
+    o.completion = rpm::parse_completion_mode(o.completion_name).value_or(rpm::CompletionMode::adaptive);
     if (!ops.empty()) o.ops.clear();
     for (const auto& s : ops) {
         auto op = rpmbench::parse_op(s);

@@ -14,6 +14,8 @@ struct Options {
     std::string connect, id = "bench", secret, secret_file, region;
     // (a) the in-process server.
     std::string listen = "tcp://127.0.0.1:0", pool_dir = "/dev/shm";
+    rpm::CompletionMode completion = rpm::CompletionMode::adaptive;  ///< rdma://: client and in-process server
+    std::string completion_name = "adaptive";                        ///< as given; completion parsed from it
     unsigned server_io_threads = 0;  ///< in-process server's I/O threads per tcp:// listener; 0 = one per CPU
     std::uint64_t pool_size = 0;  ///< 0: large enough for every slot, at least 64 MiB
 

@@ -138,7 +138,7 @@ json to_json(const ReplicationReport& r) {
     for (const auto& s : r.servers) j["servers"].push_back(server_json(s));
     j["local"] = {{"path", r.local_path}, {"size", r.local_size}, {"data_offset", rpm::kReplicaHeaderSize}};
     j["settings"] = {{"duration_s", b.duration}, {"warmup_s", b.warmup}, {"ops", b.ops_limit},
-                     {"rounds", b.rounds},       {"writes_per_commit", r.batch},
+                     {"rounds", b.rounds},       {"writes_per_commit", r.batch}, {"completion", b.completion},
                      {"single_offset", r.single_offset}};
     j["baselines"] = json::array();
     for (const auto& x : b.baselines) j["baselines"].push_back(baseline_json(x));

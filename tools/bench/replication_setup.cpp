@@ -51,6 +51,7 @@ std::unique_ptr<RepSetup> RepSetup::create(const Options& o, ReplicationReport& 
     base.warmup = o.warmup;
     base.ops_limit = o.op_count;
     base.rounds = o.rounds;
+    base.completion = std::string(rpm::to_string(o.completion));
     report.batch = o.replication.batch;
     std::unique_ptr<RepSetup> s(new RepSetup);
     s->area_ = area_of(o);
@@ -77,7 +78,8 @@ std::unique_ptr<RepSetup> RepSetup::create(const Options& o, ReplicationReport& 
 bool RepSetup::start_local(const Options& o, unsigned count, std::string& error) {
     const std::uint64_t pool = rpm::kReplicaHeaderSize + 2 * area_;
     for (unsigned i = 0; i < count; ++i) {
-        auto ls = LocalServer::start(o.listen, o.pool_dir, pool, "r" + std::to_string(i), o.server_io_threads);
+        auto ls = LocalServer::start(o.listen, o.pool_dir, pool, "r" + std::to_string(i), o.server_io_threads,
+                                     o.completion);
         if (!ls) return error = "cannot start in-process server " + std::to_string(i) + ": " + ls.error().message(), false;
         uris.push_back((*ls)->uri());
         local_.push_back(std::move(*ls));

@@ -104,7 +104,8 @@ json to_json(const Report& r) {
     j["region"] = {{"name", r.region.name},     {"size", r.region.size},
                    {"method", r.region.method}, {"server_persist", r.region.server_persist},
                    {"domain", r.region.domain}, {"reason", r.region.reason}};
-    j["settings"] = {{"duration_s", r.duration}, {"warmup_s", r.warmup}, {"ops", r.ops_limit}, {"rounds", r.rounds}};
+    j["settings"] = {{"duration_s", r.duration}, {"warmup_s", r.warmup}, {"ops", r.ops_limit}, {"rounds", r.rounds},
+                     {"completion", r.completion}};
     j["baselines"] = json::array();
     for (const auto& b : r.baselines) j["baselines"].push_back(baseline_json(b));
     j["results"] = json::array();

@@ -59,6 +59,7 @@ struct Report {
     double duration = 0, warmup = 0;
     std::uint64_t ops_limit = 0;
     unsigned rounds = 1;
+    std::string completion = "adaptive";  ///< --completion (rdma://)
     std::vector<Baseline> baselines;
     std::vector<TestResult> results;
     std::vector<Skipped> skipped;

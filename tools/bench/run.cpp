@@ -41,8 +41,9 @@ std::uint64_t pool_size(const Options& o) {
 
 std::optional<Target> make_target(const Options& o, std::string& error) {
     Target t;
+    t.client.completion = o.completion;
     if (o.connect.empty()) {
-        auto ls = LocalServer::start(o.listen, o.pool_dir, pool_size(o), {}, o.server_io_threads);
+        auto ls = LocalServer::start(o.listen, o.pool_dir, pool_size(o), {}, o.server_io_threads, o.completion);
         if (!ls) return error = "cannot start the in-process server: " + ls.error().message(), std::nullopt;
         t.local = std::move(*ls);
         t.uri = t.local->uri();
@@ -259,6 +260,7 @@ int run(const Options& o) {
     report.warmup = o.warmup;
     report.ops_limit = o.op_count;
     report.rounds = o.rounds;
+    report.completion = std::string(rpm::to_string(o.completion));
     describe_machine(report);
     report.cpus = cpus;
     for (auto s : o.sizes)

@@ -21,7 +21,7 @@
 namespace {
 
 struct Common {
-    std::string uri, id = "default", secret, secret_file, region, force, tls_ca;
+    std::string uri, id = "default", secret, secret_file, region, force, tls_ca, completion = "adaptive";
     bool unsafe = false, tls = false;
 };
 
@@ -30,6 +30,7 @@ rpm::Result<rpm::RemoteRegion> open(const Common& c, std::optional<rpm::Connecti
     o.client_id = c.id;
     o.secret = c.secret;
     o.tls = c.tls;
+    o.completion = *rpm::parse_completion_mode(c.completion);
     if (!c.tls_ca.empty()) o.tls_ca = c.tls_ca;
     auto cn = rpm::Client(o).connect(c.uri);
     if (!cn) return cn.error();
@@ -85,6 +86,8 @@ int main(int argc, char** argv) {
     app.add_option("--force-method", c.force, "read_after_write, send_flush or native_flush");
     app.add_flag("--unsafe", c.unsafe, "allow a forced method that is unsafe for the region");
     app.add_flag("--tls", c.tls, "connect with TLS");
+    app.add_option("--completion", c.completion, "rdma://: busy, adaptive or event (docs/rdma.md)")
+        ->check(CLI::IsMember({"adaptive", "busy", "event"}))->capture_default_str();
     app.add_option("--tls-ca", c.tls_ca, "PEM CA to verify the server")->check(CLI::ExistingFile);
     app.require_subcommand(1);
 

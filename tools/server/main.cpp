@@ -97,6 +97,11 @@ int main(int argc, char** argv) {
     app.add_option("--max-handshakes-per-address", max_handshakes,
                    "connections from one address still authenticating (default 32)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
+    std::string completion = "adaptive";
+    app.add_option("--completion", completion,
+                   "rdma:// sessions: busy (spin on the completion queue), adaptive (spin briefly, then sleep) or "
+                   "event (sleep for every completion)")
+        ->check(CLI::IsMember({"adaptive", "busy", "event"}))->capture_default_str();
     std::size_t max_queued = 4u << 20;
     app.add_option("--max-queued-answer-bytes", max_queued,
                    "answer bytes a connection may leave unread before the server stops reading its requests "
@@ -108,6 +113,7 @@ int main(int argc, char** argv) {
     o.listen = listen;
     o.sysfs_root = sysfs_root;
     o.io_threads = io_threads;
+    o.completion = *rpm::parse_completion_mode(completion);
     o.handshake_timeout = std::chrono::milliseconds(handshake_ms);
     o.max_connections = max_connections;
     o.max_unauthenticated_per_address = max_handshakes;

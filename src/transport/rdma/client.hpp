@@ -106,7 +106,7 @@ private:
     // client_loop.cpp: the I/O thread
     void run();
     int retry_timeout();
-    void poll_cq(bool had_event);
+    std::size_t poll_cq(bool had_event);
     void on_event();
     void on_wc_locked(const ibv_wc& wc);
     void on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc);

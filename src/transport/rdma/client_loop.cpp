@@ -15,8 +15,10 @@ int ClientConn::retry_timeout() {
 }
 
 void ClientConn::run() {
+    Waiter waiter(opts_.completion);
+    const auto drain = [this] { return poll_cq(false); };
     while (!stop_) {
-        const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), retry_timeout());
+        const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, retry_timeout(), drain);
         if (r.wake) wake_.drain();
         // Completions first: what the server sent before closing (a refusal,
         // a reply) must be seen before its disconnect fails everything.
@@ -30,7 +32,7 @@ void ClientConn::run() {
     await_closed();
 }
 
-void ClientConn::poll_cq(bool had_event) {
+std::size_t ClientConn::poll_cq(bool had_event) {
     auto r = drain_cq(api_, cq_, had_event, [this](const ibv_wc& wc) {
         std::lock_guard lock(mu_);
         on_wc_locked(wc);
@@ -38,7 +40,9 @@ void ClientConn::poll_cq(bool had_event) {
     if (!r) {
         std::lock_guard lock(mu_);
         fail_locked(errc::io_error, r.error().detail());
+        return 1;  // something happened: the loop must look
     }
+    return *r;
 }
 
 void ClientConn::on_event() {

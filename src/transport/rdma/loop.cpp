@@ -18,12 +18,17 @@ Wakeup::~Wakeup() {
 }
 
 void Wakeup::notify() noexcept {
+    // Seq-cst against the Waiter's "not spinning, then pending?" before it
+    // sleeps: either it sees the flag or this sees it may sleep and writes.
+    pending_.store(true);
+    if (spinning_.load()) return;
     const std::uint64_t one = 1;
     // EAGAIN means the counter is already non-zero: the thread wakes anyway.
     (void)!::write(fd_, &one, sizeof one);
 }
 
 void Wakeup::drain() noexcept {
+    pending_.store(false);
     std::uint64_t n = 0;
     (void)!::read(fd_, &n, sizeof n);
 }
@@ -51,7 +56,8 @@ Result<void> set_nonblocking(int fd) {
     return {};
 }
 
-Result<void> drain_cq(const Api& api, rpma_cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn) {
+Result<std::size_t> drain_cq(const Api& api, rpma_cq* cq, bool had_event,
+                             const std::function<void(const ibv_wc&)>& fn) {
     if (had_event) {
         // Acknowledges the event and re-arms the CQ before we drain it, so a
         // completion that arrives while draining raises a new event.
@@ -60,14 +66,60 @@ Result<void> drain_cq(const Api& api, rpma_cq* cq, bool had_event, const std::fu
             return rpma_failure(errc::io_error, "completion queue", "rpma_cq_wait", ret);
     }
     std::array<ibv_wc, 16> wcs{};
+    std::size_t total = 0;
     for (;;) {
         int got = 0;
         const int ret = api.cq_get_wc(cq, static_cast<int>(wcs.size()), wcs.data(), &got);
-        if (ret == RPMA_E_NO_COMPLETION) return {};
+        if (ret == RPMA_E_NO_COMPLETION) return total;
         if (ret != 0) return rpma_failure(errc::io_error, "completion queue", "rpma_cq_get_wc", ret);
         for (int i = 0; i < got; ++i) fn(wcs[static_cast<std::size_t>(i)]);
-        if (got < static_cast<int>(wcs.size())) return {};
+        total += static_cast<std::size_t>(got);
+        if (got < static_cast<int>(wcs.size())) return total;
     }
+}
+
+Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const std::function<std::size_t()>& drain) {
+    if (mode_ == CompletionMode::event) {
+        if (timeout_ms != 0) ++sleeps_;
+        return wait_ready(cq_fd, event_fd, wake.fd(), timeout_ms);
+    }
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    const bool bounded = timeout_ms >= 0;
+    const auto deadline = start + std::chrono::milliseconds(bounded ? timeout_ms : 0);
+    wake.set_spinning(true);
+    for (unsigned spins = 1;; ++spins) {
+        Ready r;
+        if (wake.pending()) r.wake = true;
+        if (drain() > 0) r.progress = true;
+        if (r.wake || r.progress) return r;
+        if (spins % kPollEvery == 0) {
+            r = wait_ready(cq_fd, event_fd, wake.fd(), 0);
+            r.timeout = false;
+            if (r.cq || r.event || r.wake) return r;
+        }
+        if (spins % kClockEvery == 0) {
+            const auto now = Clock::now();
+            if (bounded && now >= deadline) return Ready{.timeout = true};
+            if (mode_ == CompletionMode::adaptive && now - start >= kAdaptiveSpin) break;
+        }
+    }
+    // Adaptive, nothing within the spin: sleep until the channel, the
+    // connection or a notify() wakes us (see Wakeup::notify).
+    wake.set_spinning(false);
+    if (wake.pending()) {
+        wake.set_spinning(true);
+        return Ready{.wake = true};
+    }
+    int left = -1;
+    if (bounded) {
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        left = ms < 0 ? 0 : static_cast<int>(ms);
+    }
+    if (left != 0) ++sleeps_;
+    Ready r = wait_ready(cq_fd, event_fd, wake.fd(), left);
+    wake.set_spinning(true);
+    return r;
 }
 
 Result<rpma_conn_event> wait_event(const Api& api, rpma_conn* conn, int event_fd, std::chrono::milliseconds timeout) {

@@ -1,6 +1,7 @@
 // The pieces of a connection's I/O thread: an eventfd to wake it, poll()
 // over the completion channel, the rdma_cm event channel and the eventfd,
-// and draining the completion queue.
+// draining the completion queue, and the Waiter that spins on the queue
+// before (adaptive) or instead of (busy) sleeping (CompletionMode).
 //
 // The thread sleeps in poll() rather than in rpma_cq_wait() so that close()
 // and new work can wake it; the CQ's fd is made non-blocking, as librpma(7)
@@ -9,14 +10,19 @@
 
 #include "transport/rdma/api.hpp"
 
+#include <rpm/completion.hpp>
 #include <rpm/result.hpp>
 
+#include <atomic>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace rpm::rdma {
 
-/// An eventfd another thread writes to wake the I/O thread.
+/// An eventfd another thread writes to wake the I/O thread, and a flag a
+/// spinning I/O thread reads instead (no system call on either side).
 class Wakeup {
 public:
     Wakeup() noexcept;
@@ -27,9 +33,15 @@ public:
     [[nodiscard]] bool ok() const noexcept { return fd_ >= 0; }
     void notify() noexcept;
     void drain() noexcept;
+    [[nodiscard]] bool pending() const noexcept { return pending_.load(); }
+    /// Set by a Waiter while its thread spins or works between waits: a
+    /// notify() then only sets the flag.
+    void set_spinning(bool on) noexcept { spinning_.store(on); }
 
 private:
     int fd_ = -1;
+    std::atomic<bool> pending_{false};
+    std::atomic<bool> spinning_{false};
 };
 
 struct Ready {
@@ -37,6 +49,7 @@ struct Ready {
     bool event = false;
     bool wake = false;
     bool timeout = false;
+    bool progress = false;  ///< the Waiter drained completions while spinning
 };
 
 /// poll() the completion channel, the connection's event channel and the
@@ -47,8 +60,35 @@ Ready wait_ready(int cq_fd, int event_fd, int wake_fd, int timeout_ms) noexcept;
 Result<void> set_nonblocking(int fd);
 
 /// Acknowledge the CQ's event (when `had_event`) and hand every available
-/// completion to `fn`. ERRORS: errc::io_error when librpma fails.
-Result<void> drain_cq(const Api& api, rpma_cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn);
+/// completion to `fn`. RETURN VALUE: how many. ERRORS: errc::io_error when
+/// librpma fails.
+Result<std::size_t> drain_cq(const Api& api, rpma_cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn);
+
+/// How long adaptive mode spins after its last piece of work before it
+/// arms the completion channel and sleeps.
+inline constexpr std::chrono::microseconds kAdaptiveSpin{50};
+
+/// An I/O thread's wait for work, by CompletionMode. event: poll() (as
+/// wait_ready). busy: spin calling `drain` (the thread's own completion
+/// handling; it returns how many it handled), reading the Wakeup's flag,
+/// and poll()ing the descriptors without waiting every kPollEvery spins
+/// (connection events, a completion channel event to acknowledge).
+/// adaptive: busy for kAdaptiveSpin, then event. Not thread-safe: one per
+/// I/O thread.
+class Waiter {
+public:
+    static constexpr unsigned kPollEvery = 256;
+    static constexpr unsigned kClockEvery = 16;
+    explicit Waiter(CompletionMode mode) noexcept : mode_(mode) {}
+    Ready wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const std::function<std::size_t()>& drain);
+    [[nodiscard]] CompletionMode mode() const noexcept { return mode_; }
+    /// Times it slept in poll() with a timeout other than 0 (tests, stats).
+    [[nodiscard]] std::uint64_t sleeps() const noexcept { return sleeps_; }
+
+private:
+    CompletionMode mode_;
+    std::uint64_t sleeps_ = 0;
+};
 
 /// Wait up to `timeout` for the next connection event.
 /// ERRORS: errc::io_error on timeout or failure.

@@ -52,8 +52,20 @@ void ServerSession::start() { thread_ = std::thread([this] { run(); }); }
 // a deadline (ServerLimits::establish_timeout, ServerOptions::handshake_timeout
 // from the accept): a peer that connects and says nothing does not keep a
 // queue pair, its buffers and a thread.
+// Completions: ServerOptions::completion once the client has
+// authenticated; before that event mode, so a peer that never authenticates
+// cannot make the server spin a CPU for it.
 void ServerSession::run() {
     const auto handshake = env_.core.options().handshake_timeout;
+    Waiter setting_up_waiter(CompletionMode::event), waiter(env_.core.options().completion);
+    const auto drain = [this]() -> std::size_t {
+        auto d = drain_cq(api_, cq_, false, [this](const ibv_wc& wc) { on_wc(wc); });
+        if (!d) {
+            close_session(d.error().detail());
+            return 1;
+        }
+        return *d;
+    };
     while (!stop_) {
         int timeout = -1;
         const bool setting_up = !established_ || !session_.authenticated;
@@ -63,7 +75,8 @@ void ServerSession::run() {
                                                                                       accepted_at_);
             timeout = std::max(0, to_ms(limit) - static_cast<int>(waited.count()));
         }
-        const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), timeout);
+        Waiter& w = setting_up ? setting_up_waiter : waiter;
+        const Ready r = w.wait(cq_fd_, event_fd_, wake_, timeout, drain);
         if (r.timeout && !established_) close_session("the connection was not established in time");
         else if (r.timeout && setting_up && !session_.authenticated) {
             env_.admission->log(server::Admission::Kind::handshake_timeout,
