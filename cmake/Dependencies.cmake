@@ -3,6 +3,13 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(PMEM2 REQUIRED IMPORTED_TARGET libpmem2)
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(RDMACM REQUIRED IMPORTED_TARGET librdmacm)
+# Native RDMA FLUSH needs ibv_wr_flush, which rdma-core added in v45 (Debian
+# 12 ships v44): probed here, so the grant can say which of the two is
+# missing when the RNIC reports the capability (src/server/grant.cpp).
+include(CheckSymbolExists)
+set(CMAKE_REQUIRED_INCLUDES ${IBVERBS_INCLUDE_DIRS})
+check_symbol_exists(ibv_wr_flush "infiniband/verbs.h" RPM_HAVE_IBV_WR_FLUSH)
+unset(CMAKE_REQUIRED_INCLUDES)
 pkg_check_modules(RPMA REQUIRED IMPORTED_TARGET librpma)
 pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
 find_package(OpenSSL REQUIRED)

@@ -102,6 +102,8 @@ TEST(RdmaListener, NativeFlushIsRefusedWithAReason) {
     ASSERT_FALSE(g);
     EXPECT_EQ(g.error(), errc::unsupported);
     EXPECT_NE(g.error().detail().find("librpma"), std::string::npos) << g.error().message();
+    // The build-time probe of rdma-core: Debian 12's v44 has no ibv_wr_flush.
+    EXPECT_NE(g.error().detail().find("ibv_wr_flush"), std::string::npos) << g.error().message();
     EXPECT_NE(g.error().detail().find("RPM_NATIVE_FLUSH=no"), std::string::npos) << g.error().message();
     auto forced = open(*t, "raw", flush::Method::native_flush, true);
     ASSERT_FALSE(forced);
