@@ -21,7 +21,9 @@ constexpr unsigned ring_entries = 4;
 // ThreadSanitizer does not intercept, so when a new thread's ring lands at
 // the address of an exited thread's ring it reports the kernel's reuse as a
 // race. Tell it what the kernel guarantees: a ring's unmapping happens
-// before any later ring's mapping.
+// before any later ring's mapping. The release comes before the unmapping
+// (io_uring_queue_exit), not after: another thread's ring may be mapped at
+// the freed address, and acquire, between the two.
 #if defined(__SANITIZE_THREAD__)
 extern "C" void __tsan_acquire(void* addr);
 extern "C" void __tsan_release(void* addr);
@@ -57,8 +59,8 @@ ThreadRing::ThreadRing() {
 
 ThreadRing::~ThreadRing() {
     if (ring_ != nullptr) {
-        io_uring_queue_exit(ring_);
         unmapped();
+        io_uring_queue_exit(ring_);
         delete ring_;
     }
     if (scratch_ != nullptr) ::munmap(scratch_, scratch_size_);
