@@ -9,12 +9,6 @@
 namespace rpm::rdma::test {
 namespace {
 
-proto::RegionGrant open(client::Transport& t, const std::string& name) {
-    auto g = t.open_region(proto::OpenRegion{name, std::nullopt, false});
-    EXPECT_TRUE(g) << g.error().message();
-    return g ? *g : proto::RegionGrant{};
-}
-
 bool is_op_ctx(const void* ctx) {
     const auto v = reinterpret_cast<std::uint64_t>(ctx);
     return v != 0 && (v & kRecvTag) == 0;

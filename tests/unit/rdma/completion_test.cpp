@@ -11,12 +11,6 @@
 namespace rpm::rdma::test {
 namespace {
 
-proto::RegionGrant open(client::Transport& t, const std::string& name) {
-    auto g = t.open_region(proto::OpenRegion{name, std::nullopt, false});
-    EXPECT_TRUE(g) << g.error().message();
-    return g ? *g : proto::RegionGrant{};
-}
-
 std::unique_ptr<client::Transport> connect_in(Harness& h, CompletionMode mode) {
     ClientOptions o;
     o.completion = mode;

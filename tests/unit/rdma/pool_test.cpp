@@ -11,12 +11,6 @@
 namespace rpm::rdma::test {
 namespace {
 
-proto::RegionGrant open(client::Transport& t, const std::string& name) {
-    auto g = t.open_region(proto::OpenRegion{name, std::nullopt, false});
-    EXPECT_TRUE(g) << g.error().message();
-    return g ? *g : proto::RegionGrant{};
-}
-
 // Two bounce entries of one 4 KiB chunk, both registered up front: the
 // budget leaves the pool nothing to add.
 ClientLimits two_bounce_entries() {

@@ -105,6 +105,12 @@ bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds t) 
     return pred();
 }
 
+proto::RegionGrant open(client::Transport& t, const std::string& name) {
+    auto g = t.open_region(proto::OpenRegion{name, std::nullopt, false});
+    EXPECT_TRUE(g) << g.error().message();
+    return g ? *g : proto::RegionGrant{};
+}
+
 std::vector<std::byte> bytes_of(std::string_view s) {
     std::vector<std::byte> out(s.size());
     std::memcpy(out.data(), s.data(), s.size());

@@ -118,4 +118,8 @@ bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds t =
 
 std::vector<std::byte> bytes_of(std::string_view s);
 
+/// Open `name` with the server's decision; a failure fails the test (and
+/// returns an empty grant).
+proto::RegionGrant open(client::Transport& t, const std::string& name);
+
 } // namespace rpm::rdma::test
