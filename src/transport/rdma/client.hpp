@@ -5,7 +5,8 @@
 // one-sided: rpma_write / rpma_read / rpma_atomic_write against the
 // region's registered memory, through entries of the device's bounce pool.
 // One I/O thread per connection polls the completion queue and runs every
-// callback, in posting order. docs/rdma.md describes the whole of it.
+// callback, in posting order; a synchronous call polls it on the caller's
+// thread instead (client_drive.cpp). docs/rdma.md describes the whole of it.
 #pragma once
 
 #include "client/transport.hpp"
@@ -70,6 +71,20 @@ public:
     void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
     void send(std::span<const std::byte> payload, client::Done done);
     void recv(std::span<std::byte> out, client::RecvDone done);
+    /// Run the operation `start` posts and poll the completion queue on
+    /// this thread until it finishes (the I/O thread stands aside). Every
+    /// callback that finishes meanwhile runs here, in posting order.
+    /// RETURN VALUE: the operation's status. ERRORS: errc::io_error after
+    /// `timeout` (the connection is closed, as client::Transport::call says).
+    std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout);
+    /// False on the I/O thread and inside a synchronous call's callbacks:
+    /// a nested call there must not drive (it would wait for itself).
+    [[nodiscard]] bool can_drive() const noexcept;
+    /// The I/O thread sleeps without watching the CQ (tests, diagnostics).
+    [[nodiscard]] bool io_thread_parked() const {
+        std::lock_guard lock(mu_);
+        return io_parked_;
+    }
     [[nodiscard]] const std::string& profile() const noexcept { return profile_; }
     /// Fail everything pending and disconnect; the I/O thread runs the
     /// callbacks. Safe from any thread, including a callback.
@@ -105,6 +120,8 @@ private:
 
     // client_loop.cpp: the I/O thread
     void run();
+    bool park();
+    void work(const Ready& r);
     int retry_timeout();
     std::size_t poll_cq(bool had_event);
     void on_event();
@@ -120,6 +137,12 @@ private:
     void settle_handshake_locked(Result<void> r);
     bool deliver();
     void await_closed() noexcept;
+
+    // client_drive.cpp: a synchronous caller polls
+    bool drive_until(const bool& done, std::chrono::steady_clock::time_point deadline);
+    void end_drive() noexcept;
+    void notify_locked() noexcept;
+    void notify_all() noexcept;
 
     // client_ops.cpp: posting
     void submit_locked(Op op);
@@ -155,9 +178,19 @@ private:
     rpma_cq* cq_ = nullptr;
     int cq_fd_ = -1;
     int event_fd_ = -1;
-    Wakeup wake_;
+    Wakeup wake_;        // the I/O thread's
+    Wakeup drive_wake_;  // the synchronous caller's that drives
 
+    // Held by whoever polls the CQ and runs callbacks: the I/O thread for
+    // one round of work, a synchronous caller for its whole call. Taken
+    // before mu_, never after.
+    std::mutex drive_mu_;
     mutable std::mutex mu_;
+    // Synchronous callers driving or about to (each counts itself in before
+    // it takes drive_mu_, so that an I/O thread failing to take the lock
+    // knows to park rather than spin).
+    unsigned drivers_ = 0;
+    bool io_parked_ = false;  // the I/O thread sleeps, not watching the CQ
     OpQueue ops_;
     std::unordered_map<std::uint32_t, std::uint64_t> awaiting_;  // request id -> op seq
     std::deque<std::vector<std::byte>> inbox_;
@@ -202,9 +235,13 @@ public:
     }
     void send(std::span<const std::byte> payload, client::Done done) override { c_->send(payload, std::move(done)); }
     void recv(std::span<std::byte> out, client::RecvDone done) override { c_->recv(out, std::move(done)); }
+    std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) override {
+        return c_->can_drive() ? c_->call(start, timeout) : client::Transport::call(start, timeout);
+    }
     [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }
     [[nodiscard]] std::string_view name() const noexcept override { return "rdma"; }
     void close() noexcept override { c_->close(); }
+    [[nodiscard]] const ClientConn& conn() const noexcept { return *c_; }
 
 private:
     std::shared_ptr<ClientConn> c_;

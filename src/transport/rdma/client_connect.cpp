@@ -60,7 +60,7 @@ void ClientConn::release_buffers() noexcept {
 
 Result<void> ClientConn::connect(const std::string& host, std::uint16_t port) {
     where_ = "rdma://" + host + ":" + std::to_string(port);
-    if (!wake_.ok()) return Error(errc::io_error, where_ + ": eventfd failed");
+    if (!wake_.ok() || !drive_wake_.ok()) return Error(errc::io_error, where_ + ": eventfd failed");
     if (auto r = open_device(where_, host); !r) return r;
     if (auto r = make_buffers(); !r) return r;
     if (auto r = make_request(where_, host, port); !r) return r;
@@ -167,12 +167,12 @@ void ClientConn::close() noexcept {
     }
     // The I/O thread stays until finish(): callbacks of operations posted
     // after close() still run on it, exactly once, with the error.
-    wake_.notify();
+    notify_all();
 }
 
 void ClientConn::finish() noexcept {
     stop_ = true;
-    wake_.notify();
+    notify_all();
     if (!thread_.joinable()) return;
     if (std::this_thread::get_id() == thread_.get_id())
         thread_.detach();

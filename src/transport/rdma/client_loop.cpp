@@ -16,20 +16,63 @@ int ClientConn::retry_timeout() {
 
 void ClientConn::run() {
     Waiter waiter(opts_.completion);
-    const auto drain = [this] { return poll_cq(false); };
+    const auto drain = [this]() -> std::size_t {
+        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        // A synchronous caller polls now: stop spinning and go to sleep.
+        return drive ? poll_cq(false) : 1;
+    };
     while (!stop_) {
+        if (park()) continue;
         const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, retry_timeout(), drain);
         if (r.wake) wake_.drain();
-        // Completions first: what the server sent before closing (a refusal,
-        // a reply) must be seen before its disconnect fails everything.
-        poll_cq(r.cq);
-        if (r.event) on_event();
-        while (deliver()) {
-        }
+        // Held: a caller drives (it counted itself in first), and what woke
+        // us (its completions on the channel) is its business: go park.
+        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        if (drive) work(r);
     }
+    std::lock_guard drive(drive_mu_);
     while (deliver()) {
     }
     await_closed();
+}
+
+// While a synchronous caller drives, the I/O thread sleeps on its wakeup and
+// the connection's events only: were it to watch the completion channel,
+// every one of the caller's completions would wake it for nothing. It stays
+// asleep after the call until someone needs it (notify_locked, end_drive).
+bool ClientConn::park() {
+    {
+        std::lock_guard lock(mu_);
+        if (drivers_ == 0) return false;
+        io_parked_ = true;
+        // Under mu_, where every notify_locked() runs: a notify from now on
+        // writes the eventfd.
+        wake_.set_spinning(false);
+    }
+    Ready r;
+    if (!wake_.pending()) r = wait_ready(-1, event_fd_, wake_.fd(), -1);
+    wake_.drain();
+    {
+        std::lock_guard lock(mu_);
+        io_parked_ = false;
+    }
+    if (r.event) {
+        // A connection event: the driver watches for it too; if none holds
+        // the lock any more, it is ours.
+        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        if (drive) work(r);
+    }
+    return true;
+}
+
+// One round of work, by the I/O thread or a driving caller (holding drive_mu_).
+void ClientConn::work(const Ready& r) {
+    // Completions first: what the server sent before closing (a refusal,
+    // a reply) must be seen before its disconnect fails everything.
+    poll_cq(r.cq);
+    if (r.event) on_event();
+    while (deliver()) {
+    }
 }
 
 std::size_t ClientConn::poll_cq(bool had_event) {
@@ -46,6 +89,9 @@ std::size_t ClientConn::poll_cq(bool had_event) {
 }
 
 void ClientConn::on_event() {
+    // The parked I/O thread and a driving caller both watch the event
+    // channel; whoever comes second must not block in rpma_conn_next_event.
+    if (!wait_ready(-1, event_fd_, -1, 0).event) return;
     rpma_conn_event ev = RPMA_CONN_UNDEFINED;
     const int ret = api_.conn_next_event(conn_.get(), &ev);
     if (ret == RPMA_E_NO_EVENT || (ret == 0 && ev == RPMA_CONN_ESTABLISHED)) return;
@@ -178,7 +224,7 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     for (auto& w : waiters_) ready_recvs_.push_back({std::move(w.done), ec, 0});
     waiters_.clear();
     settle_handshake_locked(Error(ec, std::move(why)));
-    wake_.notify();
+    notify_all();
 }
 
 bool ClientConn::deliver() {

@@ -69,9 +69,10 @@ void ClientConn::submit_locked(Op op) {
         ops_.fail_all(fail_ec_);
     else
         ops_.pump([this](Op& o) { return post_locked(o); });
-    // Callbacks run on the I/O thread only: wake it for anything finished
-    // now, and to start polling the bounce pool when it had no entry.
-    if (ops_.front_finished() || ops_.starved()) wake_.notify();
+    // Callbacks run where the CQ is polled: wake that thread for anything
+    // finished now, to start polling the bounce pool when it had no entry,
+    // and the parked I/O thread for anything at all once no caller drives.
+    if (ops_.front_finished() || ops_.starved() || (io_parked_ && drivers_ == 0)) notify_locked();
 }
 
 void ClientConn::submit_error(client::Done done, std::error_code ec) {
@@ -211,7 +212,8 @@ void ClientConn::recv(std::span<std::byte> out, client::RecvDone done) {
         if (fits) std::memcpy(out.data(), msg.data(), msg.size());
         ready_recvs_.push_back({std::move(done), fits ? std::error_code{} : errc::bad_size, msg.size()});
     }
-    if (!ready_recvs_.empty()) wake_.notify();
+    // A waiter needs someone watching the CQ for the server's message.
+    if (!ready_recvs_.empty() || (io_parked_ && drivers_ == 0)) notify_locked();
 }
 
 std::error_code ClientConn::post_locked(Op& op) {

@@ -1,0 +1,154 @@
+// Synchronous calls poll the completion queue on the caller's thread
+// (client_drive.cpp), in every completion mode; the I/O thread, parked
+// meanwhile, comes back for whatever outlives a call or arrives without one.
+#include "support.hpp"
+
+#include <atomic>
+#include <thread>
+
+namespace rpm::rdma::test {
+namespace {
+
+class Drive : public ::testing::TestWithParam<CompletionMode> {
+protected:
+    void SetUp() override {
+        h_ = std::make_unique<Harness>(std::vector<RegionSpec>{{"pm", PersistenceDomain::cpu_cache}}, "/",
+                                       rpm::Overrides{}, [this](ServerOptions& o) {
+                                           o.completion = GetParam();
+                                           o.on_message = [this](std::uint64_t s, std::span<const std::byte>) {
+                                               session_ = s;
+                                           };
+                                       });
+        h_->listen();
+        ClientOptions o;
+        o.completion = GetParam();
+        auto t = h_->connect(o);
+        ASSERT_TRUE(t) << t.error().message();
+        t_ = std::move(*t);
+        g_ = open(*t_, "pm");
+    }
+    // A synchronous write through call(): its status, and the thread its callback ran on.
+    std::pair<std::error_code, std::thread::id> sync_write(std::uint64_t at, std::span<const std::byte> data,
+                                                           std::chrono::milliseconds timeout = 5s) {
+        // Shared: after a timeout the callback runs later, on another thread.
+        auto ran = std::make_shared<std::atomic<std::thread::id>>();
+        const auto ec = t_->call(
+            [&](client::Done d) {
+                t_->write(g_, at, data, [ran, d = std::move(d)](std::error_code e) {
+                    ran->store(std::this_thread::get_id());
+                    d(e);
+                });
+            },
+            timeout);
+        return {ec, ran->load()};
+    }
+    // A synchronous call during which the I/O thread parks; nothing is left
+    // over, so it stays parked after the call.
+    void park_io_thread() {
+        const auto& conn = dynamic_cast<const RdmaClient&>(*t_).conn();
+        const auto data = bytes_of("park");
+        ASSERT_FALSE(t_->call(
+            [&](client::Done d) {
+                EXPECT_TRUE(eventually([&] { return conn.io_thread_parked(); })) << "the I/O thread did not park";
+                t_->write(g_, 0, data, std::move(d));
+            },
+            5s));
+        EXPECT_TRUE(conn.io_thread_parked());
+    }
+    std::unique_ptr<Harness> h_;
+    std::unique_ptr<client::Transport> t_;
+    proto::RegionGrant g_;
+    std::atomic<std::uint64_t> session_{0};
+};
+
+TEST_P(Drive, ACallsCallbackRunsOnTheCallingThread) {
+    const auto data = bytes_of("driven");
+    for (int i = 0; i < 20; ++i) {
+        const auto [ec, ran] = sync_write(static_cast<std::uint64_t>(i) * 8, data);
+        ASSERT_FALSE(ec) << i;
+        EXPECT_EQ(ran, std::this_thread::get_id()) << "call " << i << " was completed by another thread";
+    }
+    EXPECT_EQ(std::memcmp(h_->targets["pm"]->bytes().data() + 152, data.data(), data.size()), 0);
+}
+
+TEST_P(Drive, AnAsynchronousOperationAfterACallCompletesWithoutAnother) {
+    park_io_thread();
+    // Only the submission can wake the parked I/O thread.
+    Waiter w;
+    t_->write(g_, 64, bytes_of("later"), w.done());
+    EXPECT_FALSE(w.get(5s)) << "an asynchronous write after a synchronous call never completed";
+}
+
+TEST_P(Drive, ARecvAfterACallGetsTheServersMessage) {
+    const auto ping = bytes_of("ping");
+    ASSERT_FALSE(t_->call([&](client::Done d) { t_->send(ping, std::move(d)); }, 5s));
+    ASSERT_TRUE(eventually([&] { return session_.load() != 0; }));
+    park_io_thread();
+    // Only the recv() can wake the parked I/O thread to watch for the message.
+    std::vector<std::byte> in(16);
+    auto got = std::make_shared<std::promise<std::pair<std::error_code, std::size_t>>>();
+    t_->recv(in, [got](std::error_code ec, std::size_t n) { got->set_value({ec, n}); });
+    const auto pong = bytes_of("pong");
+    ASSERT_TRUE(h_->listener->send(session_, pong));
+    auto f = got->get_future();
+    ASSERT_EQ(f.wait_for(5s), std::future_status::ready) << "a recv() after a synchronous call was never served";
+    const auto [ec, n] = f.get();
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(n, pong.size());
+}
+
+TEST_P(Drive, OtherThreadsOperationsDuringCallsAllComplete) {
+    constexpr int kEach = 150;
+    std::atomic<int> async_ok{0}, async_failed{0};
+    // Lives until every write has completed: a write's span is read when it is posted.
+    const auto async_data = bytes_of("async");
+    std::thread other([&] {
+        const auto& data = async_data;
+        for (int i = 0; i < kEach; ++i)
+            t_->write(g_, 4096 + static_cast<std::uint64_t>(i % 64) * 8, data,
+                      [&](std::error_code ec) { ++(ec ? async_failed : async_ok); });
+    });
+    const auto data = bytes_of("sync");
+    for (int i = 0; i < kEach; ++i) ASSERT_FALSE(sync_write(static_cast<std::uint64_t>(i % 64) * 8, data).first) << i;
+    other.join();
+    EXPECT_TRUE(eventually([&] { return async_ok + async_failed == kEach; }))
+        << async_ok << " + " << async_failed << " of " << kEach << " asynchronous writes completed";
+    EXPECT_EQ(async_failed, 0);
+}
+
+TEST_P(Drive, CallersOnSeveralThreadsTakeTurns) {
+    constexpr int kEach = 100;
+    std::atomic<int> failed{0};
+    std::vector<std::thread> callers;
+    for (int c = 0; c < 3; ++c)
+        callers.emplace_back([&, c] {
+            const auto data = bytes_of("caller " + std::to_string(c));
+            for (int i = 0; i < kEach; ++i) {
+                const auto [ec, ran] = sync_write(static_cast<std::uint64_t>(c) * 4096, data);
+                if (ec || ran != std::this_thread::get_id()) ++failed;
+            }
+        });
+    for (auto& c : callers) c.join();
+    EXPECT_EQ(failed, 0);
+    // And the I/O thread takes over again afterwards.
+    Waiter w;
+    t_->write(g_, 0, bytes_of("after"), w.done());
+    EXPECT_FALSE(w.get(5s));
+}
+
+TEST_P(Drive, ACallThatTimesOutClosesTheConnection) {
+    h_->fabric.hold_client_completions(true);
+    const auto [ec, ran] = sync_write(0, bytes_of("held"), 300ms);
+    EXPECT_EQ(ec, errc::io_error);
+    // The write's callback still runs, once, with the failure; later calls fail.
+    h_->fabric.hold_client_completions(false);
+    h_->fabric.release_held();
+    EXPECT_EQ(sync_write(8, bytes_of("after")).first, errc::io_error);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Drive,
+                         ::testing::Values(CompletionMode::adaptive, CompletionMode::busy, CompletionMode::event),
+                         [](const ::testing::TestParamInfo<CompletionMode>& p) { return std::string(to_string(p.param)); });
+
+} // namespace
+} // namespace rpm::rdma::test
