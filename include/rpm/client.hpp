@@ -132,6 +132,36 @@ private:
     std::size_t index_ = 0;
 };
 
+/// Application memory registered with a Connection for zero-copy transfers
+/// (Connection::register_memory). A write, read or persist whose span lies
+/// wholly inside it moves straight between it and the network: rdma://
+/// posts the work requests on its memory registration instead of copying
+/// through rpm's bounce buffers. tcp:// has nothing to register (the bytes
+/// go through the socket either way) and simply works. The memory must stay
+/// valid, and unchanged under a write, until the operation completes, as for
+/// any span. The registration ends when the last handle goes and no
+/// operation uses it any more.
+class LocalMemory {
+public:
+    LocalMemory() = default;
+    [[nodiscard]] std::span<std::byte> bytes() const noexcept { return mem_; }
+    /// True when the transport registered it (rdma://), false for tcp://
+    /// and for an empty handle.
+    [[nodiscard]] bool registered() const noexcept { return handle_ != nullptr; }
+    /// Let go of this handle (the registration ends once nothing uses it).
+    void reset() noexcept {
+        handle_.reset();
+        mem_ = {};
+    }
+
+private:
+    friend class Connection;
+    LocalMemory(std::span<std::byte> mem, std::shared_ptr<void> handle) noexcept
+        : mem_(mem), handle_(std::move(handle)) {}
+    std::span<std::byte> mem_;
+    std::shared_ptr<void> handle_;
+};
+
 /// One authenticated connection to a server.
 class Connection {
 public:
@@ -141,6 +171,13 @@ public:
     /// forced method the transport cannot do); errc::invalid_argument with
     /// detail "unsafe" when a forced method is unsafe and unsafe was not set.
     Result<RemoteRegion> open_region(std::string_view name, const RegionOptions& opts = {});
+
+    /// Register `mem` for zero-copy writes and reads (LocalMemory).
+    /// RETURN VALUE: the handle; spans inside `mem` skip rpm's copies while
+    /// it lives. ERRORS: errc::invalid_argument (empty `mem`, or the
+    /// device refuses it); errc::io_error (the registration failed, e.g.
+    /// RLIMIT_MEMLOCK, or the connection is closed).
+    Result<LocalMemory> register_memory(std::span<std::byte> mem);
 
     std::error_code send(std::span<const std::byte> payload);
     void send(std::span<const std::byte> payload, Callback done);

@@ -21,6 +21,13 @@ std::error_code Connection::send(std::span<const std::byte> payload) {
     return detail::wait_for(*s_, [&](Callback cb) { send(payload, std::move(cb)); });
 }
 
+Result<LocalMemory> Connection::register_memory(std::span<std::byte> mem) {
+    if (mem.empty()) return Error(errc::invalid_argument, "register_memory: empty memory");
+    auto h = s_->transport->register_memory(mem);
+    if (!h) return h.error();
+    return LocalMemory(mem, std::move(*h));
+}
+
 void Connection::send(std::span<const std::byte> payload, Callback done) {
     s_->transport->send(payload, std::move(done));
 }

@@ -1,4 +1,4 @@
-// client::Transport's default persist and call, for transports that have
+// client::Transport's default persist, call and register_memory, for transports that have
 // no better way (rdma://: the data moves one-sided, the flush follows).
 #include "client/transport.hpp"
 
@@ -18,6 +18,10 @@ void Transport::persist(const proto::RegionGrant& g, std::span<const proto::Slic
         ranges.push_back({s.offset, s.data.size()});
     }
     flush(g, ranges, [first, done = std::move(done)](std::error_code ec) { done(*first ? *first : ec); });
+}
+
+Result<std::shared_ptr<void>> Transport::register_memory(std::span<std::byte>) {
+    return std::shared_ptr<void>();
 }
 
 std::error_code Transport::call(const std::function<void(Done)>& start, std::chrono::milliseconds timeout) {

@@ -46,6 +46,11 @@ public:
     /// errc::io_error. The default waits for the completion from the I/O
     /// thread; a transport may run the operation on the calling thread.
     virtual std::error_code call(const std::function<void(Done)>& start, std::chrono::milliseconds timeout);
+    /// Register application memory for zero-copy writes and reads (see
+    /// Connection::register_memory). RETURN VALUE: a handle that keeps the
+    /// registration; null when the transport has nothing to register (the
+    /// default: tcp:// copies into its socket anyway).
+    virtual Result<std::shared_ptr<void>> register_memory(std::span<std::byte> mem);
     virtual void send(std::span<const std::byte> payload, Done done) = 0;
     virtual void recv(std::span<std::byte> out, RecvDone done) = 0;
     [[nodiscard]] virtual const std::string& profile_json() const noexcept = 0;

@@ -71,6 +71,7 @@ protected:
         o.client_id = "app";
         o.secret = "app-secret";
         o.timeout = std::chrono::seconds(20);
+        o.completion = completion();
         auto t = rdma::connect_rdma_with(api, address(), server->port("rdma"), o);
         EXPECT_TRUE(t) << t.error().message();
         if (!t) return {};

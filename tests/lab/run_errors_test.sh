@@ -55,6 +55,7 @@ check three-boots 125 "boot attempt 3 failed" "3 boots failed (the last: QEMU ex
   env RPM_LAB_QEMU=false RPM_LAB_CACHE="$work/fake" RPM_LAB_KERNEL_PKG=linux-image-$v "$run" -- true
 
 check bad-share 2 "--share $work/none: no such folder" -- "$run" --share "$work/none" -- true
+check bad-kernel 2 "--kernel must be stable or backports, not 'sid'" -- "$run" --kernel sid -- true
 
 # Shares: a checkout copy under /tmp, a build folder beside it, a library
 # folder under /var/tmp named only by an ELF argument's RUNPATH, a folder

@@ -30,13 +30,27 @@
 #           ack-before-quorum bug caught
 #   kv-mixed (adr) one replica over rdma://, one over tcp://, durability all:
 #           every put on both (tests/lab/kv_mixed.sh)
-# Usage: suite.sh adr|eadr|memmap BUILD_DIR
+# Usage: suite.sh adr|eadr|memmap BUILD_DIR [FLAVOR]
+#   FLAVOR  full (default): the steps above, by PM mode.
+#           modes=busy,event: only ops, faults, kill and its planted control,
+#           once per completion mode listed (RPM_IT_COMPLETION,
+#           RPM_KILL_COMPLETION: client and server alike).
+#           backports: the 6.12 kernel (tools/lab/run --kernel backports):
+#           detect (with the capability bits rxe0 reports there, atomic
+#           write and FLUSH, and the decision's reason for not using native
+#           flush), pmem, ops, faults and kill.
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
 # before running it, so editing this file during a lab run cannot break it.
 {
 set -uo pipefail
-mode=$1 build=$2
+mode=$1 build=$2 flavor=${3:-full}
+completions=
+case "$flavor" in
+  full|backports) ;;
+  modes=?*) completions=${flavor#modes=} ;;
+  *) echo "suite.sh: unknown flavor '$flavor' (full, backports, modes=LIST)"; exit 2 ;;
+esac
 src=$(cd "$(dirname "$0")/../.." && pwd)
 : "${RPM_LAB_PM:?run me through tools/lab/run}" "${RPM_LAB_RDMA_ADDR:?run me through tools/lab/run}"
 
@@ -58,18 +72,34 @@ step() {  # NAME COMMAND...: run, report, remember failures
   else echo "=== lab[$mode] $name: FAILED ($((SECONDS - t0)) s)"; failed+=("$name"); fi
 }
 
+# rxe's capability bits, by kernel: 6.1's rxe has neither atomic write nor
+# FLUSH; 6.12's (backports) reports both (IB_UVERBS_DEVICE_ATOMIC_WRITE,
+# IB_UVERBS_DEVICE_FLUSH_PERSISTENT), and rpm still cannot issue FLUSH
+# (librpma 1.2.0, rdma-core 44), so the decision must say so and fall back
+# to the same row of the table.
+caps=false
+[ "$flavor" = backports ] && caps=true
 detect() {
   local json
   json=$("$build/bin/rpm-probe" --json) || return 1
   local got
   got=$(jq -r '[.regions[0].persistence_domain, .rdma_devices[0].name, .rdma_devices[0].native_flush,
+               .rdma_devices[0].atomic_write,
                (.decisions[] | select(.device == "rxe0") | .method, .server_persist)] | join(" ")' <<<"$json")
-  echo "probe: region domain, RNIC, native flush, method, server persist = $got"
-  echo "table: $domain rxe0 false $method $persist"
+  echo "probe: region domain, RNIC, native flush, atomic write, method, server persist = $got"
+  echo "table: $domain rxe0 $caps $caps $method $persist"
+  if [ "$caps" = true ]; then
+    local reason
+    reason=$(jq -r '.decisions[] | select(.device == "rxe0") | .reason' <<<"$json")
+    echo "decision's reason: $reason"
+    grep -q "the RNIC reports native flush, but librpma 1.2.0 cannot issue it" <<<"$reason" || return 1
+    [ "$got" = "$domain rxe0 true true $method $persist" ]
+    return
+  fi
   # Native RDMA FLUSH: unavailable twice over; say both reasons.
   echo "native flush: unavailable: rxe0 reports none ($(jq -r '.rdma_devices[0].native_flush_origin' <<<"$json"));" \
        "and librpma 1.2.0 cannot issue it (docs/rdma.md): a forced native_flush is refused (ops test)"
-  [ "$got" = "$domain rxe0 false $method $persist" ]
+  [ "$got" = "$domain rxe0 false false $method $persist" ]
 }
 
 it_env=(RPM_IT_TRANSPORT=rdma RPM_IT_ADDR="$RPM_LAB_RDMA_ADDR" RPM_IT_PM="$RPM_LAB_PM"
@@ -118,8 +148,33 @@ p2p() {
 }
 
 echo "lab[$mode]: kernel $(uname -r), $(rdma link show | head -1), PM $RPM_LAB_PM (region0 deep_flush control $control)"
+if [ -n "$completions" ]; then
+  # Each completion mode of client and server (include/rpm/completion.hpp)
+  # through the same operations, faults, kills and planted control.
+  for c in ${completions//,/ }; do
+    it_env+=(RPM_IT_COMPLETION="$c")
+    kill_env+=(RPM_KILL_COMPLETION="$c")
+    step "ops[$c]" ops
+    step "faults[$c]" faults
+    step "kill[$c]" kill_normal
+    step "kill-planted-control[$c]" kill_planted
+    unset 'it_env[-1]' 'kill_env[-1]'
+  done
+  if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode $flavor]: FAILED: ${failed[*]}"; exit 1; fi
+  echo "lab[$mode $flavor]: all steps passed"
+  exit 0
+fi
 step detect detect
 step pmem pmem
+if [ "$flavor" = backports ]; then
+  step ops ops
+  step faults faults
+  step kill kill_normal
+  echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
+  if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode backports]: FAILED: ${failed[*]}"; exit 1; fi
+  echo "lab[$mode backports]: all steps passed"
+  exit 0
+fi
 [ -n "${RPM_LAB_NVME:-}" ] && step nvme nvme
 [ -n "${RPM_LAB_NVME:-}" ] && step p2p p2p
 step ops ops

@@ -99,6 +99,9 @@ void add_options(CLI::App& app, Options& o, std::vector<std::string>& ops, std::
     app.add_option("--ops", o.op_count, "operations per test over all threads (stops at --duration too)");
     app.add_option("--api", api, "callback (qd ops in flight) or sync (one blocking call at a time; qd 1)")
         ->check(CLI::IsMember({"callback", "sync"}))->capture_default_str();
+    app.add_flag("--registered", o.registered,
+                 "register each thread's buffers with its connection (Connection::register_memory): "
+                 "zero-copy over rdma://; tcp:// has nothing to register");
     app.add_flag("!--no-forced", o.forced, "persist only with the decided method, no forced variants");
     app.add_option("--cpus", o.cpus, "pin the whole run (every thread) to these CPUs, e.g. 0 or 0,1")->delimiter(',');
     app.add_option("--baseline-server", o.baseline_server, "HOST:PORT of rpm-bench --serve-baseline (external servers)");

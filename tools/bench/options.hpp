@@ -26,6 +26,7 @@ struct Options {
     std::uint64_t op_count = 0;  ///< per test, over all threads; 0 = until duration
     unsigned rounds = 3;         ///< alternating baseline/rpm slices per test
     Api api = Api::callback;
+    bool registered = false;  ///< buffers registered with the connection (Connection::register_memory)
     bool forced = true;  ///< also run persist with every other method the transport accepts
 
     std::vector<unsigned> cpus;   ///< pin every thread (ours, the in-process server's, the baselines') here; empty = no pinning

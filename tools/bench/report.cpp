@@ -52,6 +52,7 @@ json result_json(const Report& r, const TestResult& res) {
               {"qd", res.spec.qd},
               {"threads", res.threads},
               {"api", res.spec.api == Api::sync ? "sync" : "callback"},
+              {"registered", res.spec.registered},
               {"method", res.method},
               {"method_choice", res.method_choice},
               {"unsafe", res.method_choice == "forced_unsafe"},

@@ -29,7 +29,7 @@ std::optional<Op> parse_op(std::string_view s) noexcept {
 namespace {
 
 struct Slot {
-    std::vector<std::byte> buf;
+    std::span<std::byte> buf;  ///< this slot's part of the worker's arena
     std::uint64_t offset = 0;
     Clock::time_point issued;
 };
@@ -48,11 +48,20 @@ public:
            const Clock::time_point& deadline)
         : region_(std::move(region)), spec_(spec), budget_(budget), deadline_(deadline) {
         slots_.resize(spec.api == Api::sync ? 1 : spec.qd);
+        // One arena for every slot, so one registration covers them all.
+        arena_.assign(slots_.size() * spec.size, std::byte{0x5a});
         for (std::size_t k = 0; k < slots_.size(); ++k) {
             auto& s = slots_[k];
-            s.buf.assign(spec.size, std::byte{0x5a});
+            s.buf = std::span(arena_).subspan(k * spec.size, spec.size);
             s.offset = slot_offset(std::uint64_t{thread} * slots_.size() + k, spec.size, region_.size());
         }
+    }
+    /// Register the arena with `conn` (spec.registered). RETURN VALUE: "" or the error.
+    std::string register_with(rpm::Connection& conn) {
+        auto m = conn.register_memory(arena_);
+        if (!m) return "register_memory: " + m.error().message();
+        memory_ = std::move(*m);
+        return {};
     }
 
     void run() { spec_.api == Api::sync ? run_sync() : run_callbacks(); }
@@ -148,6 +157,8 @@ private:
     std::atomic<std::uint64_t> value_{0};
     std::mutex mu_;
     std::condition_variable cv_;
+    std::vector<std::byte> arena_;
+    rpm::LocalMemory memory_;
     unsigned inflight_ = 0;
     std::atomic<bool> failed_{false};
 };
@@ -155,12 +166,21 @@ private:
 } // namespace
 
 Measurement run_rpm(const std::vector<rpm::RemoteRegion>& regions, const OpSpec& spec, const StopRule& stop,
-                    Progress& progress, const std::string& label) {
+                    Progress& progress, const std::string& label, std::span<rpm::Connection> conns) {
     OpBudget budget(stop.ops);
     Clock::time_point deadline{};
     std::vector<std::unique_ptr<Worker>> workers;
-    for (unsigned t = 0; t < regions.size(); ++t)
+    for (unsigned t = 0; t < regions.size(); ++t) {
         workers.push_back(std::make_unique<Worker>(regions[t], spec, t, budget, deadline));
+        if (!spec.registered) continue;
+        std::string err = t < conns.size() ? workers.back()->register_with(conns[t]) : "no connection to register with";
+        if (!err.empty()) {
+            Measurement m;
+            m.errors = 1;
+            m.first_error = std::move(err);
+            return m;
+        }
+    }
     // The clock starts once the buffers are allocated: a 1 MiB x qd
     // allocation is not part of the test.
     const auto start = Clock::now();

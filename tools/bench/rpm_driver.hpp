@@ -9,6 +9,7 @@
 #include <rpm/client.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +27,17 @@ struct OpSpec {
     std::size_t size = 64;  ///< payload bytes (8 for atomic_write)
     unsigned qd = 1;        ///< operations in flight per thread (1 with Api::sync)
     Api api = Api::callback;
+    /// Each thread's buffers are registered with its connection
+    /// (Connection::register_memory): zero-copy writes and reads.
+    bool registered = false;
 };
 
 /// Run `spec` on every region in `regions` (one thread each; each region
 /// must come from its own Connection) until `stop`. Each thread's slots
 /// use distinct, 64-byte aligned offsets, wrapped to fit the region.
+/// With spec.registered, `conns[t]` is the Connection of regions[t].
+/// ERRORS (in Measurement::first_error, no operation run): a failed registration.
 Measurement run_rpm(const std::vector<rpm::RemoteRegion>& regions, const OpSpec& spec, const StopRule& stop,
-                    Progress& progress, const std::string& label);
+                    Progress& progress, const std::string& label, std::span<rpm::Connection> conns = {});
 
 } // namespace rpmbench

@@ -127,7 +127,7 @@ public:
 
 private:
     void run_one(const std::vector<rpm::RemoteRegion>& regions, const OpSpec& spec, unsigned threads,
-                 const Variant& v);
+                 const Variant& v, std::span<rpm::Connection> conns);
 
     const Options& o_;
     Target& t_;
@@ -158,14 +158,14 @@ bool Runner::run_threads(unsigned threads, const std::vector<Variant>& variants)
             for (std::size_t size : sizes)
                 for (std::size_t v = 0; v < (op == Op::persist ? variants.size() : 1); ++v) {
                     if (interrupted()) return report_.interrupted = true, true;
-                    run_one(regions[v], {op, size, qd, o_.api}, threads, variants[v]);
+                    run_one(regions[v], {op, size, qd, o_.api, o_.registered}, threads, variants[v], conns);
                 }
         }
     return true;
 }
 
 void Runner::run_one(const std::vector<rpm::RemoteRegion>& regions, const OpSpec& spec, unsigned threads,
-                     const Variant& v) {
+                     const Variant& v, std::span<rpm::Connection> conns) {
     const std::size_t test = report_.results.size();
     TestResult res;
     res.spec = spec;
@@ -173,7 +173,8 @@ void Runner::run_one(const std::vector<rpm::RemoteRegion>& regions, const OpSpec
     res.method = v.method;
     res.method_choice = v.choice;
     res.server_persist = rpm::flush::to_string(regions.front().server_persist());
-    const std::string label = std::string(to_string(spec.op)) + " " + std::to_string(spec.size) + " B qd=" +
+    const std::string label = std::string(to_string(spec.op)) + (spec.registered ? " (registered)" : "") + " " +
+                              std::to_string(spec.size) + " B qd=" +
                               std::to_string(spec.qd) + " threads=" + std::to_string(threads) + " " + v.method +
                               (v.choice == "decided" ? "" : " (" + v.choice + ")");
     const auto lat = baselines_.latency(test, spec.op, spec.size, spec.qd, threads);
@@ -181,7 +182,7 @@ void Runner::run_one(const std::vector<rpm::RemoteRegion>& regions, const OpSpec
     const auto bw = paired_stream ? baselines_.stream(test) : opening_stream_;
     res.latency_baseline = report_.baselines[lat].id;
     res.bandwidth_baseline = report_.baselines[bw].id;
-    if (o_.warmup > 0) (void)run_rpm(regions, spec, {o_.warmup, 0}, progress_, label + " (warm-up)");
+    if (o_.warmup > 0) (void)run_rpm(regions, spec, {o_.warmup, 0}, progress_, label + " (warm-up)", conns);
     // Alternate baseline and rpm slices so both meet the same neighbours.
     for (unsigned round = 0; round < o_.rounds && !interrupted(); ++round) {
         // --ops is shared out exactly; 0 ops in a slice would mean "no limit".
@@ -191,7 +192,7 @@ void Runner::run_one(const std::vector<rpm::RemoteRegion>& regions, const OpSpec
         const std::string of = o_.rounds > 1 ? " [round " + std::to_string(round + 1) + "/" +
                                                    std::to_string(o_.rounds) + "]" : "";
         baselines_.measure(lat, slice, of);
-        accumulate(res.m, run_rpm(regions, spec, slice, progress_, label + of));
+        accumulate(res.m, run_rpm(regions, spec, slice, progress_, label + of, conns));
         if (paired_stream) baselines_.measure(bw, slice, of);
     }
     report_.results.push_back(std::move(res));

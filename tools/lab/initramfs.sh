@@ -21,8 +21,15 @@ chmod +x "$stage/init"
 for m in virtio_pci 9pnet_virtio 9p; do
   modprobe -C /dev/null -d "$tree" -S "$version" --show-depends "$m" | awk '$1 == "insmod" {print $2}'
 done | awk '!seen[$0]++' | while read -r ko; do
-  cp "$ko" "$stage/modules/"
-  basename "$ko" >>"$stage/modules/order"
+  # busybox's insmod takes plain .ko files; newer Debian kernels (the 6.12
+  # of bookworm-backports) ship them compressed.
+  name=$(basename "$ko")
+  case "$name" in
+    *.ko.xz) name=${name%.xz}; xz -dc "$ko" >"$stage/modules/$name" ;;
+    *.ko.zst) name=${name%.zst}; zstd -qdc "$ko" >"$stage/modules/$name" ;;
+    *) cp "$ko" "$stage/modules/" ;;
+  esac
+  echo "$name" >>"$stage/modules/order"
 done
 
 (cd "$stage" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.part"

@@ -71,6 +71,12 @@ public:
     void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
     void send(std::span<const std::byte> payload, client::Done done);
     void recv(std::span<std::byte> out, client::RecvDone done);
+    /// Register `mem` with the connection's device (rpma_mr_reg, for writes
+    /// from it and reads into it). Writes and reads whose span lies wholly
+    /// inside then skip the bounce entries, while the returned handle lives.
+    /// ERRORS: errc::invalid_argument (empty, or librpma refuses it);
+    /// errc::io_error (the registration failed: memlock limit, device).
+    Result<std::shared_ptr<void>> register_memory(std::span<std::byte> mem);
     /// Run the operation `start` posts and poll the completion queue on
     /// this thread until it finishes (the I/O thread stands aside). Every
     /// callback that finishes meanwhile runs here, in posting order.
@@ -156,6 +162,7 @@ private:
                          client::Done done);
     void submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done);
     std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
+    std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n);
 
     // client_region.cpp: grants
     Result<void> apply_grant_locked(const proto::RegionGrant& g);
@@ -173,6 +180,7 @@ private:
     std::optional<MessageBuffer> msgs_;
     ConnCfgHandle cfg_;
     std::map<std::uint32_t, RemoteRegion> regions_;
+    std::vector<std::weak_ptr<UserMemory>> user_mem_;  // under mu_
     ConnReqHandle req_;
     ConnHandle conn_;
     rpma_cq* cq_ = nullptr;
@@ -235,6 +243,9 @@ public:
     }
     void send(std::span<const std::byte> payload, client::Done done) override { c_->send(payload, std::move(done)); }
     void recv(std::span<std::byte> out, client::RecvDone done) override { c_->recv(out, std::move(done)); }
+    Result<std::shared_ptr<void>> register_memory(std::span<std::byte> mem) override {
+        return c_->register_memory(mem);
+    }
     std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) override {
         return c_->can_drive() ? c_->call(start, timeout) : client::Transport::call(start, timeout);
     }

@@ -2,7 +2,8 @@
 // order and posted as soon as their resources are free.
 //
 // write/read go through bounce entries (one per chunk of at most lim_.chunk,
-// at offset 0 of the entry);
+// at offset 0 of the entry), or, when the span lies in memory the
+// application registered (register_memory), straight from or into it;
 // atomic_write is one rpma_atomic_write; flush depends on the grant's method:
 // read_after_write is one rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT), which
 // librpma performs as an 8-byte RDMA read behind the writes; send_flush is a
@@ -101,12 +102,15 @@ std::error_code ClientConn::frame_fits(const std::vector<std::byte>& frame) cons
 }
 
 void ClientConn::submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done) {
-    const std::size_t n = length == 0 ? 1 : (length + lim_.chunk - 1) / lim_.chunk;
+    // A bounce entry holds lim_.chunk bytes; registered memory needs no
+    // entry, and one work request moves it all (up to kMaxUserChunk).
+    const std::size_t chunk = tmpl.user ? kMaxUserChunk : lim_.chunk;
+    const std::size_t n = length == 0 ? 1 : (length + chunk - 1) / chunk;
     auto dones = chunk_callbacks(std::move(done), n);
     for (std::size_t i = 0; i < n; ++i) {
         Op op = tmpl;
-        const std::size_t at = i * lim_.chunk;
-        const std::size_t len = std::min(lim_.chunk, length - at);
+        const std::size_t at = i * chunk;
+        const std::size_t len = std::min(chunk, length - at);
         op.kind = length == 0 ? OpKind::none : tmpl.kind;
         op.remote_offset = offset + at;
         op.length = len;
@@ -128,7 +132,38 @@ void ClientConn::submit_transfer(Op op, std::uint32_t grant_id, std::uint64_t of
         return submit_locked(std::move(op));
     }
     op.remote = r->mr.get();
+    if (length > 0) op.user = user_memory_locked(op.kind == OpKind::write ? op.src.data() : op.out.data(), length);
     submit_chunks_locked(std::move(op), offset, length, std::move(done));
+}
+
+std::shared_ptr<UserMemory> ClientConn::user_memory_locked(const std::byte* p, std::size_t n) {
+    std::shared_ptr<UserMemory> found;
+    std::erase_if(user_mem_, [&](const std::weak_ptr<UserMemory>& w) {
+        auto m = w.lock();
+        if (m && !found && m->contains(p, n)) found = m;
+        return !m;  // its handle is gone
+    });
+    return found;
+}
+
+Result<std::shared_ptr<void>> ClientConn::register_memory(std::span<std::byte> mem) {
+    if (mem.empty()) return Error(errc::invalid_argument, where_ + ": cannot register empty memory");
+    {
+        std::lock_guard lock(mu_);
+        if (failed_) return Error(fail_ec_, where_ + ": the connection is closed: " + fail_why_);
+    }
+    auto m = std::make_shared<UserMemory>();
+    m->device = device_;
+    m->mr = MrHandle(api_);
+    m->base = mem.data();
+    m->size = mem.size();
+    if (int ret = api_.mr_reg(device_->peer(), mem.data(), mem.size(), kUserMemoryUsage, m->mr.out()); ret != 0)
+        return rpma_failure(ret == RPMA_E_INVAL ? errc::invalid_argument : errc::io_error,
+                            where_ + ": registering " + std::to_string(mem.size()) + " bytes of application memory",
+                            "rpma_mr_reg", ret);
+    std::lock_guard lock(mu_);
+    user_mem_.push_back(m);
+    return std::shared_ptr<void>(std::move(m));
 }
 
 void ClientConn::write(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
@@ -221,11 +256,21 @@ std::error_code ClientConn::post_locked(Op& op) {
     int ret = 0;
     switch (op.kind) {
     case OpKind::write:
+        if (op.user) {
+            ret = api_.write(conn_.get(), op.remote, op.remote_offset, op.user->mr.get(),
+                             op.user->offset_of(op.src.data()), op.length, RPMA_F_COMPLETION_ALWAYS, ctx);
+            break;
+        }
         std::memcpy(op.bounce->data(), op.src.data(), op.src.size());
         ret = api_.write(conn_.get(), op.remote, op.remote_offset, bounce_mr(op), 0, op.length,
                          RPMA_F_COMPLETION_ALWAYS, ctx);
         break;
     case OpKind::read:
+        if (op.user) {
+            ret = api_.read(conn_.get(), op.user->mr.get(), op.user->offset_of(op.out.data()), op.remote,
+                            op.remote_offset, op.length, RPMA_F_COMPLETION_ALWAYS, ctx);
+            break;
+        }
         ret = api_.read(conn_.get(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length,
                         RPMA_F_COMPLETION_ALWAYS, ctx);
         break;

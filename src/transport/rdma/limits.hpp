@@ -30,6 +30,10 @@ inline constexpr std::size_t kSlotSize = 64 * 1024;
 /// Larger writes and reads are cut into work requests of at most this size;
 /// each chunk goes through one entry of the device's bounce pool.
 inline constexpr std::size_t kMaxChunk = 256 * 1024;
+/// The most one work request moves from or into registered application
+/// memory (RC messages may be up to 2 GiB; bounded so one call does not
+/// hold the send queue's head for long).
+inline constexpr std::size_t kMaxUserChunk = std::size_t{16} << 20;
 
 // Registered-buffer pools (rpm::MrPool, docs/rdma.md "Buffers"). A client
 // process has one bounce pool and one message pool per RDMA device, shared

@@ -23,7 +23,7 @@ std::uint64_t OpQueue::push(Op op) {
 }
 
 bool OpQueue::acquire(Op& op) {
-    const bool bounce = op.kind == OpKind::write || op.kind == OpKind::read;
+    const bool bounce = (op.kind == OpKind::write || op.kind == OpKind::read) && !op.user;
     const bool slot = op.kind == OpKind::request;
     if (credits_ == 0) return false;
     if (slot && slots_.free_count() == 0) return false;

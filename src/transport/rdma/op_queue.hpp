@@ -11,6 +11,7 @@
 
 #include "client/transport.hpp"
 #include "transport/rdma/buffers.hpp"
+#include "transport/rdma/user_memory.hpp"
 
 #include <rpm/mr_pool.hpp>
 
@@ -25,8 +26,8 @@ namespace rpm::rdma {
 
 enum class OpKind {
     none,          ///< no work request: finishes as soon as it is queued (errors, empty spans)
-    write,         ///< rpma_write from a bounce entry
-    read,          ///< rpma_read into a bounce entry
+    write,         ///< rpma_write from a bounce entry, or from registered user memory
+    read,          ///< rpma_read into a bounce entry, or into registered user memory
     atomic_write,  ///< rpma_atomic_write (8 bytes, inline)
     flush,         ///< rpma_flush(PERSISTENT): read-after-write inside librpma
     request,       ///< rpma_send of a frame, then the server's reply
@@ -56,6 +57,7 @@ struct Op {
     bool finished = false;
     bool holds_credit = false;
     MrBuffer* bounce = nullptr;  ///< write/read: the pool entry, from posting until the op retires
+    std::shared_ptr<UserMemory> user;  ///< write/read: src/out lie in this registration (no bounce entry)
     std::optional<std::uint32_t> slot;
 };
 

@@ -8,9 +8,12 @@
 //                     tmpfs file); then RPM_IT_PM_DOMAIN, RPM_IT_PM_METHOD and
 //                     RPM_IT_PM_PERSIST say what the grant must be (hand-written
 //                     in the lab suite from docs/flush-methods.md's table).
+//   RPM_IT_COMPLETION rdma:// completion mode of server and clients
+//                     (adaptive, busy, event; default adaptive)
 #pragma once
 
 #include <rpm/client.hpp>
+#include <rpm/completion.hpp>
 #include <rpm/server.hpp>
 
 #include <gtest/gtest.h>
@@ -54,11 +57,18 @@ protected:
     [[nodiscard]] virtual std::string scheme() const { return env_or("RPM_IT_TRANSPORT", "tcp"); }
     [[nodiscard]] std::string address() const { return env_or("RPM_IT_ADDR", "127.0.0.1"); }
     [[nodiscard]] bool on_pm() const { return !pm_path.empty(); }
+    [[nodiscard]] static CompletionMode completion() {
+        const auto name = env_or("RPM_IT_COMPLETION", "adaptive");
+        const auto m = parse_completion_mode(name);
+        if (!m) ADD_FAILURE() << "RPM_IT_COMPLETION=" << name << ": not adaptive, busy or event";
+        return m.value_or(CompletionMode::adaptive);
+    }
 
     void start_server() {
         ServerOptions o;
         o.listen = {scheme() + "://" + address() + ":0"};
         o.io_threads = io_threads;
+        o.completion = completion();
         o.secrets = {{"app", "app-secret"}, {"other", "other-secret"}};
         ServedRegion kv{"kv", kv_path, on_pm() ? 0u : std::size_t{1} << 20, !on_pm(), {"app"}};
         o.regions = {kv, {"logs", logs_path, 1 << 16, true, {}}};
@@ -81,6 +91,7 @@ protected:
         c.client_id = id;
         c.secret = secret;
         c.timeout = std::chrono::seconds(20);  // TCG in the lab is slow
+        c.completion = completion();
         return Client(c).connect(uri());
     }
 

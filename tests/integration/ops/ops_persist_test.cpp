@@ -157,3 +157,37 @@ TEST_F(OpsPersist, ABlockingCallFailsAtOnceWhenTheServerIsGone) {
 }
 
 } // namespace
+
+// Zero-copy from registered memory (Connection::register_memory): rdma://
+// posts on the registration (in the lab); tcp:// has nothing to register.
+TEST_F(OpsPersist, RegisteredMemoryPersistsAndReadsBack) {
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_EQ(c->register_memory({}).error().code(), errc::invalid_argument);
+    std::vector<std::byte> app(3 << 20);
+    auto mem = c->register_memory(app);
+    ASSERT_TRUE(mem) << mem.error().message();
+    EXPECT_EQ(mem->registered(), c->transport() == "rdma");
+    EXPECT_EQ(mem->bytes().data(), app.data());
+    // 512 KiB and a small record from the registration, durable; read back
+    // into it; and memory outside it, which takes the copying path.
+    auto big = std::span(app).subspan(4096, 512 << 10);
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>((i * 13 + ::getpid()) & 0xff);
+    ASSERT_FALSE(r->persist(0, big));
+    const std::string rec = "registered record " + std::to_string(::getpid());
+    std::memcpy(app.data() + 100, rec.data(), rec.size());
+    ASSERT_FALSE(r->persist(600000, std::span(app).subspan(100, rec.size())));
+    auto back = std::span(app).subspan(2 << 20, 512 << 10);
+    ASSERT_FALSE(r->read(0, back));
+    EXPECT_TRUE(std::equal(back.begin(), back.end(), big.begin())) << "512 KiB read back differs";
+    EXPECT_EQ(rpm::test::read_backing(kv_path, 600000, rec.size()), rec);
+    std::vector<std::byte> outside(64, std::byte{0x42});
+    ASSERT_FALSE(r->persist(700000, outside));
+    mem->reset();
+    EXPECT_FALSE(mem->registered());
+    // The same memory, no longer registered, still works through the copies.
+    ASSERT_FALSE(r->persist(600000, std::span(app).subspan(100, rec.size())));
+    EXPECT_EQ(rpm::test::read_backing(kv_path, 600000, rec.size()), rec);
+}

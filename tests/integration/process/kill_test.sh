@@ -14,6 +14,7 @@
 #   RPM_KILL_ROUNDS  server kills (default 3)
 #   RPM_KILL_PAUSE   seconds of streaming before each kill (default 0.3-0.6)
 #   RPM_KILL_MIN_ACKED  fewer acknowledged records fail the run (default 1000)
+#   RPM_KILL_COMPLETION rdma:// completion mode of client and server (default: theirs)
 set -uo pipefail
 bin=$1
 mode=${2:-normal}
@@ -36,9 +37,12 @@ cleanup() {
 trap cleanup EXIT
 deadline=$((SECONDS + 60 + 60 * rounds))  # the whole test stops by itself
 
+completion=()
+[ -n "${RPM_KILL_COMPLETION:-}" ] && completion=(--completion "$RPM_KILL_COMPLETION")
+
 start_server() {
   rm -f "$work/port"
-  "$bin/rpm-server" --listen "$scheme://$addr:${1:-0}" --region "kv=$region" --client app:pw \
+  "$bin/rpm-server" --listen "$scheme://$addr:${1:-0}" --region "kv=$region" --client app:pw "${completion[@]}" \
     --port-file "$work/port" >>"$work/server.log" 2>&1 &
   server_pid=$!
   for _ in $(seq 600); do [ -s "$work/port" ] && return 0; sleep 0.05; done
@@ -52,7 +56,7 @@ port=$(cat "$work/port")
 fault=()
 [ "$mode" = planted ] && fault=(--fault log-before-persist)
 # Started directly (not through a shell function) so $! is the client itself.
-"$bin/rpm-client" --connect "$scheme://$addr:$port" --id app --secret pw \
+"$bin/rpm-client" --connect "$scheme://$addr:$port" --id app --secret pw "${completion[@]}" \
   stream --region kv --count 200000 --acked-log "$work/acked" --run "$run_id" --reconnect-for 20 "${fault[@]}" \
   >"$work/client.log" 2>&1 &
 client_pid=$!
