@@ -74,6 +74,9 @@ struct Inputs {
     Input<bool> native_flush{false, Source::assumed, {}};
     /// The region's store granularity, when it is mapped (nullopt: not known).
     Input<std::optional<Granularity>> granularity{std::nullopt, Source::assumed, {}};
+    /// Why a native flush the RNIC reports is not used (this build cannot
+    /// issue it: flush::limit_to); empty otherwise. The reason quotes it.
+    std::string native_flush_unusable;
 };
 
 /// Values that replace detected inputs. Each must carry an override Source.

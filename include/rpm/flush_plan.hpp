@@ -33,10 +33,26 @@ std::vector<RegionInput> regions_of(const platform::Profile& profile);
 /// The DDIO / native-flush inputs for one device (detected or assumed).
 Inputs device_inputs(const platform::RdmaDevice& dev);
 
+/// What rpm's rdma:// transport can issue, where that limits the decision.
+struct TransportAbility {
+    bool native_flush = false;  ///< an RDMA FLUSH (persistent)
+};
+
+/// This build's: no native flush (librpma 1.2.0 has no call for it; and
+/// without ibv_wr_flush, rdma-core < 45, neither would raw verbs).
+TransportAbility rdma_ability() noexcept;
+
+/// `in`, with a native flush the RNIC reports switched off when `ability`
+/// cannot issue it, and Inputs::native_flush_unusable saying why (an
+/// override of native_flush still decides: it is applied afterwards).
+Inputs limit_to(Inputs in, TransportAbility ability);
+
 /// One decision per region and device; one per region with no device when
-/// there is none (DDIO then counts as unknown, i.e. on).
+/// there is none (DDIO then counts as unknown, i.e. on). Each device's
+/// inputs are limited to what `ability` can issue (limit_to), as a server's
+/// grants are.
 std::vector<PlannedDecision> plan(const std::vector<RegionInput>& regions,
                                   const std::vector<platform::RdmaDevice>& devices,
-                                  const rpm::Overrides& overrides);
+                                  const rpm::Overrides& overrides, TransportAbility ability = rdma_ability());
 
 } // namespace rpm::flush

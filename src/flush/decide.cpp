@@ -72,6 +72,8 @@ std::string describe_inputs(const Decision& d) {
     s += ", DDIO ";
     s += to_string(d.inputs.ddio.value);
     s += d.inputs.native_flush.value ? ", native flush yes" : ", native flush no";
+    if (!d.inputs.native_flush.value && !d.inputs.native_flush_unusable.empty())
+        s += " (" + d.inputs.native_flush_unusable + ")";
     return s;
 }
 

@@ -49,9 +49,21 @@ Inputs device_inputs(const platform::RdmaDevice& dev) {
     return in;
 }
 
+TransportAbility rdma_ability() noexcept { return {false}; }
+
+Inputs limit_to(Inputs in, TransportAbility ability) {
+    if (!in.native_flush.value || ability.native_flush) return in;
+    std::string why = "the RNIC reports native flush, but librpma 1.2.0 cannot issue it";
+    if (!RPM_HAVE_IBV_WR_FLUSH)
+        why += ", and this build's rdma-core has no ibv_wr_flush (added in rdma-core v45; Debian 12 ships v44)";
+    in.native_flush = {false, Source::assumed, in.native_flush.origin};
+    in.native_flush_unusable = std::move(why);
+    return in;
+}
+
 std::vector<PlannedDecision> plan(const std::vector<RegionInput>& regions,
                                   const std::vector<platform::RdmaDevice>& devices,
-                                  const rpm::Overrides& overrides) {
+                                  const rpm::Overrides& overrides, TransportAbility ability) {
     std::vector<PlannedDecision> out;
     for (const auto& r : regions) {
         if (devices.empty()) {
@@ -59,7 +71,8 @@ std::vector<PlannedDecision> plan(const std::vector<RegionInput>& regions,
             out.push_back({r.name, std::nullopt, std::move(d)});
         }
         for (const auto& dev : devices) {
-            auto d = decide(region_inputs(r, device_inputs(dev)), overrides.for_decision(r.name, dev.name));
+            auto d = decide(region_inputs(r, limit_to(device_inputs(dev), ability)),
+                            overrides.for_decision(r.name, dev.name));
             out.push_back({r.name, dev.name, std::move(d)});
         }
     }

@@ -15,16 +15,6 @@ struct Choice {
     std::string reason;
 };
 
-// Why this build cannot issue an RDMA FLUSH the RNIC reports: librpma 1.2.0
-// has no call for it, and without ibv_wr_flush (rdma-core v45+, probed at
-// build time) neither could raw verbs.
-std::string native_flush_missing() {
-    std::string why = "the RNIC reports native flush, but librpma 1.2.0 cannot issue it";
-    if (!RPM_HAVE_IBV_WR_FLUSH)
-        why += ", and this build's rdma-core has no ibv_wr_flush (added in rdma-core v45; Debian 12 ships v44)";
-    return why;
-}
-
 // TCP: the server stores the bytes with the CPU, so they sit in the cache
 // like DDIO-on NIC writes; the step is what the domain needs for CPU stores.
 Choice tcp_choice(const Region& r) {
@@ -38,8 +28,7 @@ Choice rdma_choice(const Region& r, const platform::RdmaDevice* dev, const rpm::
                    const TransportCaps& caps) {
     flush::Inputs in = dev ? flush::device_inputs(*dev) : flush::Inputs{};
     if (!dev) in.ddio.origin = "RNIC not identified";
-    if (in.native_flush.value && !caps.rdma_native_flush)
-        in.native_flush = {false, flush::Source::assumed, native_flush_missing()};
+    in = flush::limit_to(in, {caps.rdma_native_flush});
     in.domain = r.domain_input;
     if (r.granularity) in.granularity = {r.granularity, flush::Source::detected, "libpmem2"};
     auto d = flush::decide(in, ov.for_decision(r.report.name, dev ? dev->name : ""));

@@ -69,6 +69,7 @@ public:
     void read(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out, client::Done done);
     void atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value, client::Done done);
     void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
+    void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done);
     void send(std::span<const std::byte> payload, client::Done done);
     void recv(std::span<std::byte> out, client::RecvDone done);
     /// Register `mem` with the connection's device (rpma_mr_reg, for writes
@@ -160,7 +161,11 @@ private:
     const RemoteRegion* region_locked(std::uint32_t grant_id) const;
     void submit_transfer(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
                          client::Done done);
+    void submit_transfer_locked(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                                client::Done done);
     void submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done);
+    Op flush_op_locked(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
+    void pump_locked();
     std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
     std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n);
 
@@ -204,6 +209,7 @@ private:
     std::deque<std::vector<std::byte>> inbox_;
     std::deque<RecvWaiter> waiters_;
     std::vector<ReadyRecv> ready_recvs_;
+    bool batching_ = false;  // persist() is queueing: post once it is done
     bool failed_ = false;
     std::error_code fail_ec_;
     std::string fail_why_;
@@ -240,6 +246,9 @@ public:
     }
     void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) override {
         c_->flush(g, ranges, std::move(done));
+    }
+    void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) override {
+        c_->persist(g, slices, std::move(done));
     }
     void send(std::span<const std::byte> payload, client::Done done) override { c_->send(payload, std::move(done)); }
     void recv(std::span<std::byte> out, client::RecvDone done) override { c_->recv(out, std::move(done)); }

@@ -114,6 +114,7 @@ void ClientConn::on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc) {
     Op* op = ops_.find(seq);
     if (!op) return;  // an operation already failed with the connection
     ops_.retire_wr(*op);
+    if (wc.status == IBV_WC_SUCCESS) ops_.retire_unsignaled_before(seq);
     if (wc.status != IBV_WC_SUCCESS) {
         // RC: one failed work request puts the queue pair in the error state.
         ops_.settle(*op, errc::io_error);
@@ -121,7 +122,7 @@ void ClientConn::on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc) {
     }
     if (op->kind == OpKind::read && op->bounce) std::memcpy(op->out.data(), op->bounce->data(), op->out.size());
     ops_.settle(*op, {});
-    if (!failed_) ops_.pump([this](Op& o) { return post_locked(o); });
+    if (!failed_) pump_locked();
 }
 
 void ClientConn::on_recv_locked(std::uint32_t slot, const ibv_wc& wc) {
@@ -237,7 +238,7 @@ bool ClientConn::deliver() {
         ready_recvs_.clear();
         // Entries given back (here or by other connections) may let queued
         // operations go.
-        if (!failed_) ops_.pump([this](Op& o) { return post_locked(o); });
+        if (!failed_) pump_locked();
     }
     // Callbacks run without the lock: they may post more work.
     for (auto& op : finished)

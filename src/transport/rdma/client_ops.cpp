@@ -22,6 +22,11 @@ const void* op_context(std::uint64_t seq) noexcept { return reinterpret_cast<con
 
 rpma_mr_local* bounce_mr(const Op& op) noexcept { return static_cast<rpma_mr_local*>(op.bounce->handle()); }
 
+// An unsignaled write still reports a failure (its wr_id finds the op).
+int write_flags(const Op& op) noexcept {
+    return op.unsignaled ? RPMA_F_COMPLETION_ON_ERROR : RPMA_F_COMPLETION_ALWAYS;
+}
+
 // The protocol is little-endian; the 8 bytes land in the region as they are sent.
 std::uint64_t to_wire(std::uint64_t v) noexcept {
     if constexpr (std::endian::native == std::endian::little) return v;
@@ -66,14 +71,21 @@ void ClientConn::submit_locked(Op op) {
     const auto rid = op.request_id;
     const auto seq = ops_.push(std::move(op));
     if (request) awaiting_[rid] = seq;
+    if (batching_) return;  // persist() queues its ops first, then posts them together
     if (failed_)
         ops_.fail_all(fail_ec_);
     else
-        ops_.pump([this](Op& o) { return post_locked(o); });
+        pump_locked();
     // Callbacks run where the CQ is polled: wake that thread for anything
     // finished now, to start polling the bounce pool when it had no entry,
     // and the parked I/O thread for anything at all once no caller drives.
     if (ops_.front_finished() || ops_.starved() || (io_parked_ && drivers_ == 0)) notify_locked();
+}
+
+void ClientConn::pump_locked() {
+    ops_.pump([this](Op& o) { return post_locked(o); });
+    if (ops_.take_orphaned())
+        fail_locked(errc::io_error, where_ + ": a persist's flush could not be posted behind its write");
 }
 
 void ClientConn::submit_error(client::Done done, std::error_code ec) {
@@ -124,6 +136,11 @@ void ClientConn::submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t
 void ClientConn::submit_transfer(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
                                  client::Done done) {
     std::lock_guard lock(mu_);
+    submit_transfer_locked(std::move(op), grant_id, offset, length, std::move(done));
+}
+
+void ClientConn::submit_transfer_locked(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                                        client::Done done) {
     const RemoteRegion* r = region_locked(grant_id);
     if (!r) {
         op.kind = OpKind::none;
@@ -200,6 +217,11 @@ void ClientConn::atomic_write(const proto::RegionGrant& g, std::uint64_t offset,
 
 void ClientConn::flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) {
     std::lock_guard lock(mu_);
+    submit_locked(flush_op_locked(g, ranges, std::move(done)));
+}
+
+Op ClientConn::flush_op_locked(const proto::RegionGrant& g, std::span<const proto::Range> ranges,
+                               client::Done done) {
     const RemoteRegion* r = region_locked(g.id);
     Op op;
     op.done = std::move(done);
@@ -223,7 +245,32 @@ void ClientConn::flush(const proto::RegionGrant& g, std::span<const proto::Range
     } else {
         op.ec = errc::unsupported;  // native_flush: refused when the region was opened
     }
-    submit_locked(std::move(op));
+    return op;
+}
+
+void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) {
+    // As client::Transport::persist (a write per slice, then one flush of
+    // their ranges; the caller hears the first error), but queued under one
+    // lock and posted together: the last write goes right in front of the
+    // flush, so it needs no completion of its own (OpQueue::pump).
+    auto first = std::make_shared<std::error_code>();
+    std::vector<proto::Range> ranges;
+    ranges.reserve(slices.size());
+    std::lock_guard lock(mu_);
+    batching_ = true;
+    for (const auto& s : slices) {
+        Op op;
+        op.kind = OpKind::write;
+        op.src = s.data;
+        op.chain = true;
+        submit_transfer_locked(std::move(op), g.id, s.offset, s.data.size(),
+                               [first](std::error_code ec) { if (ec && !*first) *first = ec; });
+        ranges.push_back({s.offset, s.data.size()});
+    }
+    batching_ = false;
+    submit_locked(flush_op_locked(g, ranges, [first, done = std::move(done)](std::error_code ec) {
+        done(*first ? *first : ec);
+    }));
 }
 
 void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
@@ -258,12 +305,11 @@ std::error_code ClientConn::post_locked(Op& op) {
     case OpKind::write:
         if (op.user) {
             ret = api_.write(conn_.get(), op.remote, op.remote_offset, op.user->mr.get(),
-                             op.user->offset_of(op.src.data()), op.length, RPMA_F_COMPLETION_ALWAYS, ctx);
+                             op.user->offset_of(op.src.data()), op.length, write_flags(op), ctx);
             break;
         }
         std::memcpy(op.bounce->data(), op.src.data(), op.src.size());
-        ret = api_.write(conn_.get(), op.remote, op.remote_offset, bounce_mr(op), 0, op.length,
-                         RPMA_F_COMPLETION_ALWAYS, ctx);
+        ret = api_.write(conn_.get(), op.remote, op.remote_offset, bounce_mr(op), 0, op.length, write_flags(op), ctx);
         break;
     case OpKind::read:
         if (op.user) {

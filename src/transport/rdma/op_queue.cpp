@@ -3,7 +3,6 @@
 #include <utility>
 
 namespace rpm::rdma {
-
 int owed_for(OpKind k) noexcept {
     switch (k) {
     case OpKind::none: return 0;
@@ -70,13 +69,29 @@ std::size_t OpQueue::bounce_held() const noexcept {
     return n;
 }
 
+namespace {
+
+// A persist's write may go unsignaled only right in front of its flush
+// (queued with it, under one lock): the flush needs no bounce entry, so it
+// can always be posted once a credit or send slot frees up, and its
+// completion retires the write. One such write at most waits on it.
+bool may_defer(const Op& op, const Op* next) noexcept {
+    return op.chain && op.kind == OpKind::write && next && !next->finished &&
+           (next->kind == OpKind::flush || next->kind == OpKind::request);
+}
+
+} // namespace
+
 void OpQueue::pump(const std::function<std::error_code(Op&)>& post) {
     starved_ = false;
     while (unposted_ < ops_.size()) {
         Op& op = ops_[unposted_];
         if (!op.finished) {
             if (!acquire(op)) return;  // everything behind it waits too
+            op.unsignaled = may_defer(op, unposted_ + 1 < ops_.size() ? &ops_[unposted_ + 1] : nullptr);
             if (auto ec = post(op)) {
+                if (unposted_ > 0 && ops_[unposted_ - 1].unsignaled && ops_[unposted_ - 1].holds_credit)
+                    orphaned_ = true;
                 release_held(op);  // nothing was posted: the entry is free at once
                 drop_bounce(op);
                 op.ec = ec;
@@ -107,6 +122,15 @@ void OpQueue::retire_wr(Op& op) {
     // stalls the queue pair in RNR retries.
     if (op.holds_credit) ++credits_;
     op.holds_credit = false;
+}
+
+void OpQueue::retire_unsignaled_before(std::uint64_t seq) {
+    for (auto& op : ops_) {
+        if (op.seq >= seq) break;
+        if (!op.posted || !op.unsignaled || !op.holds_credit) continue;
+        retire_wr(op);
+        settle(op, {});
+    }
 }
 
 void OpQueue::fail_all(std::error_code ec) {

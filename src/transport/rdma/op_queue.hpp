@@ -20,6 +20,7 @@
 #include <functional>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace rpm::rdma {
@@ -50,6 +51,11 @@ struct Op {
     std::vector<std::byte> frame;    ///< request: copied into a send slot when posted
     std::uint32_t request_id = 0;
     OnReply on_reply;
+    /// write: part of a persist; posted without a completion of its own
+    /// (RPMA_F_COMPLETION_ON_ERROR) when the op behind it is the persist's
+    /// flush, whose completion then retires it (RC completes in order).
+    bool chain = false;
+    bool unsignaled = false;  ///< posted so; retired by a later op's completion
     // Bookkeeping.
     std::uint64_t seq = 0;
     int owed = 0;  ///< completions still to come: the work request's, the reply
@@ -82,6 +88,12 @@ public:
     /// The op's work request completed: its send-queue credit is free (a
     /// request's send slot is freed when the op finishes).
     void retire_wr(Op& op);
+    /// A work request completed successfully: every unsignaled one posted
+    /// before it completed too (RC, one send queue). Retire and settle them.
+    void retire_unsignaled_before(std::uint64_t seq);
+    /// A post failed right behind an unsignaled op, which no completion will
+    /// ever retire now: the connection must fail. Reading clears it.
+    [[nodiscard]] bool take_orphaned() noexcept { return std::exchange(orphaned_, false); }
     /// Finish every unfinished operation with `ec` (the connection failed).
     void fail_all(std::error_code ec);
     /// The finished operations at the front, in posting order; their bounce
@@ -116,6 +128,7 @@ private:
     MrPoolUser* bounce_ = nullptr;
     std::vector<MrBuffer*> kept_aside_;
     bool starved_ = false;
+    bool orphaned_ = false;
 };
 
 /// The number of work-request completions plus replies an op owes.

@@ -111,6 +111,15 @@ proto::RegionGrant open(client::Transport& t, const std::string& name) {
     return g ? *g : proto::RegionGrant{};
 }
 
+OneRegion::OneRegion(RegionSpec spec, ClientLimits limits) : h({spec}) {
+    h.listen();
+    auto c = h.connect(ClientOptions{}, limits);
+    EXPECT_TRUE(c) << c.error().message();
+    if (!c) return;
+    t = std::move(*c);
+    g = open(*t, spec.name);
+}
+
 std::vector<std::byte> bytes_of(std::string_view s) {
     std::vector<std::byte> out(s.size());
     std::memcpy(out.data(), s.data(), s.size());

@@ -91,6 +91,15 @@ struct Harness {
     std::mutex mu;
 };
 
+/// A harness serving one region, listening, with one client connected
+/// (`limits`) and the region opened: the common start of a client test.
+struct OneRegion {
+    explicit OneRegion(RegionSpec spec, ClientLimits limits = {});
+    Harness h;
+    std::unique_ptr<client::Transport> t;
+    proto::RegionGrant g;
+};
+
 /// Wait for one Done callback.
 struct Waiter {
     std::shared_ptr<std::promise<std::error_code>> p = std::make_shared<std::promise<std::error_code>>();

@@ -1,0 +1,103 @@
+// A persist's writes and flush are queued together (ClientConn::persist), and
+// the write right in front of the flush is posted without a completion of
+// its own (RPMA_F_COMPLETION_ON_ERROR): the flush's completion retires it
+// (OpQueue::retire_unsignaled_before). Every work request's flags, the
+// credits coming back, and the failures.
+#include "support.hpp"
+
+namespace rpm::rdma::test {
+namespace {
+
+std::error_code persist(client::Transport& t, const proto::RegionGrant& g, std::vector<proto::Slice> slices) {
+    Waiter w;
+    t.persist(g, slices, w.done());
+    return w.get();
+}
+
+TEST(PersistChain, ReadAfterWriteTheWriteBeforeTheFlushIsUnsignaled) {
+    OneRegion one({"raw", PersistenceDomain::cpu_cache});
+    auto& [h, t, g] = one;
+    ASSERT_EQ(g.method, flush::Method::read_after_write);
+    const auto rec = bytes_of("a record");
+    ASSERT_FALSE(persist(*t, g, {{512, rec}}));
+    const auto writes = h.fabric.writes();
+    ASSERT_EQ(writes.size(), 1u);
+    EXPECT_EQ(writes[0].flags, RPMA_F_COMPLETION_ON_ERROR);
+    EXPECT_EQ(writes[0].dst_offset, 512u);
+    EXPECT_EQ(writes[0].data, rec);
+    const auto flushes = h.fabric.flushes();
+    ASSERT_EQ(flushes.size(), 1u);
+    EXPECT_EQ(flushes[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(flushes[0].dst_offset, 512u);
+    EXPECT_EQ(flushes[0].len, rec.size());
+    EXPECT_TRUE(std::equal(rec.begin(), rec.end(), h.targets["raw"]->bytes().begin() + 512));
+}
+
+TEST(PersistChain, SendFlushTheWriteBeforeTheFlushFrameIsUnsignaled) {
+    OneRegion one({"adr", PersistenceDomain::memory_controller});
+    auto& [h, t, g] = one;
+    ASSERT_EQ(g.method, flush::Method::send_flush);
+    const auto sends_before = h.fabric.sends().size();
+    ASSERT_FALSE(persist(*t, g, {{64, bytes_of("record")}}));
+    ASSERT_EQ(h.fabric.writes().size(), 1u);
+    EXPECT_EQ(h.fabric.writes()[0].flags, RPMA_F_COMPLETION_ON_ERROR);
+    const auto sends = h.fabric.sends();
+    ASSERT_EQ(sends.size(), sends_before + 2);  // the Flush frame, and the server's Response
+    EXPECT_EQ(sends[sends_before].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_FALSE(sends[sends_before].passive);
+    ASSERT_EQ(h.targets["adr"]->persists().size(), 1u);
+}
+
+TEST(PersistChain, OnlyTheLastOfSeveralWritesIsUnsignaled) {
+    OneRegion one({"raw", PersistenceDomain::cpu_cache});
+    auto& [h, t, g] = one;
+    const auto a = bytes_of("first"), b = bytes_of("second"), c = bytes_of("commit!!");
+    ASSERT_FALSE(persist(*t, g, {{0, a}, {4096, b}, {128, c}}));
+    const auto writes = h.fabric.writes();
+    ASSERT_EQ(writes.size(), 3u);
+    EXPECT_EQ(writes[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(writes[1].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(writes[2].flags, RPMA_F_COMPLETION_ON_ERROR);
+    EXPECT_EQ(writes[2].dst_offset, 128u);
+}
+
+TEST(PersistChain, CreditsComeBackThroughTheFlushesCompletions) {
+    ClientLimits lim;
+    lim.sq_depth = 4;  // an unsignaled write never retired would use them up at once
+    OneRegion one({"raw", PersistenceDomain::cpu_cache}, lim);
+    auto& [h, t, g] = one;
+    ASSERT_TRUE(t);
+    const auto rec = bytes_of("again and again");
+    for (int i = 0; i < 50; ++i) ASSERT_FALSE(persist(*t, g, {{static_cast<std::uint64_t>(i) * 64, rec}})) << i;
+    EXPECT_EQ(h.fabric.writes().size(), 50u);
+    // Several persists in flight at once, each retired by its own flush.
+    std::vector<Waiter> ws(20);
+    std::vector<proto::Slice> slices(ws.size());
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+        slices[i] = {8192 + i * 64, rec};
+        t->persist(g, std::span(&slices[i], 1), ws[i].done());
+    }
+    for (auto& w : ws) EXPECT_FALSE(w.get());
+}
+
+TEST(PersistChain, AFailedUnsignaledWriteFailsThePersist) {
+    OneRegion one({"raw", PersistenceDomain::cpu_cache});
+    auto& [h, t, g] = one;
+    h.fabric.fail_wc_next("write", IBV_WC_REM_ACCESS_ERR);
+    EXPECT_EQ(persist(*t, g, {{0, bytes_of("lost")}}), errc::io_error);
+    EXPECT_EQ(persist(*t, g, {{0, bytes_of("after")}}), errc::io_error);  // the queue pair is in error
+}
+
+TEST(PersistChain, AFlushThatCannotBePostedBehindAnUnsignaledWriteFailsTheConnection) {
+    OneRegion one({"raw", PersistenceDomain::cpu_cache});
+    auto& [h, t, g] = one;
+    h.fabric.fail_next("rpma_flush", RPMA_E_PROVIDER);
+    // No completion will ever retire the write: the durability is unknown.
+    EXPECT_EQ(persist(*t, g, {{0, bytes_of("orphan")}}), errc::io_error);
+    Waiter later;
+    t->write(g, 0, bytes_of("x"), later.done());
+    EXPECT_EQ(later.get(), errc::io_error);
+}
+
+} // namespace
+} // namespace rpm::rdma::test
