@@ -91,7 +91,9 @@ Result<void> ClientConn::apply_peer_cfg_locked(const proto::RegionGrant& g, rpma
     int flush_type = 0;
     if (int ret = api_.mr_remote_get_flush_type(mr, &flush_type);
         ret != 0 || (flush_type & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) == 0)
-        return Error(errc::io_error, where_ + ": the region's memory is not registered for persistent flush");
+        return Error(errc::unsupported, where_ + ": read_after_write needs persistent memory, and the server "
+                                                  "registered this region without persistent flush (it is not PM: "
+                                                  "a page-cache file or tmpfs)");
     if (int ret = api_.conn_apply_remote_peer_cfg(conn_.get(), cfg.get()); ret != 0)
         return rpma_failure(errc::io_error, where_, "rpma_conn_apply_remote_peer_cfg", ret);
     return {};

@@ -48,10 +48,17 @@ Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, serve
                                                            std::uint16_t port, const ServerLimits& limits = {});
 
 /// What a region's memory is registered for: RDMA writes and reads by the
-/// client, and both flush types (librpma's read-after-write needs remote
-/// read access; whether rpma_flush may be used is the peer cfg's business).
+/// client, and the flush types its memory can honour: visibility always
+/// (librpma's read-after-write needs remote read access), persistence only
+/// on PM-backed memory (a page-cache file or tmpfs has nothing a FLUSH could
+/// make persistent; an RNIC with native FLUSH would be granted
+/// IBV_ACCESS_FLUSH_PERSISTENT for it). Whether rpma_flush(PERSISTENT) may be
+/// used is the peer cfg's business (peer_cfg_descriptor).
 inline constexpr int kRegionUsage = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
                                     RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
+inline constexpr int kFileRegionUsage = kRegionUsage & ~RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+/// kRegionUsage for PM (any detected domain but not_pmem), else kFileRegionUsage.
+int region_usage(const server::Region& r) noexcept;
 inline constexpr std::uint64_t kServerRecvTag = std::uint64_t{1} << 63;
 inline constexpr std::uint64_t kServerSendTag = std::uint64_t{1} << 62;
 

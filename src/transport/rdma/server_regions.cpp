@@ -6,6 +6,11 @@
 
 namespace rpm::rdma {
 
+int region_usage(const server::Region& r) noexcept {
+    // As detected, before overrides: what the memory is, not how it is treated.
+    return r.domain_input.value == PersistenceDomain::not_pmem ? kFileRegionUsage : kRegionUsage;
+}
+
 Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) {
     std::lock_guard lock(mu_);
     if (auto it = entries_.find(&r); it != entries_.end()) return it->second.descriptor;
@@ -17,7 +22,7 @@ Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) 
     // RDMA is never pinned, and a failure (fsdax on rxe, pmem/rpma#1197)
     // names the region rather than failing the whole listener.
     MrHandle mr(api_);
-    if (int ret = api_.mr_reg(peer_, base, r.target->size(), kRegionUsage, mr.out()); ret != 0)
+    if (int ret = api_.mr_reg(peer_, base, r.target->size(), region_usage(r), mr.out()); ret != 0)
         return rpma_failure(errc::unsupported,
                             what + " (" + std::to_string(r.target->size()) +
                                 " bytes): the RNIC cannot register this memory (Soft-RoCE and RNICs without "

@@ -110,6 +110,41 @@ TEST(RdmaListener, NativeFlushIsRefusedWithAReason) {
     EXPECT_EQ(forced.error(), errc::unsupported);
 }
 
+TEST(RdmaListener, OnlyPmBackedRegionsAreRegisteredForPersistentFlush) {
+    Harness h({{"pm", PersistenceDomain::memory_controller}, {"file", PersistenceDomain::not_pmem}});
+    h.listen();
+    auto t = h.connect_ok();
+    const auto pm = open(*t, "pm");
+    const auto file = open(*t, "file");
+    ASSERT_TRUE(pm) << pm.error().message();
+    ASSERT_TRUE(file) << file.error().message();
+    EXPECT_EQ(file->server_persist, flush::ServerPersist::msync) << file->reason;
+    const auto usage_of = [&](const std::string& name) {
+        const void* base = h.targets[name]->bytes().data();
+        for (const auto& r : h.fabric.mr_regs())
+            if (r.ptr == base) return r.usage;
+        ADD_FAILURE() << name << " was not registered";
+        return 0;
+    };
+    const int both = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST;
+    EXPECT_EQ(usage_of("pm"), both | RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+    EXPECT_EQ(usage_of("file"), both | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+    // Read-after-write cannot make such memory persistent: forcing it (even
+    // unsafe) is refused by the client, which would post the flush.
+    auto forced = open(*t, "file", flush::Method::read_after_write, true);
+    ASSERT_FALSE(forced);
+    EXPECT_EQ(forced.error(), errc::unsupported);
+    EXPECT_NE(forced.error().detail().find("needs persistent memory"), std::string::npos) << forced.error().message();
+    // Both still serve every operation.
+    for (const auto* g : {&*pm, &*file}) {
+        Waiter w;
+        const auto data = bytes_of("bytes");
+        const proto::Slice one{0, data};
+        t->persist(*g, std::span(&one, 1), w.done());
+        EXPECT_FALSE(w.get()) << g->reason;
+    }
+}
+
 TEST(RdmaListener, RegionsWithoutRegistrableMemoryAreUnsupported) {
     Harness h({{"model", PersistenceDomain::cpu_cache, 4096, /*registrable=*/false}});
     h.listen();
