@@ -20,6 +20,30 @@ namespace rpm::client {
 using Done = std::function<void(std::error_code)>;
 using RecvDone = std::function<void(std::error_code, std::size_t)>;
 
+/// The callbacks of one call made of several operations (a persist's
+/// writes and flush, a large write's chunks): each part() records a failure,
+/// the first wins; last() runs `done` with it, or with its own status. The
+/// parts complete in posting order, so last() runs after the others.
+class FirstError {
+public:
+    explicit FirstError(Done done) : s_(std::make_shared<State>(State{{}, std::move(done)})) {}
+    [[nodiscard]] Done part() const {
+        return [s = s_](std::error_code ec) {
+            if (ec && !s->first) s->first = ec;
+        };
+    }
+    [[nodiscard]] Done last() const {
+        return [s = s_](std::error_code ec) { s->done(s->first ? s->first : ec); };
+    }
+
+private:
+    struct State {
+        std::error_code first;
+        Done done;
+    };
+    std::shared_ptr<State> s_;
+};
+
 class Transport {
 public:
     virtual ~Transport() = default;
@@ -35,11 +59,11 @@ public:
                               Done done) = 0;
     /// Make writes to `ranges` issued before this call durable, by g.method.
     virtual void flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, Done done) = 0;
-    /// Store each slice, then make them durable by g.method. The default
-    /// posts a write per slice and one flush of their ranges (in order on
-    /// the connection, so the flush covers them); the caller hears the
-    /// first error. tcp:// sends one persist request instead.
-    virtual void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, Done done);
+    /// Store each slice, then make them durable by g.method; the caller
+    /// hears the first error. tcp:// sends one persist request; rdma://
+    /// posts a write per slice and one flush of their ranges, together
+    /// (ClientConn::persist).
+    virtual void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, Done done) = 0;
     /// Run the one operation `start` posts and wait for it, up to `timeout`.
     /// A timeout closes the connection (the operation's state is unknown,
     /// and no late completion may touch the caller's buffers) and returns

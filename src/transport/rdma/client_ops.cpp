@@ -39,13 +39,10 @@ std::uint64_t to_wire(std::uint64_t v) noexcept {
 // last chunk (callbacks run in posting order), with the first error.
 std::vector<client::Done> chunk_callbacks(client::Done done, std::size_t n) {
     if (n == 1) return {std::move(done)};
-    auto first = std::make_shared<std::error_code>();
+    const client::FirstError parts(std::move(done));
     std::vector<client::Done> out;
-    for (std::size_t i = 0; i + 1 < n; ++i)
-        out.emplace_back([first](std::error_code ec) {
-            if (ec && !*first) *first = ec;
-        });
-    out.emplace_back([first, done = std::move(done)](std::error_code ec) { done(*first ? *first : ec); });
+    for (std::size_t i = 0; i + 1 < n; ++i) out.push_back(parts.part());
+    out.push_back(parts.last());
     return out;
 }
 
@@ -249,11 +246,11 @@ Op ClientConn::flush_op_locked(const proto::RegionGrant& g, std::span<const prot
 }
 
 void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) {
-    // As client::Transport::persist (a write per slice, then one flush of
-    // their ranges; the caller hears the first error), but queued under one
-    // lock and posted together: the last write goes right in front of the
-    // flush, so it needs no completion of its own (OpQueue::pump).
-    auto first = std::make_shared<std::error_code>();
+    // A write per slice, then one flush of their ranges (the caller hears
+    // the first error), queued under one lock and posted together: the last
+    // write goes right in front of the flush, so it needs no completion of
+    // its own (OpQueue::pump).
+    const client::FirstError parts(std::move(done));
     std::vector<proto::Range> ranges;
     ranges.reserve(slices.size());
     std::lock_guard lock(mu_);
@@ -263,14 +260,11 @@ void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Sli
         op.kind = OpKind::write;
         op.src = s.data;
         op.chain = true;
-        submit_transfer_locked(std::move(op), g.id, s.offset, s.data.size(),
-                               [first](std::error_code ec) { if (ec && !*first) *first = ec; });
+        submit_transfer_locked(std::move(op), g.id, s.offset, s.data.size(), parts.part());
         ranges.push_back({s.offset, s.data.size()});
     }
     batching_ = false;
-    submit_locked(flush_op_locked(g, ranges, [first, done = std::move(done)](std::error_code ec) {
-        done(*first ? *first : ec);
-    }));
+    submit_locked(flush_op_locked(g, ranges, parts.last()));
 }
 
 void ClientConn::send(std::span<const std::byte> payload, client::Done done) {

@@ -22,6 +22,17 @@ protected:
             if (mr->ptr == mem.data() && mr->size == mem.size()) return mr;
         return nullptr;
     }
+    // A write or read through the transport, waited for.
+    std::error_code write(std::uint64_t at, std::span<const std::byte> data) {
+        Waiter w;
+        t_->write(g_, at, data, w.done());
+        return w.get();
+    }
+    std::error_code read(std::uint64_t at, std::span<std::byte> out) {
+        Waiter w;
+        t_->read(g_, at, out, w.done());
+        return w.get();
+    }
     Harness h_{{{"raw", PersistenceDomain::cpu_cache}}};
     std::unique_ptr<client::Transport> t_;
     proto::RegionGrant g_;
@@ -37,9 +48,7 @@ TEST_F(UserMemoryTest, AWriteFromRegisteredMemoryIsPostedOnItsMr) {
     EXPECT_EQ(mr->usage, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
     const auto rec = bytes_of("straight from the application");
     std::copy(rec.begin(), rec.end(), app.begin() + 1000);
-    Waiter w;
-    t_->write(g_, 4096, std::span(app).subspan(1000, rec.size()), w.done());
-    ASSERT_FALSE(w.get());
+    ASSERT_FALSE(write(4096, std::span(app).subspan(1000, rec.size())));
     const auto writes = h_.fabric.writes();
     ASSERT_EQ(writes.size(), 1u);
     EXPECT_EQ(writes[0].src, mr) << "not posted on the application's registration";
@@ -57,9 +66,7 @@ TEST_F(UserMemoryTest, AReadIntoRegisteredMemoryLandsThereWithoutACopy) {
     std::vector<std::byte> app(4096);
     auto reg = t_->register_memory(app);
     ASSERT_TRUE(reg);
-    Waiter w;
-    t_->read(g_, 512, std::span(app).subspan(64, 256), w.done());
-    ASSERT_FALSE(w.get());
+    ASSERT_FALSE(read(512, std::span(app).subspan(64, 256)));
     const auto reads = h_.fabric.reads();
     ASSERT_EQ(reads.size(), 1u);
     EXPECT_EQ(reads[0].dst, mr_of(app));
@@ -73,9 +80,7 @@ TEST_F(UserMemoryTest, ALargeRegisteredWriteIsOneWorkRequest) {
     std::vector<std::byte> app(3 * kMaxChunk + 17, std::byte{0x5a});
     auto reg = t_->register_memory(app);
     ASSERT_TRUE(reg);
-    Waiter w;
-    t_->write(g_, 0, app, w.done());
-    ASSERT_FALSE(w.get());
+    ASSERT_FALSE(write(0, app));
     const auto writes = h_.fabric.writes();
     ASSERT_EQ(writes.size(), 1u) << "a bounce entry's chunking applied to registered memory";
     EXPECT_EQ(writes[0].len, app.size());
@@ -85,9 +90,7 @@ TEST_F(UserMemoryTest, ASpanReachingPastTheRegistrationIsBounced) {
     std::vector<std::byte> app(8192);
     auto reg = t_->register_memory(std::span(app).first(4096));
     ASSERT_TRUE(reg);
-    Waiter w;
-    t_->write(g_, 0, std::span(app).subspan(4000, 200), w.done());
-    ASSERT_FALSE(w.get());
+    ASSERT_FALSE(write(0, std::span(app).subspan(4000, 200)));
     const auto writes = h_.fabric.writes();
     ASSERT_EQ(writes.size(), 1u);
     EXPECT_TRUE(is_bounce_entry(h_, writes[0].src));
@@ -111,9 +114,7 @@ TEST_F(UserMemoryTest, TheRegistrationEndsAfterTheHandleAndItsLastOperation) {
     ASSERT_FALSE(w.get());
     EXPECT_TRUE(eventually([&] { return mr_of(app) == nullptr; })) << "never deregistered";
     // Without a registration the same span goes through a bounce entry.
-    Waiter again;
-    t_->write(g_, 0, std::span(app).first(64), again.done());
-    ASSERT_FALSE(again.get());
+    ASSERT_FALSE(write(0, std::span(app).first(64)));
     EXPECT_TRUE(is_bounce_entry(h_, h_.fabric.writes().back().src));
     EXPECT_NE(h_.fabric.writes().back().src->ptr, app.data());
 }
