@@ -174,8 +174,9 @@ public:
 
     /// Register `mem` for zero-copy writes and reads (LocalMemory).
     /// RETURN VALUE: the handle; spans inside `mem` skip rpm's copies while
-    /// it lives. ERRORS: errc::invalid_argument (empty `mem`, or the
-    /// device refuses it); errc::io_error (the registration failed, e.g.
+    /// it lives (tcp://: a handle with registered() false).
+    /// ERRORS: errc::invalid_argument (empty `mem`; rdma://: the device
+    /// refuses it); rdma://: errc::io_error (the registration failed, e.g.
     /// RLIMIT_MEMLOCK, or the connection is closed).
     Result<LocalMemory> register_memory(std::span<std::byte> mem);
 
