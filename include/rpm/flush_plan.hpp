@@ -38,8 +38,8 @@ struct TransportAbility {
     bool native_flush = false;  ///< an RDMA FLUSH (persistent)
 };
 
-/// This build's: no native flush (librpma 1.2.0 has no call for it; and
-/// without ibv_wr_flush, rdma-core < 45, neither would raw verbs).
+/// This build's: no native flush (rdma-core 44, Debian 12's, has no
+/// ibv_wr_flush: it arrived in v45).
 TransportAbility rdma_ability() noexcept;
 
 /// `in`, with a native flush the RNIC reports switched off when `ability`

@@ -53,9 +53,10 @@ TransportAbility rdma_ability() noexcept { return {false}; }
 
 Inputs limit_to(Inputs in, TransportAbility ability) {
     if (!in.native_flush.value || ability.native_flush) return in;
-    std::string why = "the RNIC reports native flush, but librpma 1.2.0 cannot issue it";
-    if (!RPM_HAVE_IBV_WR_FLUSH)
-        why += ", and this build's rdma-core has no ibv_wr_flush (added in rdma-core v45; Debian 12 ships v44)";
+    std::string why = "the RNIC reports native flush, but rpm's rdma:// cannot issue it";
+    why += RPM_HAVE_IBV_WR_FLUSH ? " yet (its verbs layer has no FLUSH work request)"
+                                 : ": this build's rdma-core has no ibv_wr_flush (added in rdma-core v45; Debian 12 "
+                                   "ships v44)";
     in.native_flush = {false, Source::assumed, in.native_flush.origin};
     in.native_flush_unusable = std::move(why);
     return in;

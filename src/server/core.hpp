@@ -52,8 +52,8 @@ enum class TransportKind { tcp, rdma };
 
 /// What this build's transports can do, where it limits the decision.
 struct TransportCaps {
-    /// rdma:// can issue native persistent FLUSH. librpma 1.2.0 cannot
-    /// (docs/rdma.md), so a server never grants it over RDMA today, even on
+    /// rdma:// can issue native persistent FLUSH. Debian 12's rdma-core 44
+    /// has no ibv_wr_flush (docs/rdma.md), so a server never grants it over RDMA today, even on
     /// an RNIC that reports the capability; the persistence model sets it to
     /// exercise the method.
     bool rdma_native_flush = false;

@@ -1,6 +1,6 @@
 // Bad input and faults over real rdma:// (Soft-RoCE in the lab VM; run by
 // suite.sh, never on a machine without an RDMA device). A client built on
-// the real librpma with one call wrapped (eRPC-style fault injection through
+// the real verbs layer with one call wrapped (eRPC-style fault injection through
 // rdma::Api) sends what a broken or hostile peer would; each case must end
 // in a clear error, leave the region untouched and the server serving.
 #include "common/server_fixture.hpp"
@@ -14,22 +14,22 @@ namespace {
 using namespace rpm;
 using rpm::test::bytes_of;
 
-// The fault to inject into the next rpma_send: cut the frame to this many
+// The fault to inject into the next send: cut the frame to this many
 // bytes (0: send it whole).
 std::atomic<std::size_t> g_cut_send_to{0};
 
-int cutting_send(rpma_conn* conn, const rpma_mr_local* src, std::size_t offset, std::size_t len, int flags,
+int cutting_send(rdma::Conn* conn, const rdma::LocalMr* src, std::size_t offset, std::size_t len, int flags,
                  const void* ctx) {
     const std::size_t cut = g_cut_send_to.exchange(0);
     return rdma::real_api().send(conn, src, offset, cut ? std::min(cut, len) : len, flags, ctx);
 }
 
 // The fault for the next remote MR the client builds from a grant: corrupt
-// the rkey. librpma's descriptor is address (8 bytes, LE), size (8), rkey
+// the rkey. The descriptor is (verbs/mr.cpp) address (8 bytes, LE), size (8), rkey
 // (4), usage (1); the test checks the size field sits where this says.
 std::atomic<bool> g_forge_rkey{false};
 
-int forging_mr_remote_from_descriptor(const void* desc, std::size_t size, rpma_mr_remote** out) {
+int forging_mr_remote_from_descriptor(const void* desc, std::size_t size, rdma::RemoteMr** out) {
     std::vector<std::uint8_t> d(static_cast<const std::uint8_t*>(desc), static_cast<const std::uint8_t*>(desc) + size);
     if (g_forge_rkey.exchange(false) && d.size() >= 20) {
         d[16] ^= 0x5a;
@@ -58,7 +58,7 @@ protected:
         ASSERT_FALSE(r->persist(logs_size - kSentinel.size(), bytes_of(kSentinel)));
     }
 
-    // A transport on the real librpma with rpma_send wrapped, and the grant
+    // A transport on the real verbs layer with send wrapped, and the grant
     // of "logs" as the server sent it (no client-side range checks below).
     std::pair<std::unique_ptr<client::Transport>, proto::RegionGrant> raw_transport() {
         static const rdma::Api api = [] {
@@ -123,7 +123,7 @@ TEST_F(RdmaFaults, ForgedRkeyIsRefused) {
     ASSERT_TRUE(t);
     ASSERT_FALSE(g_forge_rkey) << "the grant's descriptor was never decoded";
     ASSERT_GE(g.rdma_mr.size(), 21u);
-    ASSERT_EQ(le64_at(g.rdma_mr, 8), g.size) << "librpma's descriptor layout is not the one assumed";
+    ASSERT_EQ(le64_at(g.rdma_mr, 8), g.size) << "the descriptor layout is not the one assumed";
     const std::string data(16, 'Y');
     const auto ec = wait([&](client::Done d) { t->write(g, logs_size - 16, bytes_of(data), std::move(d)); });
     EXPECT_TRUE(ec) << "a write with an unknown grant or forged key was acknowledged";

@@ -75,7 +75,7 @@ step() {  # NAME COMMAND...: run, report, remember failures
 # rxe's capability bits, by kernel: 6.1's rxe has neither atomic write nor
 # FLUSH; 6.12's (backports) reports both (IB_UVERBS_DEVICE_ATOMIC_WRITE,
 # IB_UVERBS_DEVICE_FLUSH_PERSISTENT), and rpm still cannot issue FLUSH
-# (librpma 1.2.0, rdma-core 44), so the decision must say so and fall back
+# (rdma-core 44 has no ibv_wr_flush), so the decision must say so and fall back
 # to the same row of the table.
 caps=false
 [ "$flavor" = backports ] && caps=true
@@ -92,13 +92,13 @@ detect() {
     local reason
     reason=$(jq -r '.decisions[] | select(.device == "rxe0") | .reason' <<<"$json")
     echo "decision's reason: $reason"
-    grep -q "the RNIC reports native flush, but librpma 1.2.0 cannot issue it" <<<"$reason" || return 1
+    grep -q "the RNIC reports native flush, but rpm.s rdma:// cannot issue it" <<<"$reason" || return 1
     [ "$got" = "$domain rxe0 true true $method $persist" ]
     return
   fi
   # Native RDMA FLUSH: unavailable twice over; say both reasons.
   echo "native flush: unavailable: rxe0 reports none ($(jq -r '.rdma_devices[0].native_flush_origin' <<<"$json"));" \
-       "and librpma 1.2.0 cannot issue it (docs/rdma.md): a forced native_flush is refused (ops test)"
+       "and rdma-core 44 has no ibv_wr_flush (docs/rdma.md): a forced native_flush is refused (ops test)"
   [ "$got" = "$domain rxe0 false false $method $persist" ]
 }
 

@@ -12,7 +12,7 @@ std::size_t round_up(std::size_t n, std::size_t to) noexcept { return (n + to - 
 
 } // namespace
 
-Result<RegisteredBuffer> RegisteredBuffer::create(const Api& api, rpma_peer* peer, std::size_t size, int usage,
+Result<RegisteredBuffer> RegisteredBuffer::create(const Api& api, Peer* peer, std::size_t size, int usage,
                                                   std::string_view what) {
     const std::size_t bytes = round_up(std::max<std::size_t>(size, 1), kPage);
     std::unique_ptr<std::byte, Free> mem(static_cast<std::byte*>(std::aligned_alloc(kPage, bytes)));
@@ -20,7 +20,7 @@ Result<RegisteredBuffer> RegisteredBuffer::create(const Api& api, rpma_peer* pee
     std::memset(mem.get(), 0, bytes);
     MrHandle mr(api);
     if (int ret = api.mr_reg(peer, mem.get(), bytes, usage, mr.out()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, what, "rpma_mr_reg", ret);
+        return call_failure(errc::rdma_unavailable, what, "mr_reg", ret);
     return RegisteredBuffer(std::move(mem), bytes, std::move(mr));
 }
 

@@ -20,19 +20,19 @@
 namespace rpm::rdma {
 
 /// Usage of the message slots, on both sides.
-inline constexpr int kMessageUsage = RPMA_MR_USAGE_SEND | RPMA_MR_USAGE_RECV;
+inline constexpr int kMessageUsage = kUsageSend | kUsageRecv;
 /// Usage of the client's bounce entries: sources of writes, targets of reads.
-inline constexpr int kBounceUsage = RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST;
+inline constexpr int kBounceUsage = kUsageWriteSrc | kUsageReadDst;
 
 /// Page-aligned memory registered with one peer.
 class RegisteredBuffer {
 public:
     /// ERRORS: errc::rdma_unavailable when rpma_mr_reg fails (detail: what).
-    static Result<RegisteredBuffer> create(const Api& api, rpma_peer* peer, std::size_t size, int usage,
+    static Result<RegisteredBuffer> create(const Api& api, Peer* peer, std::size_t size, int usage,
                                            std::string_view what);
     [[nodiscard]] std::byte* data() const noexcept { return mem_.get(); }
     [[nodiscard]] std::size_t size() const noexcept { return size_; }
-    [[nodiscard]] rpma_mr_local* mr() const noexcept { return mr_.get(); }
+    [[nodiscard]] LocalMr* mr() const noexcept { return mr_.get(); }
 
 private:
     struct Free {

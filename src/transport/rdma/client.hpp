@@ -171,7 +171,7 @@ private:
 
     // client_region.cpp: grants
     Result<void> apply_grant_locked(const proto::RegionGrant& g);
-    Result<void> apply_peer_cfg_locked(const proto::RegionGrant& g, rpma_mr_remote* mr);
+    Result<void> apply_peer_cfg_locked(const proto::RegionGrant& g, RemoteMr* mr);
 
     const Api& api_;
     ClientOptions opts_;
@@ -188,7 +188,7 @@ private:
     std::vector<std::weak_ptr<UserMemory>> user_mem_;  // under mu_
     ConnReqHandle req_;
     ConnHandle conn_;
-    rpma_cq* cq_ = nullptr;
+    Cq* cq_ = nullptr;
     int cq_fd_ = -1;
     int event_fd_ = -1;
     Wakeup wake_;        // the I/O thread's

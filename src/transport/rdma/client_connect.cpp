@@ -3,7 +3,7 @@
 // rpma_utils_get_ibv_context -> rpma_peer_new -> rpma_mr_reg (both done
 // once per device, by DevicePools; connections take pool entries) ->
 // rpma_conn_req_new -> rpma_conn_req_recv (receives posted before the
-// server can send its Hello) -> rpma_conn_req_connect -> RPMA_CONN_ESTABLISHED.
+// server can send its Hello) -> rpma_conn_req_connect -> kConnEstablished.
 #include "transport/rdma/client.hpp"
 
 #include <algorithm>
@@ -72,10 +72,10 @@ Result<void> ClientConn::connect(const std::string& host, std::uint16_t port) {
 Result<void> ClientConn::open_device(const std::string& where, const std::string& host) {
     ibv_context* ctx = nullptr;
     // The local RNIC that routes to the server's address.
-    if (int ret = api_.utils_get_ibv_context(host.c_str(), RPMA_UTIL_IBV_CONTEXT_REMOTE, &ctx); ret != 0 || !ctx)
+    if (int ret = api_.utils_get_ibv_context(host.c_str(), kContextRemote, &ctx); ret != 0 || !ctx)
         return Error(errc::rdma_unavailable,
                      where + ": no RDMA device can reach " + host + " (rpma_utils_get_ibv_context: " +
-                         (ret != 0 ? rpma_error_name(ret) : std::string("no device")) +
+                         (ret != 0 ? error_name(ret) : std::string("no device")) +
                          "); rdma:// needs an RNIC or Soft-RoCE (rdma link add rxe0 type rxe netdev IFACE) "
                          "with an address on the server's network; use tcp:// otherwise");
     MrPoolOptions bounce = lim_.bounce_pool;
@@ -104,20 +104,20 @@ Result<void> ClientConn::make_buffers() {
 
 Result<void> ClientConn::make_request(const std::string& where, const std::string& host, std::uint16_t port) {
     if (int ret = api_.conn_cfg_new(cfg_.out()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, where, "rpma_conn_cfg_new", ret);
+        return call_failure(errc::rdma_unavailable, where, "conn_cfg_new", ret);
     // One CQ for everything: the send queue's completions plus every posted receive.
     int ret = api_.conn_cfg_set_sq_size(cfg_.get(), lim_.sq_depth);
     if (ret == 0) ret = api_.conn_cfg_set_rq_size(cfg_.get(), lim_.recv_slots);
     if (ret == 0) ret = api_.conn_cfg_set_cq_size(cfg_.get(), lim_.sq_depth + lim_.recv_slots);
     if (ret == 0) ret = api_.conn_cfg_set_timeout(cfg_.get(), to_ms(opts_.timeout));
-    if (ret != 0) return rpma_failure(errc::invalid_argument, where, "rpma_conn_cfg_set_*", ret);
+    if (ret != 0) return call_failure(errc::invalid_argument, where, "conn_cfg_set_*", ret);
     const std::string service = std::to_string(port);
     if (ret = api_.conn_req_new(device_->peer(), host.c_str(), service.c_str(), cfg_.get(), req_.out()); ret != 0)
-        return rpma_failure(errc::io_error, where + " (cannot resolve a route)", "rpma_conn_req_new", ret);
+        return call_failure(errc::io_error, where + " (cannot resolve a route)", "conn_req_new", ret);
     for (std::uint32_t i = 0; i < layout_.recv_slots(); ++i) {
         const auto* ctx = reinterpret_cast<const void*>(kRecvTag | i);
         ret = api_.conn_req_recv(req_.get(), msgs_->mr(), layout_.recv_offset(i), layout_.slot_size(), ctx);
-        if (ret != 0) return rpma_failure(errc::io_error, where, "rpma_conn_req_recv", ret);
+        if (ret != 0) return call_failure(errc::io_error, where, "conn_req_recv", ret);
     }
     return {};
 }
@@ -125,18 +125,18 @@ Result<void> ClientConn::make_request(const std::string& where, const std::strin
 Result<void> ClientConn::establish(const std::string& where) {
     // rpma_conn_req_connect consumes the request whatever it returns.
     if (int ret = api_.conn_req_connect(req_.consume(), nullptr, conn_.out()); ret != 0)
-        return rpma_failure(errc::io_error, where + ": cannot connect", "rpma_conn_req_connect", ret);
+        return call_failure(errc::io_error, where + ": cannot connect", "conn_req_connect", ret);
     if (int ret = api_.conn_get_event_fd(conn_.get(), &event_fd_); ret != 0)
-        return rpma_failure(errc::io_error, where, "rpma_conn_get_event_fd", ret);
+        return call_failure(errc::io_error, where, "conn_get_event_fd", ret);
     auto ev = wait_event(api_, conn_.get(), event_fd_, opts_.timeout);
     if (!ev) return Error(errc::io_error, where + ": connecting: " + ev.error().detail());
-    if (*ev != RPMA_CONN_ESTABLISHED)
+    if (*ev != kConnEstablished)
         return Error(errc::io_error, where + ": connection " + event_name(*ev) +
                                          " (is an rpm server listening on that address?)");
     if (int ret = api_.conn_get_cq(conn_.get(), &cq_); ret != 0)
-        return rpma_failure(errc::io_error, where, "rpma_conn_get_cq", ret);
+        return call_failure(errc::io_error, where, "conn_get_cq", ret);
     if (int ret = api_.cq_get_fd(cq_, &cq_fd_); ret != 0)
-        return rpma_failure(errc::io_error, where, "rpma_cq_get_fd", ret);
+        return call_failure(errc::io_error, where, "cq_get_fd", ret);
     return set_nonblocking(cq_fd_);
 }
 
@@ -181,7 +181,7 @@ void ClientConn::finish() noexcept {
 }
 
 void ClientConn::await_closed() noexcept {
-    // librpma's order: disconnect, wait for RPMA_CONN_CLOSED, delete. The
+    // librpma's order: disconnect, wait for kConnClosed, delete. The
     // wait is bounded: a dead peer must not hang close().
     if (!conn_ || closed_event_ || event_fd_ < 0) return;
     (void)wait_event(api_, conn_.get(), event_fd_, std::chrono::milliseconds(1000));

@@ -92,14 +92,14 @@ void ClientConn::on_event() {
     // The parked I/O thread and a driving caller both watch the event
     // channel; whoever comes second must not block in rpma_conn_next_event.
     if (!wait_ready(-1, event_fd_, -1, 0).event) return;
-    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+    ConnEvent ev = kConnUndefined;
     const int ret = api_.conn_next_event(conn_.get(), &ev);
-    if (ret == RPMA_E_NO_EVENT || (ret == 0 && ev == RPMA_CONN_ESTABLISHED)) return;
+    if (ret == kErrNoEvent || (ret == 0 && ev == kConnEstablished)) return;
     // A completion that raced the event is still the server's last word.
     if (ret == 0) poll_cq(false);
     std::lock_guard lock(mu_);
     if (ret != 0)
-        return fail_locked(errc::io_error, rpma_failure(errc::io_error, where_, "rpma_conn_next_event", ret).detail());
+        return fail_locked(errc::io_error, call_failure(errc::io_error, where_, "conn_next_event", ret).detail());
     closed_event_ = true;
     fail_locked(errc::io_error, where_ + ": connection " + event_name(ev));
 }
@@ -142,7 +142,7 @@ void ClientConn::on_recv_locked(std::uint32_t slot, const ibv_wc& wc) {
 void ClientConn::repost_locked(std::uint32_t slot) {
     const auto* ctx = reinterpret_cast<const void*>(kRecvTag | slot);
     const int ret = api_.recv(conn_.get(), msgs_->mr(), layout_.recv_offset(slot), layout_.slot_size(), ctx);
-    if (ret != 0) fail_locked(errc::io_error, rpma_failure(errc::io_error, where_, "rpma_recv", ret).detail());
+    if (ret != 0) fail_locked(errc::io_error, call_failure(errc::io_error, where_, "recv", ret).detail());
 }
 
 void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::byte> body) {
@@ -220,7 +220,7 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     ops_.fail_all(ec);
     awaiting_.clear();
     // Nothing is posted after a failure; the server learns it from the
-    // disconnect (and librpma wants one after RPMA_CONN_CLOSED too).
+    // disconnect (and librpma wants one after kConnClosed too).
     conn_.disconnect();
     for (auto& w : waiters_) ready_recvs_.push_back({std::move(w.done), ec, 0});
     waiters_.clear();

@@ -5,7 +5,7 @@
 // at offset 0 of the entry), or, when the span lies in memory the
 // application registered (register_memory), straight from or into it;
 // atomic_write is one rpma_atomic_write; flush depends on the grant's method:
-// read_after_write is one rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT), which
+// read_after_write is one rpma_flush(kFlushPersistent), which
 // librpma performs as an 8-byte RDMA read behind the writes; send_flush is a
 // Flush frame the server answers after its persist step.
 #include "transport/rdma/client.hpp"
@@ -20,11 +20,11 @@ namespace {
 
 const void* op_context(std::uint64_t seq) noexcept { return reinterpret_cast<const void*>(seq); }
 
-rpma_mr_local* bounce_mr(const Op& op) noexcept { return static_cast<rpma_mr_local*>(op.bounce->handle()); }
+LocalMr* bounce_mr(const Op& op) noexcept { return static_cast<LocalMr*>(op.bounce->handle()); }
 
 // An unsignaled write still reports a failure (its wr_id finds the op).
 int write_flags(const Op& op) noexcept {
-    return op.unsignaled ? RPMA_F_COMPLETION_ON_ERROR : RPMA_F_COMPLETION_ALWAYS;
+    return op.unsignaled ? kCompletionOnError : kCompletionAlways;
 }
 
 // The protocol is little-endian; the 8 bytes land in the region as they are sent.
@@ -172,9 +172,9 @@ Result<std::shared_ptr<void>> ClientConn::register_memory(std::span<std::byte> m
     m->base = mem.data();
     m->size = mem.size();
     if (int ret = api_.mr_reg(device_->peer(), mem.data(), mem.size(), kUserMemoryUsage, m->mr.out()); ret != 0)
-        return rpma_failure(ret == RPMA_E_INVAL ? errc::invalid_argument : errc::io_error,
+        return call_failure(ret == kErrInval ? errc::invalid_argument : errc::io_error,
                             where_ + ": registering " + std::to_string(mem.size()) + " bytes of application memory",
-                            "rpma_mr_reg", ret);
+                            "mr_reg", ret);
     std::lock_guard lock(mu_);
     user_mem_.push_back(m);
     return std::shared_ptr<void>(std::move(m));
@@ -203,8 +203,8 @@ void ClientConn::atomic_write(const proto::RegionGrant& g, std::uint64_t offset,
     Op op;
     op.kind = OpKind::atomic_write;
     op.done = std::move(done);
-    // librpma needs an 8-byte aligned destination (RPMA_ATOMIC_WRITE_ALIGNMENT).
-    if (!r || offset % RPMA_ATOMIC_WRITE_ALIGNMENT != 0) op.ec = errc::invalid_argument;
+    // librpma needs an 8-byte aligned destination (kAtomicWriteAlignment).
+    if (!r || offset % kAtomicWriteAlignment != 0) op.ec = errc::invalid_argument;
     op.remote = r ? r->mr.get() : nullptr;
     op.remote_offset = offset;
     op.length = 8;
@@ -308,31 +308,31 @@ std::error_code ClientConn::post_locked(Op& op) {
     case OpKind::read:
         if (op.user) {
             ret = api_.read(conn_.get(), op.user->mr.get(), op.user->offset_of(op.out.data()), op.remote,
-                            op.remote_offset, op.length, RPMA_F_COMPLETION_ALWAYS, ctx);
+                            op.remote_offset, op.length, kCompletionAlways, ctx);
             break;
         }
         ret = api_.read(conn_.get(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length,
-                        RPMA_F_COMPLETION_ALWAYS, ctx);
+                        kCompletionAlways, ctx);
         break;
     case OpKind::atomic_write:
         // Sent inline: librpma copies the 8 bytes when posting.
         ret = api_.atomic_write(conn_.get(), op.remote, op.remote_offset, reinterpret_cast<const char*>(&op.value),
-                                RPMA_F_COMPLETION_ALWAYS, ctx);
+                                kCompletionAlways, ctx);
         break;
     case OpKind::flush:
-        ret = api_.flush(conn_.get(), op.remote, op.remote_offset, op.length, RPMA_FLUSH_TYPE_PERSISTENT,
-                         RPMA_F_COMPLETION_ALWAYS, ctx);
+        ret = api_.flush(conn_.get(), op.remote, op.remote_offset, op.length, kFlushPersistent,
+                         kCompletionAlways, ctx);
         break;
     case OpKind::request: ret = post_request_locked(op, ctx); break;
     case OpKind::none: break;
     }
-    return rpma_code(ret);
+    return code_of(ret);
 }
 
 int ClientConn::post_request_locked(Op& op, const void* ctx) {
     const std::size_t at = layout_.send_offset(*op.slot);
     std::memcpy(msgs_->data() + at, op.frame.data(), op.frame.size());
-    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), RPMA_F_COMPLETION_ALWAYS, ctx);
+    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), kCompletionAlways, ctx);
     if (ret != 0) awaiting_.erase(op.request_id);  // no reply can come
     return ret;
 }

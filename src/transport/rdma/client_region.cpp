@@ -62,7 +62,7 @@ Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
     if (g.rdma_mr.empty()) return Error(errc::io_error, where_ + ": the grant carries no memory descriptor");
     RemoteMrHandle mr(api_);
     if (int ret = api_.mr_remote_from_descriptor(g.rdma_mr.data(), g.rdma_mr.size(), mr.out()); ret != 0)
-        return rpma_failure(errc::io_error, where_ + ": the grant's memory descriptor", "rpma_mr_remote_from_descriptor", ret);
+        return call_failure(errc::io_error, where_ + ": the grant's memory descriptor", "mr_remote_from_descriptor", ret);
     std::size_t size = 0;
     if (int ret = api_.mr_remote_get_size(mr.get(), &size); ret != 0 || size < g.size)
         return Error(errc::io_error, where_ + ": the server registered " + std::to_string(size) +
@@ -74,7 +74,7 @@ Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
     return {};
 }
 
-Result<void> ClientConn::apply_peer_cfg_locked(const proto::RegionGrant& g, rpma_mr_remote* mr) {
+Result<void> ClientConn::apply_peer_cfg_locked(const proto::RegionGrant& g, RemoteMr* mr) {
     // The peer configuration belongs to the connection, not the region. Only
     // read_after_write grants apply it, and only one that declares direct
     // write to PMem: a later send_flush grant's "false" must not switch off
@@ -83,19 +83,19 @@ Result<void> ClientConn::apply_peer_cfg_locked(const proto::RegionGrant& g, rpma
     PeerCfgHandle cfg(api_);
     const auto& d = g.rdma_peer_cfg;
     if (int ret = api_.peer_cfg_from_descriptor(d.data(), d.size(), cfg.out()); ret != 0)
-        return rpma_failure(errc::io_error, where_ + ": the grant's peer configuration", "rpma_peer_cfg_from_descriptor", ret);
+        return call_failure(errc::io_error, where_ + ": the grant's peer configuration", "peer_cfg_from_descriptor", ret);
     bool direct = false;
     if (int ret = api_.peer_cfg_get_direct_write_to_pmem(cfg.get(), &direct); ret != 0 || !direct)
         return Error(errc::io_error, where_ + ": the server granted read_after_write but its peer configuration "
                                               "does not declare direct write to PMem");
     int flush_type = 0;
     if (int ret = api_.mr_remote_get_flush_type(mr, &flush_type);
-        ret != 0 || (flush_type & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) == 0)
+        ret != 0 || (flush_type & kUsageFlushPersistent) == 0)
         return Error(errc::unsupported, where_ + ": read_after_write needs persistent memory, and the server "
                                                   "registered this region without persistent flush (it is not PM: "
                                                   "a page-cache file or tmpfs)");
     if (int ret = api_.conn_apply_remote_peer_cfg(conn_.get(), cfg.get()); ret != 0)
-        return rpma_failure(errc::io_error, where_, "rpma_conn_apply_remote_peer_cfg", ret);
+        return call_failure(errc::io_error, where_, "conn_apply_remote_peer_cfg", ret);
     return {};
 }
 

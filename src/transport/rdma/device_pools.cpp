@@ -47,7 +47,7 @@ Result<std::shared_ptr<DevicePools>> DevicePools::create(const Api& api, ibv_con
     std::shared_ptr<DevicePools> d(new DevicePools());
     d->peer_ = std::make_shared<PeerHandle>(api);
     if (int ret = api.peer_new(ctx, d->peer_->out()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, where, "rpma_peer_new", ret);
+        return call_failure(errc::rdma_unavailable, where, "peer_new", ret);
     auto b = make_pool(api, d->peer_, ctx, kBounceUsage, bounce, std::string(where) + ": bounce pool");
     if (!b) return b.error();
     d->bounce_.emplace(std::move(*b));

@@ -35,7 +35,7 @@ public:
     DevicePools& operator=(const DevicePools&) = delete;
     ~DevicePools();
 
-    [[nodiscard]] rpma_peer* peer() const noexcept { return peer_->get(); }
+    [[nodiscard]] Peer* peer() const noexcept { return peer_->get(); }
     [[nodiscard]] MrPool& bounce() noexcept { return *bounce_; }
     [[nodiscard]] MrPool& messages() noexcept { return *messages_; }
 

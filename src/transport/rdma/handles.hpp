@@ -50,13 +50,13 @@ private:
     T* p_ = nullptr;
 };
 
-using PeerHandle = Owned<rpma_peer, &Api::peer_delete>;
-using PeerCfgHandle = Owned<rpma_peer_cfg, &Api::peer_cfg_delete>;
-using MrHandle = Owned<rpma_mr_local, &Api::mr_dereg>;
-using RemoteMrHandle = Owned<rpma_mr_remote, &Api::mr_remote_delete>;
-using ConnCfgHandle = Owned<rpma_conn_cfg, &Api::conn_cfg_delete>;
-using ConnReqHandle = Owned<rpma_conn_req, &Api::conn_req_delete>;
-using EpHandle = Owned<rpma_ep, &Api::ep_shutdown>;
+using PeerHandle = Owned<Peer, &Api::peer_delete>;
+using PeerCfgHandle = Owned<PeerCfg, &Api::peer_cfg_delete>;
+using MrHandle = Owned<LocalMr, &Api::mr_dereg>;
+using RemoteMrHandle = Owned<RemoteMr, &Api::mr_remote_delete>;
+using ConnCfgHandle = Owned<ConnCfg, &Api::conn_cfg_delete>;
+using ConnReqHandle = Owned<ConnReq, &Api::conn_req_delete>;
+using EpHandle = Owned<Ep, &Api::ep_shutdown>;
 
 /// Owns a connection: disconnects it (if nobody did) before deleting it,
 /// since librpma deletes only closed connections.
@@ -68,9 +68,9 @@ public:
     ConnHandle& operator=(const ConnHandle&) = delete;
     ~ConnHandle() { reset(); }
 
-    [[nodiscard]] rpma_conn* get() const noexcept { return p_; }
+    [[nodiscard]] Conn* get() const noexcept { return p_; }
     explicit operator bool() const noexcept { return p_ != nullptr; }
-    rpma_conn** out() noexcept {
+    Conn** out() noexcept {
         reset();
         return &p_;
     }
@@ -92,7 +92,7 @@ public:
 
 private:
     const Api* api_ = nullptr;
-    rpma_conn* p_ = nullptr;
+    Conn* p_ = nullptr;
     bool disconnected_ = false;
 };
 

@@ -91,14 +91,14 @@ inline MrPoolOptions message_pool_defaults(std::uint32_t budget = kMessagePoolBu
     return o;
 }
 
-/// librpma 1.2.0 implements rpma_flush() only as read-after-write (an 8-byte
-/// RDMA read). Native IBTA FLUSH (ibv_wr_flush) arrived in librpma 1.3.0,
-/// and only when built against rdma-core >= 45; Debian 12 ships 1.2.0 on
-/// rdma-core 44. Flip this (and revisit client_region.cpp) when moving on.
+/// Native IBTA FLUSH needs ibv_wr_flush, which arrived in rdma-core 45;
+/// Debian 12 ships 44, so the verbs layer flushes by read-after-write (an
+/// 8-byte RDMA read) only. Flip this (and add the FLUSH work request to
+/// verbs/post.cpp) on a newer rdma-core.
 inline constexpr bool kNativeFlushAvailable = false;
 inline constexpr std::string_view kNativeFlushUnavailable =
-    "native_flush cannot be honored over rdma://: librpma 1.2.0 implements rpma_flush only as "
-    "read-after-write (native ibv_wr_flush needs librpma >= 1.3 built on rdma-core >= 45); "
+    "native_flush cannot be honored over rdma://: this build's rdma-core has no ibv_wr_flush "
+    "(added in rdma-core 45; Debian 12 ships 44), so rpm flushes by read-after-write only; "
     "set RPM_NATIVE_FLUSH=no on the server to use the platform table instead";
 
 } // namespace rpm::rdma

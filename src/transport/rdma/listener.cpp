@@ -50,23 +50,23 @@ Result<void> RdmaListener::start(const std::string& host, std::uint16_t port) {
     if (auto r = make_conn_cfg(); !r) return r;
     if (auto r = listen(host, port); !r) return r;
     if (int ret = api_.ep_get_fd(ep_.get(), &ep_fd_); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, where_, "rpma_ep_get_fd", ret);
+        return call_failure(errc::rdma_unavailable, where_, "ep_get_fd", ret);
     accept_thread_ = std::thread([this] { accept_loop(); });
     return {};
 }
 
 Result<void> RdmaListener::open_device(const std::string& host) {
     ibv_context* ctx = nullptr;
-    const int ret = api_.utils_get_ibv_context(host.c_str(), RPMA_UTIL_IBV_CONTEXT_LOCAL, &ctx);
+    const int ret = api_.utils_get_ibv_context(host.c_str(), kContextLocal, &ctx);
     // A wildcard address binds no device: librpma then succeeds with no context.
     if (ret != 0 || ctx == nullptr)
         return Error(errc::rdma_unavailable,
                      where_ + ": no RDMA device has the address " + host + " (rpma_utils_get_ibv_context: " +
-                         (ret != 0 ? rpma_error_name(ret) : std::string("no device behind that address")) +
+                         (ret != 0 ? error_name(ret) : std::string("no device behind that address")) +
                          "); listen on the IP address of an RNIC or of a Soft-RoCE link "
                          "(rdma link add rxe0 type rxe netdev IFACE), not on a wildcard address");
     if (int r = api_.peer_new(ctx, peer_.out()); r != 0)
-        return rpma_failure(errc::rdma_unavailable, where_, "rpma_peer_new", r);
+        return call_failure(errc::rdma_unavailable, where_, "peer_new", r);
     // The decision for a grant uses the DDIO of the RNIC that owns this
     // address; every session of this listener arrives on it.
     device_ = find_device(core_, ctx);
@@ -86,11 +86,11 @@ Result<void> RdmaListener::make_message_pool(const ibv_context* ctx) {
 
 Result<void> RdmaListener::make_conn_cfg() {
     if (int ret = api_.conn_cfg_new(cfg_.out()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, where_, "rpma_conn_cfg_new", ret);
+        return call_failure(errc::rdma_unavailable, where_, "conn_cfg_new", ret);
     int ret = api_.conn_cfg_set_sq_size(cfg_.get(), limits_.sq_depth);
     if (ret == 0) ret = api_.conn_cfg_set_rq_size(cfg_.get(), limits_.recv_slots);
     if (ret == 0) ret = api_.conn_cfg_set_cq_size(cfg_.get(), limits_.sq_depth + limits_.recv_slots);
-    if (ret != 0) return rpma_failure(errc::rdma_unavailable, where_, "rpma_conn_cfg_set_*", ret);
+    if (ret != 0) return call_failure(errc::rdma_unavailable, where_, "conn_cfg_set_*", ret);
     return {};
 }
 
@@ -114,7 +114,7 @@ Result<void> RdmaListener::listen(const std::string& host, std::uint16_t port) {
             return {};
         }
     }
-    return rpma_failure(errc::rdma_unavailable, where_ + ": rdma_cm cannot listen there", "rpma_ep_listen", ret);
+    return call_failure(errc::rdma_unavailable, where_ + ": rdma_cm cannot listen there", "ep_listen", ret);
 }
 
 Result<std::uint16_t> RdmaListener::pick_free_port(const std::string& host) {

@@ -56,22 +56,22 @@ Result<void> set_nonblocking(int fd) {
     return {};
 }
 
-Result<std::size_t> drain_cq(const Api& api, rpma_cq* cq, bool had_event,
+Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event,
                              const std::function<void(const ibv_wc&)>& fn) {
     if (had_event) {
         // Acknowledges the event and re-arms the CQ before we drain it, so a
         // completion that arrives while draining raises a new event.
         const int ret = api.cq_wait(cq);
-        if (ret != 0 && ret != RPMA_E_NO_COMPLETION)
-            return rpma_failure(errc::io_error, "completion queue", "rpma_cq_wait", ret);
+        if (ret != 0 && ret != kErrNoCompletion)
+            return call_failure(errc::io_error, "completion queue", "cq_wait", ret);
     }
     std::array<ibv_wc, 16> wcs{};
     std::size_t total = 0;
     for (;;) {
         int got = 0;
         const int ret = api.cq_get_wc(cq, static_cast<int>(wcs.size()), wcs.data(), &got);
-        if (ret == RPMA_E_NO_COMPLETION) return total;
-        if (ret != 0) return rpma_failure(errc::io_error, "completion queue", "rpma_cq_get_wc", ret);
+        if (ret == kErrNoCompletion) return total;
+        if (ret != 0) return call_failure(errc::io_error, "completion queue", "cq_get_wc", ret);
         for (int i = 0; i < got; ++i) fn(wcs[static_cast<std::size_t>(i)]);
         total += static_cast<std::size_t>(got);
         if (got < static_cast<int>(wcs.size())) return total;
@@ -122,24 +122,24 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const 
     return r;
 }
 
-Result<rpma_conn_event> wait_event(const Api& api, rpma_conn* conn, int event_fd, std::chrono::milliseconds timeout) {
+Result<ConnEvent> wait_event(const Api& api, Conn* conn, int event_fd, std::chrono::milliseconds timeout) {
     // rpma_conn_next_event() blocks without a timeout; poll the event
     // channel first so a silent peer cannot hang us.
     const Ready r = wait_ready(-1, event_fd, -1, to_ms(timeout));
     if (!r.event) return Error(errc::io_error, "no connection event within " + std::to_string(timeout.count()) + " ms");
-    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+    ConnEvent ev = kConnUndefined;
     if (int ret = api.conn_next_event(conn, &ev); ret != 0)
-        return rpma_failure(errc::io_error, "connection event", "rpma_conn_next_event", ret);
+        return call_failure(errc::io_error, "connection event", "conn_next_event", ret);
     return ev;
 }
 
-const char* event_name(rpma_conn_event e) noexcept {
+const char* event_name(ConnEvent e) noexcept {
     switch (e) {
-    case RPMA_CONN_ESTABLISHED: return "established";
-    case RPMA_CONN_CLOSED: return "closed by the peer";
-    case RPMA_CONN_LOST: return "lost";
-    case RPMA_CONN_REJECTED: return "rejected";
-    case RPMA_CONN_UNREACHABLE: return "unreachable";
+    case kConnEstablished: return "established";
+    case kConnClosed: return "closed by the peer";
+    case kConnLost: return "lost";
+    case kConnRejected: return "rejected";
+    case kConnUnreachable: return "unreachable";
     default: return "undefined event";
     }
 }

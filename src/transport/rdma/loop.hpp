@@ -62,7 +62,7 @@ Result<void> set_nonblocking(int fd);
 /// Acknowledge the CQ's event (when `had_event`) and hand every available
 /// completion to `fn`. RETURN VALUE: how many. ERRORS: errc::io_error when
 /// librpma fails.
-Result<std::size_t> drain_cq(const Api& api, rpma_cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn);
+Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn);
 
 /// How long adaptive mode spins after its last piece of work before it
 /// arms the completion channel and sleeps.
@@ -92,10 +92,10 @@ private:
 
 /// Wait up to `timeout` for the next connection event.
 /// ERRORS: errc::io_error on timeout or failure.
-Result<rpma_conn_event> wait_event(const Api& api, rpma_conn* conn, int event_fd, std::chrono::milliseconds timeout);
+Result<ConnEvent> wait_event(const Api& api, Conn* conn, int event_fd, std::chrono::milliseconds timeout);
 
 /// "connection lost" etc. for logs and error details.
-const char* event_name(rpma_conn_event e) noexcept;
+const char* event_name(ConnEvent e) noexcept;
 
 /// Milliseconds for librpma's int timeouts, clamped.
 int to_ms(std::chrono::milliseconds t) noexcept;

@@ -11,7 +11,7 @@ MrBuffer* MessageBuffer::take_entry(MrPool& pool, MrPoolUser& user) {
     return user.get();
 }
 
-Result<MessageBuffer> MessageBuffer::take(MrPool* pool, const Api& api, rpma_peer* peer, std::size_t size,
+Result<MessageBuffer> MessageBuffer::take(MrPool* pool, const Api& api, Peer* peer, std::size_t size,
                                           std::string_view what) {
     MessageBuffer m;
     if (pool != nullptr && size <= pool->options().buffer_size) {
@@ -36,8 +36,8 @@ MessageBuffer::MessageBuffer(MessageBuffer&& o) noexcept
 
 std::byte* MessageBuffer::data() const noexcept { return entry_ ? entry_->data() : own_->data(); }
 
-rpma_mr_local* MessageBuffer::mr() const noexcept {
-    return entry_ ? static_cast<rpma_mr_local*>(entry_->handle()) : own_->mr();
+LocalMr* MessageBuffer::mr() const noexcept {
+    return entry_ ? static_cast<LocalMr*>(entry_->handle()) : own_->mr();
 }
 
 void MessageBuffer::release() noexcept {

@@ -25,7 +25,7 @@ public:
     /// connect and accept paths only); past the pool's budget, or when its
     /// entries are too small for `size`, a dedicated registration with `peer`.
     /// ERRORS: errc::rdma_unavailable when the dedicated registration fails.
-    static Result<MessageBuffer> take(MrPool* pool, const Api& api, rpma_peer* peer, std::size_t size,
+    static Result<MessageBuffer> take(MrPool* pool, const Api& api, Peer* peer, std::size_t size,
                                       std::string_view what);
 
     MessageBuffer(MessageBuffer&& o) noexcept;
@@ -33,7 +33,7 @@ public:
     ~MessageBuffer() { release(); }
 
     [[nodiscard]] std::byte* data() const noexcept;
-    [[nodiscard]] rpma_mr_local* mr() const noexcept;
+    [[nodiscard]] LocalMr* mr() const noexcept;
     [[nodiscard]] bool pooled() const noexcept { return entry_ != nullptr; }
     /// Give the entry back to its pool (or deregister the dedicated buffer).
     /// Only once the connection using it is deleted.

@@ -2,20 +2,20 @@
 
 namespace rpm::rdma {
 
-RpmaRegistrar::RpmaRegistrar(const Api& api, rpma_peer* peer, int usage, std::string device,
+RpmaRegistrar::RpmaRegistrar(const Api& api, Peer* peer, int usage, std::string device,
                              std::shared_ptr<const void> keep_alive)
     : api_(api), peer_(peer), usage_(usage), device_(std::move(device)), keep_alive_(std::move(keep_alive)) {}
 
 Result<void*> RpmaRegistrar::register_memory(std::span<std::byte> mem) {
-    rpma_mr_local* mr = nullptr;
+    LocalMr* mr = nullptr;
     if (int ret = api_.mr_reg(peer_, mem.data(), mem.size(), usage_, &mr); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, device_ + ": pool entry of " + std::to_string(mem.size()) + " bytes",
-                            "rpma_mr_reg", ret);
+        return call_failure(errc::rdma_unavailable, device_ + ": pool entry of " + std::to_string(mem.size()) + " bytes",
+                            "mr_reg", ret);
     return static_cast<void*>(mr);
 }
 
 void RpmaRegistrar::deregister_memory(void* handle, std::span<std::byte>) noexcept {
-    auto* mr = static_cast<rpma_mr_local*>(handle);
+    auto* mr = static_cast<LocalMr*>(handle);
     // ibv_dereg_mr's failure leaves nothing to do better; librpma logged it.
     if (mr != nullptr) (void)api_.mr_dereg(&mr);
 }

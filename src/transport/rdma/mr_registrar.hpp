@@ -16,10 +16,10 @@ public:
     /// `keep_alive` owns the peer (or is null when the caller destroys the
     /// pool before the peer): the pool deregisters its entries, from its
     /// background thread or its destructor, before the peer may go.
-    RpmaRegistrar(const Api& api, rpma_peer* peer, int usage, std::string device,
+    RpmaRegistrar(const Api& api, Peer* peer, int usage, std::string device,
                   std::shared_ptr<const void> keep_alive = nullptr);
 
-    /// rpma_mr_reg(peer, mem, usage). RETURN VALUE: the rpma_mr_local*.
+    /// rpma_mr_reg(peer, mem, usage). RETURN VALUE: the LocalMr*.
     /// ERRORS: errc::rdma_unavailable naming the librpma error.
     Result<void*> register_memory(std::span<std::byte> mem) override;
     /// rpma_mr_dereg of the handle register_memory returned.
@@ -29,7 +29,7 @@ public:
 
 private:
     const Api& api_;
-    rpma_peer* peer_;
+    Peer* peer_;
     int usage_;
     std::string device_;
     std::shared_ptr<const void> keep_alive_;

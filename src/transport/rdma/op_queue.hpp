@@ -42,7 +42,7 @@ struct Op {
     client::Done done;
     std::error_code ec;  ///< the first error; set before queuing for a failed call
     // What to post.
-    rpma_mr_remote* remote = nullptr;
+    RemoteMr* remote = nullptr;
     std::uint64_t remote_offset = 0;
     std::uint64_t length = 0;
     std::span<const std::byte> src;  ///< write: copied into the bounce entry when posted
@@ -52,7 +52,7 @@ struct Op {
     std::uint32_t request_id = 0;
     OnReply on_reply;
     /// write: part of a persist; posted without a completion of its own
-    /// (RPMA_F_COMPLETION_ON_ERROR) when the op behind it is the persist's
+    /// (kCompletionOnError) when the op behind it is the persist's
     /// flush, whose completion then retires it (RC completes in order).
     bool chain = false;
     bool unsignaled = false;  ///< posted so; retired by a later op's completion

@@ -2,7 +2,7 @@
 //
 // librpma's server steps (librpma(7), SERVER OPERATION): rpma_ep_listen ->
 // rpma_ep_next_conn_req -> rpma_conn_req_recv -> rpma_conn_req_connect ->
-// RPMA_CONN_ESTABLISHED. The listener's thread accepts; each session has an
+// kConnEstablished. The listener's thread accepts; each session has an
 // I/O thread that runs the handshake and the control requests against
 // server::Core. Clients write and read the regions one-sided: the server
 // CPU sees only Flush (send_flush) requests and application messages.
@@ -54,9 +54,9 @@ Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, serve
 /// make persistent; an RNIC with native FLUSH would be granted
 /// IBV_ACCESS_FLUSH_PERSISTENT for it). Whether rpma_flush(PERSISTENT) may be
 /// used is the peer cfg's business (peer_cfg_descriptor).
-inline constexpr int kRegionUsage = RPMA_MR_USAGE_READ_SRC | RPMA_MR_USAGE_WRITE_DST |
-                                    RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY;
-inline constexpr int kFileRegionUsage = kRegionUsage & ~RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT;
+inline constexpr int kRegionUsage = kUsageReadSrc | kUsageWriteDst |
+                                    kUsageFlushPersistent | kUsageFlushVisibility;
+inline constexpr int kFileRegionUsage = kRegionUsage & ~kUsageFlushPersistent;
 /// kRegionUsage for PM (any detected domain but not_pmem), else kFileRegionUsage.
 int region_usage(const server::Region& r) noexcept;
 inline constexpr std::uint64_t kServerRecvTag = std::uint64_t{1} << 63;
@@ -65,7 +65,7 @@ inline constexpr std::uint64_t kServerSendTag = std::uint64_t{1} << 62;
 /// Each region's memory, registered once with the listener's peer, and its descriptor.
 class RegionRegistry {
 public:
-    RegionRegistry(const Api& api, rpma_peer* peer) noexcept : api_(api), peer_(peer) {}
+    RegionRegistry(const Api& api, Peer* peer) noexcept : api_(api), peer_(peer) {}
     /// ERRORS: errc::unsupported (no memory to register), errc::rdma_unavailable.
     Result<std::vector<std::uint8_t>> descriptor(server::Region& r);
     void clear();
@@ -76,7 +76,7 @@ private:
         std::vector<std::uint8_t> descriptor;
     };
     const Api& api_;
-    rpma_peer* peer_;
+    Peer* peer_;
     std::mutex mu_;
     std::map<const server::Region*, Entry> entries_;
 };
@@ -97,7 +97,7 @@ std::optional<platform::RdmaDevice> find_device(const server::Core& core, const 
 struct SessionEnv {
     const Api& api;
     server::Core& core;
-    rpma_peer* peer;
+    Peer* peer;
     MrPool* messages;  ///< the sessions' message buffers
     RegionRegistry& regions;
     const platform::RdmaDevice* device;
@@ -151,7 +151,7 @@ private:
     SlotLayout layout_;
     std::optional<MessageBuffer> msgs_;  // declared before conn_: given back after it is deleted
     ConnHandle conn_;
-    rpma_cq* cq_ = nullptr;
+    Cq* cq_ = nullptr;
     int cq_fd_ = -1;
     int event_fd_ = -1;
     Wakeup wake_;

@@ -23,18 +23,18 @@ Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) 
     // names the region rather than failing the whole listener.
     MrHandle mr(api_);
     if (int ret = api_.mr_reg(peer_, base, r.target->size(), region_usage(r), mr.out()); ret != 0)
-        return rpma_failure(errc::unsupported,
+        return call_failure(errc::unsupported,
                             what + " (" + std::to_string(r.target->size()) +
                                 " bytes): the RNIC cannot register this memory (Soft-RoCE and RNICs without "
                                 "on-demand paging cannot pin file-system DAX pages, pmem/rpma#1197: serve it "
                                 "from a devdax device)",
-                            "rpma_mr_reg", ret);
+                            "mr_reg", ret);
     std::size_t n = 0;
     if (int ret = api_.mr_get_descriptor_size(mr.get(), &n); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, what, "rpma_mr_get_descriptor_size", ret);
+        return call_failure(errc::rdma_unavailable, what, "mr_get_descriptor_size", ret);
     std::vector<std::uint8_t> desc(n);
     if (int ret = api_.mr_get_descriptor(mr.get(), desc.data()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, what, "rpma_mr_get_descriptor", ret);
+        return call_failure(errc::rdma_unavailable, what, "mr_get_descriptor", ret);
     entries_.emplace(&r, Entry{std::move(mr), desc});
     return desc;
 }
@@ -47,19 +47,19 @@ void RegionRegistry::clear() {
 Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Method m) {
     PeerCfgHandle cfg(api);
     if (int ret = api.peer_cfg_new(cfg.out()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_new", ret);
+        return call_failure(errc::rdma_unavailable, "peer configuration", "peer_cfg_new", ret);
     // Derived from the grant's method, itself derived from the detected
     // platform by flush::decide() (or forced by the client, who was told when
     // that is unsafe): never declared by hand, unlike librpma's examples.
     const bool direct = m == flush::Method::read_after_write;
     if (int ret = api.peer_cfg_set_direct_write_to_pmem(cfg.get(), direct); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_set_direct_write_to_pmem", ret);
+        return call_failure(errc::rdma_unavailable, "peer configuration", "peer_cfg_set_direct_write_to_pmem", ret);
     std::size_t n = 0;
     if (int ret = api.peer_cfg_get_descriptor_size(cfg.get(), &n); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_get_descriptor_size", ret);
+        return call_failure(errc::rdma_unavailable, "peer configuration", "peer_cfg_get_descriptor_size", ret);
     std::vector<std::uint8_t> desc(n);
     if (int ret = api.peer_cfg_get_descriptor(cfg.get(), desc.data()); ret != 0)
-        return rpma_failure(errc::rdma_unavailable, "peer configuration", "rpma_peer_cfg_get_descriptor", ret);
+        return call_failure(errc::rdma_unavailable, "peer configuration", "peer_cfg_get_descriptor", ret);
     return desc;
 }
 

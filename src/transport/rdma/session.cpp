@@ -33,14 +33,14 @@ Result<void> ServerSession::accept(ConnReqHandle req) {
     for (std::uint32_t i = 0; i < layout_.recv_slots(); ++i) {
         // Posted before accepting, so the client's Auth always finds one.
         const int ret = api_.conn_req_recv(req.get(), msgs_->mr(), layout_.recv_offset(i), layout_.slot_size(), recv_ctx(i));
-        if (ret != 0) return rpma_failure(errc::io_error, what, "rpma_conn_req_recv", ret);
+        if (ret != 0) return call_failure(errc::io_error, what, "conn_req_recv", ret);
     }
     if (int ret = api_.conn_req_connect(req.consume(), nullptr, conn_.out()); ret != 0)
-        return rpma_failure(errc::io_error, what, "rpma_conn_req_connect", ret);
+        return call_failure(errc::io_error, what, "conn_req_connect", ret);
     int ret = api_.conn_get_event_fd(conn_.get(), &event_fd_);
     if (ret == 0) ret = api_.conn_get_cq(conn_.get(), &cq_);
     if (ret == 0) ret = api_.cq_get_fd(cq_, &cq_fd_);
-    if (ret != 0) return rpma_failure(errc::io_error, what, "rpma_conn_get_*", ret);
+    if (ret != 0) return call_failure(errc::io_error, what, "conn_get_*", ret);
     if (auto r = set_nonblocking(cq_fd_); !r) return r;
     accepted_at_ = std::chrono::steady_clock::now();
     return {};
@@ -94,12 +94,12 @@ void ServerSession::run() {
 }
 
 void ServerSession::on_event() {
-    rpma_conn_event ev = RPMA_CONN_UNDEFINED;
+    ConnEvent ev = kConnUndefined;
     const int ret = api_.conn_next_event(conn_.get(), &ev);
-    if (ret == RPMA_E_NO_EVENT) return;  // a spurious wake-up
+    if (ret == kErrNoEvent) return;  // a spurious wake-up
     if (ret != 0)
-        return close_session(rpma_failure(errc::io_error, "session", "rpma_conn_next_event", ret).detail());
-    if (ev != RPMA_CONN_ESTABLISHED) {
+        return close_session(call_failure(errc::io_error, "session", "conn_next_event", ret).detail());
+    if (ev != kConnEstablished) {
         peer_closed_ = true;
         return close_session(std::string("connection ") + event_name(ev));
     }
@@ -144,7 +144,7 @@ void ServerSession::on_recv(std::uint32_t slot, const ibv_wc& wc) {
 
 void ServerSession::repost(std::uint32_t slot) {
     const int ret = api_.recv(conn_.get(), msgs_->mr(), layout_.recv_offset(slot), layout_.slot_size(), recv_ctx(slot));
-    if (ret != 0) close_session(rpma_failure(errc::io_error, "session", "rpma_recv", ret).detail());
+    if (ret != 0) close_session(call_failure(errc::io_error, "session", "recv", ret).detail());
 }
 
 void ServerSession::queue_frame(std::vector<std::byte> frame) {
@@ -161,7 +161,7 @@ void ServerSession::pump_locked() {
         const auto& f = outbox_.front();
         const std::size_t at = layout_.send_offset(*slot);
         std::memcpy(msgs_->data() + at, f.data(), f.size());
-        const int ret = api_.send(conn_.get(), msgs_->mr(), at, f.size(), RPMA_F_COMPLETION_ALWAYS, send_ctx(*slot));
+        const int ret = api_.send(conn_.get(), msgs_->mr(), at, f.size(), kCompletionAlways, send_ctx(*slot));
         outbox_.pop_front();
         if (ret != 0) {
             slots_.release(*slot);
@@ -208,7 +208,7 @@ void ServerSession::teardown() noexcept {
         outbox_.clear();
     }
     conn_.disconnect();
-    // Wait (bounded) for RPMA_CONN_CLOSED unless the client already closed.
+    // Wait (bounded) for kConnClosed unless the client already closed.
     if (conn_ && event_fd_ >= 0 && !peer_closed_)
         (void)wait_event(api_, conn_.get(), event_fd_, std::chrono::milliseconds(1000));
     conn_.reset();

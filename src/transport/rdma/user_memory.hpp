@@ -34,6 +34,6 @@ struct UserMemory {
 };
 
 /// What a registration may be used for: the source of writes, the target of reads.
-inline constexpr int kUserMemoryUsage = RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST;
+inline constexpr int kUserMemoryUsage = kUsageWriteSrc | kUsageReadDst;
 
 } // namespace rpm::rdma

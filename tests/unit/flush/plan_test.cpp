@@ -1,5 +1,5 @@
 // The plan limits each device's inputs to what rdma:// can issue: a native
-// flush the RNIC reports is not used by this build (librpma 1.2.0), and the
+// flush the RNIC reports is not used by this build (rdma-core 44 has no ibv_wr_flush), and the
 // decision says why, as a server's grant does (flush::limit_to).
 #include <rpm/flush_plan.hpp>
 
@@ -29,7 +29,7 @@ TEST(FlushPlan, ANativeFlushThisBuildCannotIssueIsNotUsedAndTheReasonSaysWhy) {
     EXPECT_EQ(d.method, Method::send_flush) << d.reason;  // the table's row for ADR, DDIO unknown
     EXPECT_EQ(d.server_persist, ServerPersist::cache_flush_sfence);
     EXPECT_FALSE(d.inputs.native_flush.value);
-    EXPECT_NE(d.reason.find("native flush no (the RNIC reports native flush, but librpma 1.2.0 cannot issue it"),
+    EXPECT_NE(d.reason.find("native flush no (the RNIC reports native flush, but rpm's rdma:// cannot issue it"),
               std::string::npos) << d.reason;
     EXPECT_FALSE(rdma_ability().native_flush);
 }

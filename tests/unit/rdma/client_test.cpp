@@ -99,7 +99,7 @@ TEST(RdmaClient, WritePostsRpmaWriteFromTheBounceBuffer) {
     EXPECT_TRUE(is_bounce_entry(h, c.src));
     EXPECT_EQ(c.src_offset, 0u);
     EXPECT_EQ(c.len, data.size());
-    EXPECT_EQ(c.flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(c.flags, kCompletionAlways);
     EXPECT_TRUE(is_op_ctx(c.ctx));
     EXPECT_EQ(c.data, data);
     auto& mem = h.targets["raw"]->bytes();
@@ -124,7 +124,7 @@ TEST(RdmaClient, ReadPostsRpmaReadIntoTheBounceBufferAndCopiesOut) {
     EXPECT_EQ(reads[0].dst_offset, 0u);
     EXPECT_EQ(reads[0].src_offset, 128u);
     EXPECT_EQ(reads[0].len, 64u);
-    EXPECT_EQ(reads[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(reads[0].flags, kCompletionAlways);
     EXPECT_TRUE(is_op_ctx(reads[0].ctx));
     EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.begin() + 128));
 }
@@ -141,7 +141,7 @@ TEST(RdmaClient, AtomicWriteIsEightAlignedBytes) {
     ASSERT_EQ(atomics.size(), 1u);
     EXPECT_EQ(atomics[0].dst_offset, 16u);
     EXPECT_EQ(atomics[0].value, 0x1122334455667788ull);
-    EXPECT_EQ(atomics[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(atomics[0].flags, kCompletionAlways);
     EXPECT_TRUE(is_op_ctx(atomics[0].ctx));
     EXPECT_EQ(h.targets["raw"]->bytes()[16], std::byte{0x88});  // little-endian on the wire
     Waiter bad;
@@ -166,10 +166,10 @@ TEST(RdmaClient, ReadAfterWriteFlushIsOnePersistentRpmaFlush) {
     ASSERT_FALSE(w.get());
     const auto flushes = h.fabric.flushes();
     ASSERT_EQ(flushes.size(), 1u);
-    EXPECT_EQ(flushes[0].type, RPMA_FLUSH_TYPE_PERSISTENT);
+    EXPECT_EQ(flushes[0].type, kFlushPersistent);
     EXPECT_EQ(flushes[0].dst_offset, 4096u);
     EXPECT_EQ(flushes[0].len, 64u);
-    EXPECT_EQ(flushes[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(flushes[0].flags, kCompletionAlways);
     EXPECT_TRUE(flushes[0].direct_write);
     EXPECT_TRUE(is_op_ctx(flushes[0].ctx));
     EXPECT_TRUE(h.targets["raw"]->persists().empty());  // no server CPU involved
@@ -207,7 +207,7 @@ TEST(RdmaClient, SendFlushSendsAFlushFrameAndWaitsForThePersistStep) {
     int flush_frames = 0;
     for (const auto& s : h.fabric.sends()) {
         if (s.passive) continue;
-        EXPECT_EQ(s.flags, RPMA_F_COMPLETION_ALWAYS);
+        EXPECT_EQ(s.flags, kCompletionAlways);
         EXPECT_EQ(s.src->usage, kMessageUsage);
         auto f = parse_frame(s.bytes, kSlotSize);
         ASSERT_TRUE(f);
@@ -268,7 +268,7 @@ TEST(RdmaClient, AFailingRpmaWriteFailsItsCallbackOnly) {
     h.listen();
     auto t = h.connect_ok();
     auto g = open(*t, "raw");
-    h.fabric.fail_next("rpma_write", RPMA_E_PROVIDER);
+    h.fabric.fail_next("rpma_write", kErrProvider);
     const auto data = bytes_of("x");
     Waiter bad;
     t->write(g, 0, data, bad.done());

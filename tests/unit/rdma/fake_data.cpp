@@ -10,7 +10,7 @@ namespace {
 
 Fabric& F() { return Fabric::current(); }
 
-constexpr int kOnSuccess = RPMA_F_COMPLETION_ALWAYS & ~RPMA_F_COMPLETION_ON_ERROR;
+constexpr int kOnSuccess = kCompletionAlways & ~kCompletionOnError;
 
 struct Target {
     ibv_wc_status status = IBV_WC_SUCCESS;
@@ -18,21 +18,21 @@ struct Target {
 };
 
 // What the responder's RNIC checks: a live link, a known key, bounds, access.
-Target check_remote(Fabric& f, rpma_conn* c, const rpma_mr_remote* mr, std::size_t off, std::size_t len,
+Target check_remote(Fabric& f, Conn* c, const RemoteMr* mr, std::size_t off, std::size_t len,
                     int needed_usage) {
     if (!c->remote || c->disconnected) return {IBV_WC_WR_FLUSH_ERR, nullptr};
     auto it = f.mrs_.find(mr->id);
     if (it == f.mrs_.end() || it->second->peer != c->remote->peer) return {IBV_WC_REM_ACCESS_ERR, nullptr};
-    const rpma_mr_local* m = it->second;
+    const LocalMr* m = it->second;
     if (off > m->size || len > m->size - off || (m->usage & needed_usage) == 0) return {IBV_WC_REM_ACCESS_ERR, nullptr};
     return {IBV_WC_SUCCESS, static_cast<std::byte*>(m->ptr) + off};
 }
 
-bool local_ok(const rpma_mr_local* m, std::size_t off, std::size_t len, int needed_usage) {
+bool local_ok(const LocalMr* m, std::size_t off, std::size_t len, int needed_usage) {
     return m && off <= m->size && len <= m->size - off && (m->usage & needed_usage) != 0;
 }
 
-void complete(Fabric& f, rpma_conn* c, const void* ctx, ibv_wc_opcode op, ibv_wc_status st, const char* kind,
+void complete(Fabric& f, Conn* c, const void* ctx, ibv_wc_opcode op, ibv_wc_status st, const char* kind,
               int flags) {
     if (auto it = f.fail_wcs_.find(kind); it != f.fail_wcs_.end()) {
         st = it->second;
@@ -47,41 +47,41 @@ void complete(Fabric& f, rpma_conn* c, const void* ctx, ibv_wc_opcode op, ibv_wc
     push_wc(c, wc, true);
 }
 
-std::byte* at(const rpma_mr_local* m, std::size_t off) { return static_cast<std::byte*>(m->ptr) + off; }
+std::byte* at(const LocalMr* m, std::size_t off) { return static_cast<std::byte*>(m->ptr) + off; }
 
 } // namespace
 
-int write(rpma_conn* c, rpma_mr_remote* dst, std::size_t dst_off, const rpma_mr_local* src, std::size_t src_off,
+int write(Conn* c, const RemoteMr* dst, std::size_t dst_off, const LocalMr* src, std::size_t src_off,
           std::size_t len, int flags, const void* ctx) {
     auto& f = F();
     std::lock_guard lock(f.mu_);
     WriteCall call{c, dst, dst_off, src, src_off, len, flags, ctx, {}};
-    if (local_ok(src, src_off, len, RPMA_MR_USAGE_WRITE_SRC)) call.data.assign(at(src, src_off), at(src, src_off) + len);
+    if (local_ok(src, src_off, len, kUsageWriteSrc)) call.data.assign(at(src, src_off), at(src, src_off) + len);
     f.writes_.push_back(std::move(call));
     if (int e = take_failure(f, "rpma_write")) return e;
-    if (!c || !dst || !src || flags == 0) return RPMA_E_INVAL;
-    Target t = check_remote(f, c, dst, dst_off, len, RPMA_MR_USAGE_WRITE_DST);
-    if (t.status == IBV_WC_SUCCESS && !local_ok(src, src_off, len, RPMA_MR_USAGE_WRITE_SRC)) t.status = IBV_WC_LOC_PROT_ERR;
+    if (!c || !dst || !src || flags == 0) return kErrInval;
+    Target t = check_remote(f, c, dst, dst_off, len, kUsageWriteDst);
+    if (t.status == IBV_WC_SUCCESS && !local_ok(src, src_off, len, kUsageWriteSrc)) t.status = IBV_WC_LOC_PROT_ERR;
     if (t.status == IBV_WC_SUCCESS) std::memcpy(t.remote, at(src, src_off), len);
     complete(f, c, ctx, IBV_WC_RDMA_WRITE, t.status, "write", flags);
     return 0;
 }
 
-int read(rpma_conn* c, rpma_mr_local* dst, std::size_t dst_off, const rpma_mr_remote* src, std::size_t src_off,
+int read(Conn* c, LocalMr* dst, std::size_t dst_off, const RemoteMr* src, std::size_t src_off,
          std::size_t len, int flags, const void* ctx) {
     auto& f = F();
     std::lock_guard lock(f.mu_);
     f.reads_.push_back({c, dst, dst_off, src, src_off, len, flags, ctx});
     if (int e = take_failure(f, "rpma_read")) return e;
-    if (!c || !dst || !src || flags == 0) return RPMA_E_INVAL;
-    Target t = check_remote(f, c, src, src_off, len, RPMA_MR_USAGE_READ_SRC);
-    if (t.status == IBV_WC_SUCCESS && !local_ok(dst, dst_off, len, RPMA_MR_USAGE_READ_DST)) t.status = IBV_WC_LOC_PROT_ERR;
+    if (!c || !dst || !src || flags == 0) return kErrInval;
+    Target t = check_remote(f, c, src, src_off, len, kUsageReadSrc);
+    if (t.status == IBV_WC_SUCCESS && !local_ok(dst, dst_off, len, kUsageReadDst)) t.status = IBV_WC_LOC_PROT_ERR;
     if (t.status == IBV_WC_SUCCESS) std::memcpy(at(dst, dst_off), t.remote, len);
     complete(f, c, ctx, IBV_WC_RDMA_READ, t.status, "read", flags);
     return 0;
 }
 
-int atomic_write(rpma_conn* c, rpma_mr_remote* dst, std::size_t dst_off, const char src[8], int flags,
+int atomic_write(Conn* c, const RemoteMr* dst, std::size_t dst_off, const char src[8], int flags,
                  const void* ctx) {
     auto& f = F();
     std::lock_guard lock(f.mu_);
@@ -89,54 +89,54 @@ int atomic_write(rpma_conn* c, rpma_mr_remote* dst, std::size_t dst_off, const c
     if (src) std::memcpy(&value, src, 8);
     f.atomics_.push_back({c, dst, dst_off, value, flags, ctx});
     if (int e = take_failure(f, "rpma_atomic_write")) return e;
-    if (!c || !dst || !src || flags == 0 || dst_off % RPMA_ATOMIC_WRITE_ALIGNMENT != 0) return RPMA_E_INVAL;
-    Target t = check_remote(f, c, dst, dst_off, 8, RPMA_MR_USAGE_WRITE_DST);
+    if (!c || !dst || !src || flags == 0 || dst_off % kAtomicWriteAlignment != 0) return kErrInval;
+    Target t = check_remote(f, c, dst, dst_off, 8, kUsageWriteDst);
     if (t.status == IBV_WC_SUCCESS) std::memcpy(t.remote, src, 8);
     complete(f, c, ctx, IBV_WC_RDMA_WRITE, t.status, "atomic", flags);
     return 0;
 }
 
-int flush(rpma_conn* c, rpma_mr_remote* dst, std::size_t dst_off, std::size_t len, rpma_flush_type type, int flags,
+int flush(Conn* c, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
           const void* ctx) {
     auto& f = F();
     std::lock_guard lock(f.mu_);
     f.flushes_.push_back({c, dst, dst_off, len, type, flags, ctx, c ? c->direct_write : false});
     if (int e = take_failure(f, "rpma_flush")) return e;
-    if (!c || !dst || flags == 0) return RPMA_E_INVAL;
+    if (!c || !dst || flags == 0) return kErrInval;
     // librpma 1.2: persistent flush needs the remote peer cfg's direct write
     // to PMem and a region registered for it; then it reads 8 bytes.
-    if (type == RPMA_FLUSH_TYPE_PERSISTENT &&
-        (!c->direct_write || (dst->usage & RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT) == 0))
-        return RPMA_E_NOSUPP;
+    if (type == kFlushPersistent &&
+        (!c->direct_write || (dst->usage & kUsageFlushPersistent) == 0))
+        return kErrNoSupp;
     const Target t = check_remote(f, c, dst, dst_off, 8,
-                                  RPMA_MR_USAGE_FLUSH_TYPE_PERSISTENT | RPMA_MR_USAGE_FLUSH_TYPE_VISIBILITY);
+                                  kUsageFlushPersistent | kUsageFlushVisibility);
     complete(f, c, ctx, IBV_WC_RDMA_READ, t.status, "flush", flags);
     return 0;
 }
 
-int send(rpma_conn* c, const rpma_mr_local* src, std::size_t off, std::size_t len, int flags, const void* ctx) {
+int send(Conn* c, const LocalMr* src, std::size_t off, std::size_t len, int flags, const void* ctx) {
     auto& f = F();
     std::lock_guard lock(f.mu_);
     SendCall call{c, src, off, len, flags, ctx, {}, c ? c->passive : false};
-    if (local_ok(src, off, len, RPMA_MR_USAGE_SEND)) call.bytes.assign(at(src, off), at(src, off) + len);
+    if (local_ok(src, off, len, kUsageSend)) call.bytes.assign(at(src, off), at(src, off) + len);
     const auto bytes = call.bytes;
     f.sends_.push_back(std::move(call));
     if (int e = take_failure(f, "rpma_send")) return e;
-    if (!c || flags == 0 || (!src && (off || len))) return RPMA_E_INVAL;
+    if (!c || flags == 0 || (!src && (off || len))) return kErrInval;
     ibv_wc_status st = c->remote && !c->disconnected ? IBV_WC_SUCCESS : IBV_WC_WR_FLUSH_ERR;
-    if (st == IBV_WC_SUCCESS && !local_ok(src, off, len, RPMA_MR_USAGE_SEND)) st = IBV_WC_LOC_PROT_ERR;
+    if (st == IBV_WC_SUCCESS && !local_ok(src, off, len, kUsageSend)) st = IBV_WC_LOC_PROT_ERR;
     if (st == IBV_WC_SUCCESS) deliver(c->remote, bytes);
     complete(f, c, ctx, IBV_WC_SEND, st, "send", flags);
     return 0;
 }
 
-int recv(rpma_conn* c, rpma_mr_local* dst, std::size_t off, std::size_t len, const void* ctx) {
+int recv(Conn* c, LocalMr* dst, std::size_t off, std::size_t len, const void* ctx) {
     auto& f = F();
     std::lock_guard lock(f.mu_);
     f.recvs_.push_back({c, dst, off, len, ctx, false});
     if (int e = take_failure(f, "rpma_recv")) return e;
-    if (!c || (!dst && (off || len))) return RPMA_E_INVAL;
-    if (!local_ok(dst, off, len, RPMA_MR_USAGE_RECV)) return RPMA_E_INVAL;
+    if (!c || (!dst && (off || len))) return kErrInval;
+    if (!local_ok(dst, off, len, kUsageRecv)) return kErrInval;
     if (c->disconnected) {
         ibv_wc wc{};
         wc.wr_id = reinterpret_cast<std::uint64_t>(ctx);
@@ -153,22 +153,22 @@ int recv(rpma_conn* c, rpma_mr_local* dst, std::size_t off, std::size_t len, con
     return 0;
 }
 
-int cq_get_fd(const rpma_cq* cq, int* fd) {
-    if (!cq || !fd) return RPMA_E_INVAL;
+int cq_get_fd(const Cq* cq, int* fd) {
+    if (!cq || !fd) return kErrInval;
     *fd = cq->fd;
     return 0;
 }
 
-int cq_wait(rpma_cq* cq) {
-    if (!cq) return RPMA_E_INVAL;
-    return take(cq->fd) ? 0 : RPMA_E_NO_COMPLETION;
+int cq_wait(Cq* cq) {
+    if (!cq) return kErrInval;
+    return take(cq->fd) ? 0 : kErrNoCompletion;
 }
 
-int cq_get_wc(rpma_cq* cq, int n, ibv_wc* wc, int* got) {
+int cq_get_wc(Cq* cq, int n, ibv_wc* wc, int* got) {
     auto& f = F();
     std::lock_guard lock(f.mu_);
-    if (!cq || !wc || n < 1 || (n > 1 && !got)) return RPMA_E_INVAL;
-    if (cq->wcs.empty()) return RPMA_E_NO_COMPLETION;
+    if (!cq || !wc || n < 1 || (n > 1 && !got)) return kErrInval;
+    if (cq->wcs.empty()) return kErrNoCompletion;
     int i = 0;
     for (; i < n && !cq->wcs.empty(); ++i) {
         wc[i] = cq->wcs.front();
@@ -176,6 +176,15 @@ int cq_get_wc(rpma_cq* cq, int n, ibv_wc* wc, int* got) {
     }
     if (got) *got = i;
     return 0;
+}
+
+int ring(Conn* c) {
+    auto& f = F();
+    std::lock_guard lock(f.mu_);
+    // Every work request took effect when it was queued: the fake has no
+    // doorbell to ring, it records the call (take_failure does).
+    if (int e = take_failure(f, "ring")) return e;
+    return c ? 0 : kErrInval;
 }
 
 } // namespace rpm::rdma::fake::fn

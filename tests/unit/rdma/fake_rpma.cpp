@@ -66,6 +66,7 @@ const Api& Fabric::api() noexcept {
         .conn_next_event = &fn::conn_next_event,
         .conn_apply_remote_peer_cfg = &fn::conn_apply,
         .conn_get_cq = &fn::conn_get_cq,
+        .conn_atomic_write_kind = &fn::conn_atomic_write_kind,
         .conn_disconnect = &fn::conn_disconnect,
         .conn_delete = &fn::conn_delete,
         .write = &fn::write,
@@ -74,6 +75,7 @@ const Api& Fabric::api() noexcept {
         .flush = &fn::flush,
         .send = &fn::send,
         .recv = &fn::recv,
+        .ring = &fn::ring,
         .cq_get_fd = &fn::cq_get_fd,
         .cq_wait = &fn::cq_wait,
         .cq_get_wc = &fn::cq_get_wc,
@@ -115,8 +117,8 @@ void Fabric::drop_all() {
     std::lock_guard lock(mu_);
     for (auto* c : conns_) {
         if (!c->remote) continue;
-        fn::push_event(c, RPMA_CONN_LOST);
-        fn::unlink(c, RPMA_CONN_LOST);
+        fn::push_event(c, kConnLost);
+        fn::unlink(c, kConnLost);
     }
 }
 
@@ -152,8 +154,8 @@ RPM_FAKE_GETTER(std::vector<RecvCall>, recvs, recvs_)
 RPM_FAKE_GETTER(std::vector<MrRegCall>, mr_regs, mr_regs_)
 RPM_FAKE_GETTER(std::vector<ConnReqCall>, conn_reqs, conn_reqs_)
 RPM_FAKE_GETTER(std::vector<std::string>, calls, calls_)
-using PeerCfgSets = std::vector<std::pair<rpma_peer_cfg*, bool>>;
-using Applied = std::vector<std::pair<rpma_conn*, bool>>;
+using PeerCfgSets = std::vector<std::pair<PeerCfg*, bool>>;
+using Applied = std::vector<std::pair<Conn*, bool>>;
 RPM_FAKE_GETTER(PeerCfgSets, peer_cfg_sets, peer_cfg_sets_)
 RPM_FAKE_GETTER(Applied, applied_peer_cfgs, applied_)
 #undef RPM_FAKE_GETTER
@@ -175,12 +177,12 @@ bool take(int fd) noexcept {
     return ::read(fd, &n, sizeof n) == static_cast<ssize_t>(sizeof n);
 }
 
-void push_event(rpma_conn* c, rpma_conn_event e) {
+void push_event(Conn* c, ConnEvent e) {
     c->events.push_back(e);
     bump(c->event_fd);
 }
 
-void push_wc(rpma_conn* c, const ibv_wc& wc, bool send_queue) {
+void push_wc(Conn* c, const ibv_wc& wc, bool send_queue) {
     if (send_queue && c->hold) {
         c->held.push_back(wc);
         return;
@@ -189,7 +191,7 @@ void push_wc(rpma_conn* c, const ibv_wc& wc, bool send_queue) {
     bump(c->cq.fd);
 }
 
-void deliver(rpma_conn* to, std::vector<std::byte> bytes) {
+void deliver(Conn* to, std::vector<std::byte> bytes) {
     if (to->recvs.empty()) {
         to->unmatched.push_back(std::move(bytes));  // RNR: the sender retries until a receive is posted
         return;
@@ -209,8 +211,8 @@ void deliver(rpma_conn* to, std::vector<std::byte> bytes) {
     push_wc(to, wc, false);
 }
 
-rpma_conn* new_conn(Fabric& f, rpma_peer* peer, bool passive) {
-    auto* c = new rpma_conn;
+Conn* new_conn(Fabric& f, Peer* peer, bool passive) {
+    auto* c = new Conn;
     c->peer = peer;
     c->passive = passive;
     c->hold = !passive && f.hold_;
@@ -221,8 +223,8 @@ rpma_conn* new_conn(Fabric& f, rpma_peer* peer, bool passive) {
     return c;
 }
 
-void unlink(rpma_conn* c, rpma_conn_event remote_event) {
-    rpma_conn* r = c->remote;
+void unlink(Conn* c, ConnEvent remote_event) {
+    Conn* r = c->remote;
     c->remote = nullptr;
     if (!r) return;
     r->remote = nullptr;

@@ -4,7 +4,7 @@
 // requests find listening endpoints by port, sends land in the peer's posted
 // receives, RDMA writes / reads / atomic writes copy between registered
 // memory (checking bounds and usage, as an RNIC checks rkeys), rpma_flush
-// behaves like librpma 1.2 (RPMA_E_NOSUPP unless the connection's remote
+// behaves like librpma 1.2 (kErrNoSupp unless the connection's remote
 // peer cfg declares direct write to PMem), and completions and connection
 // events arrive through eventfds, so the transport's real poll() loops run.
 // Every call is recorded with its arguments; tests can make the next call of
@@ -21,46 +21,48 @@
 #include <string>
 #include <vector>
 
-// librpma's opaque types, completed for the fake (librpma itself is C and
-// never sees these definitions).
-struct rpma_peer {
+namespace rpm::rdma {
+
+// The Api's opaque types, completed for the fake (the verbs layer keeps
+// its own objects behind casts, so the two never meet).
+struct Peer {
     int id = 0;
 };
-struct rpma_peer_cfg {
+struct PeerCfg {
     bool direct = false;
 };
-struct rpma_mr_local {
+struct LocalMr {
     void* ptr = nullptr;
     std::size_t size = 0;
     int usage = 0;
     std::uint32_t id = 0;
-    rpma_peer* peer = nullptr;
+    Peer* peer = nullptr;
 };
-struct rpma_mr_remote {
+struct RemoteMr {
     std::uint32_t id = 0;
     std::size_t size = 0;
     int usage = 0;
 };
-struct rpma_conn_cfg {
+struct ConnCfg {
     std::uint32_t sq = 10, rq = 10, cq = 10;
     int timeout = 1000;
 };
-struct rpma_cq {
+struct Cq {
     int fd = -1;
     std::deque<ibv_wc> wcs;
 };
 struct FakeRecv {
-    rpma_mr_local* mr = nullptr;
+    LocalMr* mr = nullptr;
     std::size_t offset = 0;
     std::size_t len = 0;
     const void* ctx = nullptr;
 };
-struct rpma_conn {
-    rpma_peer* peer = nullptr;
-    rpma_conn* remote = nullptr;
-    rpma_cq cq;
+struct Conn {
+    Peer* peer = nullptr;
+    Conn* remote = nullptr;
+    Cq cq;
     int event_fd = -1;
-    std::deque<rpma_conn_event> events;
+    std::deque<ConnEvent> events;
     std::deque<FakeRecv> recvs;
     std::deque<std::vector<std::byte>> unmatched;  // sends waiting for a receive
     std::vector<ibv_wc> held;                      // send-queue completions held back
@@ -69,28 +71,30 @@ struct rpma_conn {
     bool disconnected = false;
     bool passive = false;
 };
-struct rpma_conn_req {
-    rpma_conn* conn = nullptr;
-    rpma_conn* client = nullptr;  // passive side: the connecting conn
+struct ConnReq {
+    Conn* conn = nullptr;
+    Conn* client = nullptr;  // passive side: the connecting conn
     bool passive = false;
     std::string addr;  // active side: where to connect
     std::string port;
 };
-struct rpma_ep {
+struct Ep {
     std::string addr;
     std::string port;
     int fd = -1;
-    rpma_peer* peer = nullptr;
-    std::deque<rpma_conn*> incoming;
+    Peer* peer = nullptr;
+    std::deque<Conn*> incoming;
 };
+
+} // namespace rpm::rdma
 
 namespace rpm::rdma::fake {
 
 struct WriteCall {
-    rpma_conn* conn;
-    rpma_mr_remote* dst;
+    Conn* conn;
+    const RemoteMr* dst;
     std::size_t dst_offset;
-    const rpma_mr_local* src;
+    const LocalMr* src;
     std::size_t src_offset;
     std::size_t len;
     int flags;
@@ -98,36 +102,36 @@ struct WriteCall {
     std::vector<std::byte> data;  // what the source held when posted
 };
 struct ReadCall {
-    rpma_conn* conn;
-    rpma_mr_local* dst;
+    Conn* conn;
+    LocalMr* dst;
     std::size_t dst_offset;
-    const rpma_mr_remote* src;
+    const RemoteMr* src;
     std::size_t src_offset;
     std::size_t len;
     int flags;
     const void* ctx;
 };
 struct AtomicCall {
-    rpma_conn* conn;
-    rpma_mr_remote* dst;
+    Conn* conn;
+    const RemoteMr* dst;
     std::size_t dst_offset;
     std::uint64_t value;
     int flags;
     const void* ctx;
 };
 struct FlushCall {
-    rpma_conn* conn;
-    rpma_mr_remote* dst;
+    Conn* conn;
+    const RemoteMr* dst;
     std::size_t dst_offset;
     std::size_t len;
-    rpma_flush_type type;
+    FlushType type;
     int flags;
     const void* ctx;
     bool direct_write;  // the connection's applied peer cfg at the time
 };
 struct SendCall {
-    rpma_conn* conn;
-    const rpma_mr_local* src;
+    Conn* conn;
+    const LocalMr* src;
     std::size_t offset;
     std::size_t len;
     int flags;
@@ -136,15 +140,15 @@ struct SendCall {
     bool passive;  // sent by the server side
 };
 struct RecvCall {
-    rpma_conn* conn;
-    rpma_mr_local* dst;
+    Conn* conn;
+    LocalMr* dst;
     std::size_t offset;
     std::size_t len;
     const void* ctx;
     bool before_connect;
 };
 struct MrRegCall {
-    rpma_peer* peer;
+    Peer* peer;
     void* ptr;
     std::size_t size;
     int usage;
@@ -152,7 +156,7 @@ struct MrRegCall {
 struct ConnReqCall {
     std::string addr;
     std::string port;
-    rpma_conn_cfg cfg;
+    ConnCfg cfg;
 };
 
 class Fabric {
@@ -167,6 +171,8 @@ public:
 
     // Configuration (set before use, or under lock()).
     bool no_device = false;
+    /// What conn_atomic_write_kind reports (the device's capability).
+    bool native_atomic_write = false;
     std::string device_name = "fake0";
     /// The next call named here ("rpma_write", "rpma_mr_reg", ...) returns the code.
     void fail_next(const std::string& call, int code);
@@ -175,7 +181,7 @@ public:
     /// Hold back the send-queue completions of every client connection.
     void hold_client_completions(bool on);
     void release_held();
-    /// Both ends of every connection see RPMA_CONN_LOST.
+    /// Both ends of every connection see kConnLost.
     void drop_all();
     /// Deliver raw bytes as a message to the first server-side connection.
     void inject_to_server(std::vector<std::byte> bytes);
@@ -188,8 +194,8 @@ public:
     std::vector<SendCall> sends() const;
     std::vector<RecvCall> recvs() const;
     std::vector<MrRegCall> mr_regs() const;
-    std::vector<std::pair<rpma_peer_cfg*, bool>> peer_cfg_sets() const;
-    std::vector<std::pair<rpma_conn*, bool>> applied_peer_cfgs() const;
+    std::vector<std::pair<PeerCfg*, bool>> peer_cfg_sets() const;
+    std::vector<std::pair<Conn*, bool>> applied_peer_cfgs() const;
     std::vector<ConnReqCall> conn_reqs() const;
     std::vector<std::string> calls() const;  ///< every call's name, in order
     std::size_t live_objects() const;        ///< peers, MRs, conns, eps, cfgs not yet freed
@@ -206,13 +212,13 @@ public:
     std::vector<SendCall> sends_;
     std::vector<RecvCall> recvs_;
     std::vector<MrRegCall> mr_regs_;
-    std::vector<std::pair<rpma_peer_cfg*, bool>> peer_cfg_sets_;
-    std::vector<std::pair<rpma_conn*, bool>> applied_;
+    std::vector<std::pair<PeerCfg*, bool>> peer_cfg_sets_;
+    std::vector<std::pair<Conn*, bool>> applied_;
     std::vector<ConnReqCall> conn_reqs_;
     std::vector<std::string> calls_;
-    std::map<std::uint32_t, rpma_mr_local*> mrs_;
-    std::vector<rpma_conn*> conns_;
-    std::vector<rpma_ep*> eps_;
+    std::map<std::uint32_t, LocalMr*> mrs_;
+    std::vector<Conn*> conns_;
+    std::vector<Ep*> eps_;
     std::uint32_t next_mr_id_ = 1;
     std::uint16_t next_port_ = 20000;
     long live_ = 0;

@@ -1,6 +1,6 @@
 // A persist's writes and flush are queued together (ClientConn::persist), and
 // the write right in front of the flush is posted without a completion of
-// its own (RPMA_F_COMPLETION_ON_ERROR): the flush's completion retires it
+// its own (kCompletionOnError): the flush's completion retires it
 // (OpQueue::retire_unsignaled_before). Every work request's flags, the
 // credits coming back, and the failures.
 #include "support.hpp"
@@ -22,12 +22,12 @@ TEST(PersistChain, ReadAfterWriteTheWriteBeforeTheFlushIsUnsignaled) {
     ASSERT_FALSE(persist(*t, g, {{512, rec}}));
     const auto writes = h.fabric.writes();
     ASSERT_EQ(writes.size(), 1u);
-    EXPECT_EQ(writes[0].flags, RPMA_F_COMPLETION_ON_ERROR);
+    EXPECT_EQ(writes[0].flags, kCompletionOnError);
     EXPECT_EQ(writes[0].dst_offset, 512u);
     EXPECT_EQ(writes[0].data, rec);
     const auto flushes = h.fabric.flushes();
     ASSERT_EQ(flushes.size(), 1u);
-    EXPECT_EQ(flushes[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(flushes[0].flags, kCompletionAlways);
     EXPECT_EQ(flushes[0].dst_offset, 512u);
     EXPECT_EQ(flushes[0].len, rec.size());
     EXPECT_TRUE(std::equal(rec.begin(), rec.end(), h.targets["raw"]->bytes().begin() + 512));
@@ -40,10 +40,10 @@ TEST(PersistChain, SendFlushTheWriteBeforeTheFlushFrameIsUnsignaled) {
     const auto sends_before = h.fabric.sends().size();
     ASSERT_FALSE(persist(*t, g, {{64, bytes_of("record")}}));
     ASSERT_EQ(h.fabric.writes().size(), 1u);
-    EXPECT_EQ(h.fabric.writes()[0].flags, RPMA_F_COMPLETION_ON_ERROR);
+    EXPECT_EQ(h.fabric.writes()[0].flags, kCompletionOnError);
     const auto sends = h.fabric.sends();
     ASSERT_EQ(sends.size(), sends_before + 2);  // the Flush frame, and the server's Response
-    EXPECT_EQ(sends[sends_before].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(sends[sends_before].flags, kCompletionAlways);
     EXPECT_FALSE(sends[sends_before].passive);
     ASSERT_EQ(h.targets["adr"]->persists().size(), 1u);
 }
@@ -55,9 +55,9 @@ TEST(PersistChain, OnlyTheLastOfSeveralWritesIsUnsignaled) {
     ASSERT_FALSE(persist(*t, g, {{0, a}, {4096, b}, {128, c}}));
     const auto writes = h.fabric.writes();
     ASSERT_EQ(writes.size(), 3u);
-    EXPECT_EQ(writes[0].flags, RPMA_F_COMPLETION_ALWAYS);
-    EXPECT_EQ(writes[1].flags, RPMA_F_COMPLETION_ALWAYS);
-    EXPECT_EQ(writes[2].flags, RPMA_F_COMPLETION_ON_ERROR);
+    EXPECT_EQ(writes[0].flags, kCompletionAlways);
+    EXPECT_EQ(writes[1].flags, kCompletionAlways);
+    EXPECT_EQ(writes[2].flags, kCompletionOnError);
     EXPECT_EQ(writes[2].dst_offset, 128u);
 }
 
@@ -91,7 +91,7 @@ TEST(PersistChain, AFailedUnsignaledWriteFailsThePersist) {
 TEST(PersistChain, AFlushThatCannotBePostedBehindAnUnsignaledWriteFailsTheConnection) {
     OneRegion one({"raw", PersistenceDomain::cpu_cache});
     auto& [h, t, g] = one;
-    h.fabric.fail_next("rpma_flush", RPMA_E_PROVIDER);
+    h.fabric.fail_next("rpma_flush", kErrProvider);
     // No completion will ever retire the write: the durability is unknown.
     EXPECT_EQ(persist(*t, g, {{0, bytes_of("orphan")}}), errc::io_error);
     Waiter later;

@@ -53,7 +53,7 @@ TEST(RdmaPools, ConnectionsOnOneDeviceShareOnePeerAndItsPools) {
     EXPECT_EQ(pools->bounce().stats().users, 2u);
     EXPECT_EQ(pools->messages().stats().in_use, 2u);  // both connections' slots are pool entries
     // Each connection's receive slots are in its own entry, on the shared peer.
-    std::vector<const rpma_mr_local*> slots;
+    std::vector<const LocalMr*> slots;
     for (const auto& r : h.fabric.recvs())
         if (r.before_connect && !r.conn->passive) {
             EXPECT_EQ(r.dst->peer, pools->peer());
@@ -83,7 +83,7 @@ TEST(RdmaPools, TheLastConnectionToCloseDeregistersEverythingAndDeletesThePeer) 
     auto b = h.connect_ok();
     auto pools = client_pools(h);
     ASSERT_TRUE(pools);
-    const rpma_peer* peer = pools->peer();
+    const Peer* peer = pools->peer();
     pools.reset();
     a.reset();
     EXPECT_TRUE(client_pools(h));  // b still uses them
@@ -227,7 +227,7 @@ TEST(RdmaPools, SessionsTakeMessageBuffersFromTheListenersPool) {
     // Registered when listening, with the listener's peer, for SEND | RECV.
     const auto at_listen = h.fabric.mr_regs();
     ASSERT_EQ(at_listen.size(), 1u);
-    const rpma_peer* server_peer = at_listen[0].peer;
+    const Peer* server_peer = at_listen[0].peer;
     const SlotLayout layout(kRecvSlots, kSendSlots, kSlotSize);
     EXPECT_EQ(at_listen[0].usage, kMessageUsage);
     EXPECT_EQ(at_listen[0].size, layout.total_bytes());
@@ -267,7 +267,7 @@ TEST(RdmaPools, AReturnedSessionBufferServesTheNextSession) {
         // The session gives its entry back once its connection is deleted.
         ASSERT_TRUE(eventually([&] { return !h.listener->send(static_cast<std::uint64_t>(i + 1), bytes_of("x")); }));
     }
-    const rpma_peer* server_peer = h.fabric.mr_regs()[0].peer;
+    const Peer* server_peer = h.fabric.mr_regs()[0].peer;
     EXPECT_EQ(regs_with(h, server_peer, kMessageUsage).size(), kServerMessagePoolInitial);
 }
 

@@ -77,14 +77,14 @@ std::shared_ptr<DevicePools> client_pools(const Harness& h) {
     return DevicePools::find(fake::Fabric::api(), &h.fabric.context_);
 }
 
-std::vector<fake::MrRegCall> regs_with(const Harness& h, const rpma_peer* peer, int usage) {
+std::vector<fake::MrRegCall> regs_with(const Harness& h, const Peer* peer, int usage) {
     std::vector<fake::MrRegCall> out;
     for (const auto& r : h.fabric.mr_regs())
         if (r.peer == peer && r.usage == usage) out.push_back(r);
     return out;
 }
 
-bool is_bounce_entry(const Harness& h, const rpma_mr_local* mr) {
+bool is_bounce_entry(const Harness& h, const LocalMr* mr) {
     auto pools = client_pools(h);
     if (!pools || mr->peer != pools->peer()) return false;
     const auto regs = regs_with(h, pools->peer(), kBounceUsage);

@@ -116,9 +116,9 @@ struct Waiter {
 /// The client connections' pools on the fake device (null while none is open).
 std::shared_ptr<DevicePools> client_pools(const Harness& h);
 /// The registrations made with `peer` for `usage`, in order.
-std::vector<fake::MrRegCall> regs_with(const Harness& h, const rpma_peer* peer, int usage);
+std::vector<fake::MrRegCall> regs_with(const Harness& h, const Peer* peer, int usage);
 /// `mr` is one of the registrations of the client device's bounce pool.
-bool is_bounce_entry(const Harness& h, const rpma_mr_local* mr);
+bool is_bounce_entry(const Harness& h, const LocalMr* mr);
 /// How often `call` ("rpma_mr_dereg", ...) was made.
 std::size_t count_calls(const Harness& h, std::string_view call);
 

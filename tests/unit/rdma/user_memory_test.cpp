@@ -16,7 +16,7 @@ protected:
         g_ = open(*t_, "raw");
     }
     // The registration the fake made for `mem`.
-    const rpma_mr_local* mr_of(std::span<std::byte> mem) {
+    const LocalMr* mr_of(std::span<std::byte> mem) {
         std::lock_guard lock(h_.fabric.mu_);
         for (const auto& [id, mr] : h_.fabric.mrs_)
             if (mr->ptr == mem.data() && mr->size == mem.size()) return mr;
@@ -43,9 +43,9 @@ TEST_F(UserMemoryTest, AWriteFromRegisteredMemoryIsPostedOnItsMr) {
     auto reg = t_->register_memory(app);
     ASSERT_TRUE(reg) << reg.error().message();
     ASSERT_TRUE(*reg);
-    const rpma_mr_local* mr = mr_of(app);
+    const LocalMr* mr = mr_of(app);
     ASSERT_NE(mr, nullptr);
-    EXPECT_EQ(mr->usage, RPMA_MR_USAGE_WRITE_SRC | RPMA_MR_USAGE_READ_DST);
+    EXPECT_EQ(mr->usage, kUsageWriteSrc | kUsageReadDst);
     const auto rec = bytes_of("straight from the application");
     std::copy(rec.begin(), rec.end(), app.begin() + 1000);
     ASSERT_FALSE(write(4096, std::span(app).subspan(1000, rec.size())));
@@ -55,7 +55,7 @@ TEST_F(UserMemoryTest, AWriteFromRegisteredMemoryIsPostedOnItsMr) {
     EXPECT_EQ(writes[0].src_offset, 1000u);
     EXPECT_EQ(writes[0].dst_offset, 4096u);
     EXPECT_EQ(writes[0].len, rec.size());
-    EXPECT_EQ(writes[0].flags, RPMA_F_COMPLETION_ALWAYS);
+    EXPECT_EQ(writes[0].flags, kCompletionAlways);
     EXPECT_EQ(writes[0].data, rec);
     EXPECT_TRUE(std::equal(rec.begin(), rec.end(), h_.targets["raw"]->bytes().begin() + 4096));
 }
@@ -122,11 +122,11 @@ TEST_F(UserMemoryTest, TheRegistrationEndsAfterTheHandleAndItsLastOperation) {
 TEST_F(UserMemoryTest, BadRegistrationsAreRefused) {
     EXPECT_EQ(t_->register_memory({}).error().code(), errc::invalid_argument);
     std::vector<std::byte> app(4096);
-    h_.fabric.fail_next("rpma_mr_reg", RPMA_E_PROVIDER);
+    h_.fabric.fail_next("rpma_mr_reg", kErrProvider);
     auto r = t_->register_memory(app);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error().code(), errc::io_error);
-    EXPECT_NE(r.error().detail().find("rpma_mr_reg"), std::string::npos) << r.error().detail();
+    EXPECT_NE(r.error().detail().find("mr_reg failed"), std::string::npos) << r.error().detail();
     t_->close();
     EXPECT_EQ(t_->register_memory(app).error().code(), errc::io_error);
 }

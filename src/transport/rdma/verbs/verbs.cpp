@@ -1,0 +1,72 @@
+// The real rdma-core table. ibv_post_send, ibv_poll_cq and friends are
+// inline in verbs.h (they jump through the provider's ops): wrapped here so
+// the table can hold them.
+#include "transport/rdma/verbs/verbs.hpp"
+
+#include <cerrno>
+
+namespace rpm::rdma::verbs {
+namespace {
+
+int query_device_ex(ibv_context* ctx, ibv_device_attr_ex* attr) { return ::ibv_query_device_ex(ctx, nullptr, attr); }
+int req_notify_cq(ibv_cq* cq, int solicited_only) { return ::ibv_req_notify_cq(cq, solicited_only); }
+int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) { return ::ibv_poll_cq(cq, n, wc); }
+int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) { return ::ibv_post_send(qp, wr, bad); }
+int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) { return ::ibv_post_recv(qp, wr, bad); }
+std::uint16_t get_src_port(rdma_cm_id* id) { return ::rdma_get_src_port(id); }
+ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t len, int access) { return ::ibv_reg_mr(pd, addr, len, access); }
+
+int post_atomic_write(ibv_qp* qp, std::uint64_t wr_id, unsigned wr_flags, std::uint32_t rkey,
+                      std::uint64_t remote_addr, const void* value) {
+    ibv_qp_ex* qpx = ::ibv_qp_to_qp_ex(qp);
+    if (qpx == nullptr) return EINVAL;
+    ::ibv_wr_start(qpx);
+    qpx->wr_id = wr_id;
+    qpx->wr_flags = wr_flags;
+    ::ibv_wr_atomic_write(qpx, rkey, remote_addr, value);
+    return ::ibv_wr_complete(qpx);
+}
+
+} // namespace
+
+const Verbs& real_verbs() noexcept {
+    static const Verbs v{
+        .create_event_channel = &::rdma_create_event_channel,
+        .destroy_event_channel = &::rdma_destroy_event_channel,
+        .create_id = &::rdma_create_id,
+        .destroy_id = &::rdma_destroy_id,
+        .bind_addr = &::rdma_bind_addr,
+        .resolve_addr = &::rdma_resolve_addr,
+        .resolve_route = &::rdma_resolve_route,
+        .listen = &::rdma_listen,
+        .get_cm_event = &::rdma_get_cm_event,
+        .ack_cm_event = &::rdma_ack_cm_event,
+        .migrate_id = &::rdma_migrate_id,
+        .create_qp_ex = &::rdma_create_qp_ex,
+        .destroy_qp = &::rdma_destroy_qp,
+        .connect = &::rdma_connect,
+        .accept = &::rdma_accept,
+        .reject = &::rdma_reject,
+        .disconnect = &::rdma_disconnect,
+        .get_src_port = &get_src_port,
+        .query_device_ex = &query_device_ex,
+        .alloc_pd = &::ibv_alloc_pd,
+        .dealloc_pd = &::ibv_dealloc_pd,
+        .reg_mr = &reg_mr,
+        .dereg_mr = &::ibv_dereg_mr,
+        .create_comp_channel = &::ibv_create_comp_channel,
+        .destroy_comp_channel = &::ibv_destroy_comp_channel,
+        .create_cq = &::ibv_create_cq,
+        .destroy_cq = &::ibv_destroy_cq,
+        .req_notify_cq = &req_notify_cq,
+        .get_cq_event = &::ibv_get_cq_event,
+        .ack_cq_events = &::ibv_ack_cq_events,
+        .poll_cq = &poll_cq,
+        .post_send = &post_send,
+        .post_recv = &post_recv,
+        .post_atomic_write = &post_atomic_write,
+    };
+    return v;
+}
+
+} // namespace rpm::rdma::verbs

@@ -1,0 +1,59 @@
+// Every rdma-core call (libibverbs, librdmacm) the verbs layer makes, as a
+// table of function pointers: real_verbs() points at the libraries (inline
+// verbs wrapped in functions), and tests/unit/rdma/verbs/ substitutes a
+// fake that records each work request with all its fields.
+#pragma once
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include <cstdint>
+
+namespace rpm::rdma::verbs {
+
+struct Verbs {
+    // rdma_cm
+    rdma_event_channel* (*create_event_channel)();
+    void (*destroy_event_channel)(rdma_event_channel* ch);
+    int (*create_id)(rdma_event_channel* ch, rdma_cm_id** id, void* ctx, rdma_port_space ps);
+    int (*destroy_id)(rdma_cm_id* id);
+    int (*bind_addr)(rdma_cm_id* id, sockaddr* addr);
+    int (*resolve_addr)(rdma_cm_id* id, sockaddr* src, sockaddr* dst, int timeout_ms);
+    int (*resolve_route)(rdma_cm_id* id, int timeout_ms);
+    int (*listen)(rdma_cm_id* id, int backlog);
+    int (*get_cm_event)(rdma_event_channel* ch, rdma_cm_event** ev);
+    int (*ack_cm_event)(rdma_cm_event* ev);
+    int (*migrate_id)(rdma_cm_id* id, rdma_event_channel* ch);
+    int (*create_qp_ex)(rdma_cm_id* id, ibv_qp_init_attr_ex* attr);
+    void (*destroy_qp)(rdma_cm_id* id);
+    int (*connect)(rdma_cm_id* id, rdma_conn_param* param);
+    int (*accept)(rdma_cm_id* id, rdma_conn_param* param);
+    int (*reject)(rdma_cm_id* id, const void* pdata, std::uint8_t len);
+    int (*disconnect)(rdma_cm_id* id);
+    std::uint16_t (*get_src_port)(rdma_cm_id* id);  ///< network byte order
+    // device and memory
+    int (*query_device_ex)(ibv_context* ctx, ibv_device_attr_ex* attr);
+    ibv_pd* (*alloc_pd)(ibv_context* ctx);
+    int (*dealloc_pd)(ibv_pd* pd);
+    ibv_mr* (*reg_mr)(ibv_pd* pd, void* addr, std::size_t len, int access);
+    int (*dereg_mr)(ibv_mr* mr);
+    // completions
+    ibv_comp_channel* (*create_comp_channel)(ibv_context* ctx);
+    int (*destroy_comp_channel)(ibv_comp_channel* ch);
+    ibv_cq* (*create_cq)(ibv_context* ctx, int cqe, void* cq_ctx, ibv_comp_channel* ch, int vector);
+    int (*destroy_cq)(ibv_cq* cq);
+    int (*req_notify_cq)(ibv_cq* cq, int solicited_only);
+    int (*get_cq_event)(ibv_comp_channel* ch, ibv_cq** cq, void** cq_ctx);
+    void (*ack_cq_events)(ibv_cq* cq, unsigned n);
+    int (*poll_cq)(ibv_cq* cq, int n, ibv_wc* wc);
+    // posting
+    int (*post_send)(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
+    int (*post_recv)(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
+    /// ibv_wr_start, ibv_wr_atomic_write (8 bytes from `value`), ibv_wr_complete.
+    int (*post_atomic_write)(ibv_qp* qp, std::uint64_t wr_id, unsigned wr_flags, std::uint32_t rkey,
+                             std::uint64_t remote_addr, const void* value);
+};
+
+const Verbs& real_verbs() noexcept;
+
+} // namespace rpm::rdma::verbs
