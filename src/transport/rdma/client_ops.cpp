@@ -22,9 +22,12 @@ const void* op_context(std::uint64_t seq) noexcept { return reinterpret_cast<con
 
 LocalMr* bounce_mr(const Op& op) noexcept { return static_cast<LocalMr*>(op.bounce->handle()); }
 
+// Queued, not posted: pump_locked rings the doorbell once for the round.
+constexpr int kSignaled = kCompletionAlways | kDeferDoorbell;
+
 // An unsignaled write still reports a failure (its wr_id finds the op).
 int write_flags(const Op& op) noexcept {
-    return op.unsignaled ? kCompletionOnError : kCompletionAlways;
+    return (op.unsignaled ? kCompletionOnError : kCompletionAlways) | kDeferDoorbell;
 }
 
 // The protocol is little-endian; the 8 bytes land in the region as they are sent.
@@ -80,9 +83,13 @@ void ClientConn::submit_locked(Op op) {
 }
 
 void ClientConn::pump_locked() {
+    // Every op the round can post joins one chain, and one doorbell posts
+    // it: a persist's writes and its flush go out in a single ibv_post_send.
     ops_.pump([this](Op& o) { return post_locked(o); });
-    if (ops_.take_orphaned())
-        fail_locked(errc::io_error, where_ + ": a persist's flush could not be posted behind its write");
+    const bool orphaned = ops_.take_orphaned();
+    if (int ret = conn_ ? api_.ring(conn_.get()) : 0; ret != 0)
+        return fail_locked(errc::io_error, call_failure(errc::io_error, where_, "posting work requests", ret).detail());
+    if (orphaned) fail_locked(errc::io_error, where_ + ": a persist's flush could not be posted behind its write");
 }
 
 void ClientConn::submit_error(client::Done done, std::error_code ec) {
@@ -308,20 +315,19 @@ std::error_code ClientConn::post_locked(Op& op) {
     case OpKind::read:
         if (op.user) {
             ret = api_.read(conn_.get(), op.user->mr.get(), op.user->offset_of(op.out.data()), op.remote,
-                            op.remote_offset, op.length, kCompletionAlways, ctx);
+                            op.remote_offset, op.length, kSignaled, ctx);
             break;
         }
-        ret = api_.read(conn_.get(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length,
-                        kCompletionAlways, ctx);
+        ret = api_.read(conn_.get(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length, kSignaled, ctx);
         break;
     case OpKind::atomic_write:
-        // Sent inline: librpma copies the 8 bytes when posting.
+        // Sent inline or natively: the 8 bytes are taken when posting, which
+        // rings the doorbell for the chain before it (verbs/post.cpp).
         ret = api_.atomic_write(conn_.get(), op.remote, op.remote_offset, reinterpret_cast<const char*>(&op.value),
                                 kCompletionAlways, ctx);
         break;
     case OpKind::flush:
-        ret = api_.flush(conn_.get(), op.remote, op.remote_offset, op.length, kFlushPersistent,
-                         kCompletionAlways, ctx);
+        ret = api_.flush(conn_.get(), op.remote, op.remote_offset, op.length, kFlushPersistent, kSignaled, ctx);
         break;
     case OpKind::request: ret = post_request_locked(op, ctx); break;
     case OpKind::none: break;
@@ -332,7 +338,7 @@ std::error_code ClientConn::post_locked(Op& op) {
 int ClientConn::post_request_locked(Op& op, const void* ctx) {
     const std::size_t at = layout_.send_offset(*op.slot);
     std::memcpy(msgs_->data() + at, op.frame.data(), op.frame.size());
-    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), kCompletionAlways, ctx);
+    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), kSignaled, ctx);
     if (ret != 0) awaiting_.erase(op.request_id);  // no reply can come
     return ret;
 }

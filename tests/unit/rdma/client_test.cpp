@@ -99,7 +99,7 @@ TEST(RdmaClient, WritePostsRpmaWriteFromTheBounceBuffer) {
     EXPECT_TRUE(is_bounce_entry(h, c.src));
     EXPECT_EQ(c.src_offset, 0u);
     EXPECT_EQ(c.len, data.size());
-    EXPECT_EQ(c.flags, kCompletionAlways);
+    EXPECT_EQ(c.flags, kCompletionAlways | kDeferDoorbell);
     EXPECT_TRUE(is_op_ctx(c.ctx));
     EXPECT_EQ(c.data, data);
     auto& mem = h.targets["raw"]->bytes();
@@ -124,7 +124,7 @@ TEST(RdmaClient, ReadPostsRpmaReadIntoTheBounceBufferAndCopiesOut) {
     EXPECT_EQ(reads[0].dst_offset, 0u);
     EXPECT_EQ(reads[0].src_offset, 128u);
     EXPECT_EQ(reads[0].len, 64u);
-    EXPECT_EQ(reads[0].flags, kCompletionAlways);
+    EXPECT_EQ(reads[0].flags, kCompletionAlways | kDeferDoorbell);
     EXPECT_TRUE(is_op_ctx(reads[0].ctx));
     EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.begin() + 128));
 }
@@ -169,7 +169,7 @@ TEST(RdmaClient, ReadAfterWriteFlushIsOnePersistentRpmaFlush) {
     EXPECT_EQ(flushes[0].type, kFlushPersistent);
     EXPECT_EQ(flushes[0].dst_offset, 4096u);
     EXPECT_EQ(flushes[0].len, 64u);
-    EXPECT_EQ(flushes[0].flags, kCompletionAlways);
+    EXPECT_EQ(flushes[0].flags, kCompletionAlways | kDeferDoorbell);
     EXPECT_TRUE(flushes[0].direct_write);
     EXPECT_TRUE(is_op_ctx(flushes[0].ctx));
     EXPECT_TRUE(h.targets["raw"]->persists().empty());  // no server CPU involved
@@ -207,7 +207,7 @@ TEST(RdmaClient, SendFlushSendsAFlushFrameAndWaitsForThePersistStep) {
     int flush_frames = 0;
     for (const auto& s : h.fabric.sends()) {
         if (s.passive) continue;
-        EXPECT_EQ(s.flags, kCompletionAlways);
+        EXPECT_EQ(s.flags, kCompletionAlways | kDeferDoorbell);
         EXPECT_EQ(s.src->usage, kMessageUsage);
         auto f = parse_frame(s.bytes, kSlotSize);
         ASSERT_TRUE(f);

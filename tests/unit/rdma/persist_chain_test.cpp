@@ -1,9 +1,12 @@
-// A persist's writes and flush are queued together (ClientConn::persist), and
-// the write right in front of the flush is posted without a completion of
-// its own (kCompletionOnError): the flush's completion retires it
+// A persist's writes and flush are queued together (ClientConn::persist) and
+// posted as one chain, one doorbell (kDeferDoorbell, then ring); the write
+// right in front of the flush is posted without a completion of its own
+// (kCompletionOnError): the flush's completion retires it
 // (OpQueue::retire_unsignaled_before). Every work request's flags, the
-// credits coming back, and the failures.
+// doorbell, the credits coming back, and the failures.
 #include "support.hpp"
+
+#include <algorithm>
 
 namespace rpm::rdma::test {
 namespace {
@@ -14,6 +17,21 @@ std::error_code persist(client::Transport& t, const proto::RegionGrant& g, std::
     return w.get();
 }
 
+constexpr int kQueuedUnsignaled = kCompletionOnError | kDeferDoorbell;
+constexpr int kQueuedSignaled = kCompletionAlways | kDeferDoorbell;
+
+// The calls from the first write on up to the first doorbell after it.
+std::vector<std::string> first_chain(const std::vector<std::string>& calls) {
+    auto it = std::find(calls.begin(), calls.end(), "rpma_write");
+    std::vector<std::string> chain;
+    for (; it != calls.end() && *it != "ring"; ++it) chain.push_back(*it);
+    return chain;
+}
+
+std::size_t count(const std::vector<std::string>& v, const std::string& s) {
+    return static_cast<std::size_t>(std::count(v.begin(), v.end(), s));
+}
+
 TEST(PersistChain, ReadAfterWriteTheWriteBeforeTheFlushIsUnsignaled) {
     OneRegion one({"raw", PersistenceDomain::cpu_cache});
     auto& [h, t, g] = one;
@@ -22,12 +40,14 @@ TEST(PersistChain, ReadAfterWriteTheWriteBeforeTheFlushIsUnsignaled) {
     ASSERT_FALSE(persist(*t, g, {{512, rec}}));
     const auto writes = h.fabric.writes();
     ASSERT_EQ(writes.size(), 1u);
-    EXPECT_EQ(writes[0].flags, kCompletionOnError);
+    EXPECT_EQ(writes[0].flags, kQueuedUnsignaled);
     EXPECT_EQ(writes[0].dst_offset, 512u);
     EXPECT_EQ(writes[0].data, rec);
     const auto flushes = h.fabric.flushes();
     ASSERT_EQ(flushes.size(), 1u);
-    EXPECT_EQ(flushes[0].flags, kCompletionAlways);
+    EXPECT_EQ(flushes[0].flags, kQueuedSignaled);
+    // One doorbell for the write and the flush.
+    EXPECT_EQ(first_chain(h.fabric.calls()), (std::vector<std::string>{"rpma_write", "rpma_flush"}));
     EXPECT_EQ(flushes[0].dst_offset, 512u);
     EXPECT_EQ(flushes[0].len, rec.size());
     EXPECT_TRUE(std::equal(rec.begin(), rec.end(), h.targets["raw"]->bytes().begin() + 512));
@@ -40,10 +60,16 @@ TEST(PersistChain, SendFlushTheWriteBeforeTheFlushFrameIsUnsignaled) {
     const auto sends_before = h.fabric.sends().size();
     ASSERT_FALSE(persist(*t, g, {{64, bytes_of("record")}}));
     ASSERT_EQ(h.fabric.writes().size(), 1u);
-    EXPECT_EQ(h.fabric.writes()[0].flags, kCompletionOnError);
+    EXPECT_EQ(h.fabric.writes()[0].flags, kQueuedUnsignaled);
     const auto sends = h.fabric.sends();
     ASSERT_EQ(sends.size(), sends_before + 2);  // the Flush frame, and the server's Response
-    EXPECT_EQ(sends[sends_before].flags, kCompletionAlways);
+    EXPECT_EQ(sends[sends_before].flags, kQueuedSignaled);
+    // The Flush frame rides the write's doorbell (the fake delivers it at
+    // once, so the server's answer may be in the chain's span too).
+    const auto chain = first_chain(h.fabric.calls());
+    ASSERT_FALSE(chain.empty());
+    EXPECT_EQ(count(chain, "rpma_write"), 1u);
+    EXPECT_GE(count(chain, "rpma_send"), 1u);
     EXPECT_FALSE(sends[sends_before].passive);
     ASSERT_EQ(h.targets["adr"]->persists().size(), 1u);
 }
@@ -55,10 +81,12 @@ TEST(PersistChain, OnlyTheLastOfSeveralWritesIsUnsignaled) {
     ASSERT_FALSE(persist(*t, g, {{0, a}, {4096, b}, {128, c}}));
     const auto writes = h.fabric.writes();
     ASSERT_EQ(writes.size(), 3u);
-    EXPECT_EQ(writes[0].flags, kCompletionAlways);
-    EXPECT_EQ(writes[1].flags, kCompletionAlways);
-    EXPECT_EQ(writes[2].flags, kCompletionOnError);
+    EXPECT_EQ(writes[0].flags, kQueuedSignaled);
+    EXPECT_EQ(writes[1].flags, kQueuedSignaled);
+    EXPECT_EQ(writes[2].flags, kQueuedUnsignaled);
     EXPECT_EQ(writes[2].dst_offset, 128u);
+    EXPECT_EQ(first_chain(h.fabric.calls()),
+              (std::vector<std::string>{"rpma_write", "rpma_write", "rpma_write", "rpma_flush"}));
 }
 
 TEST(PersistChain, CreditsComeBackThroughTheFlushesCompletions) {
