@@ -162,6 +162,18 @@ private:
     std::shared_ptr<void> handle_;
 };
 
+/// How a connection's atomic writes (RemoteRegion::atomic_write) travel.
+struct AtomicWriteStats {
+    /// "native": IBTA ATOMIC WRITE work requests (rdma://, where the device
+    /// reports the capability, e.g. rxe on Linux >= 6.2); "fenced_write": an
+    /// 8-byte RDMA write, inline and fenced behind earlier reads (rdma://
+    /// otherwise); "server": the server stores the 8 bytes (tcp://).
+    std::string_view method;
+    /// Atomic writes the device completed as IBV_WC_ATOMIC_WRITE: native
+    /// ones that went on the wire (0 unless `method` is "native").
+    std::uint64_t native_completed = 0;
+};
+
 /// One authenticated connection to a server.
 class Connection {
 public:
@@ -189,6 +201,9 @@ public:
 
     [[nodiscard]] const std::string& server_profile_json() const noexcept;
     [[nodiscard]] std::string_view transport() const noexcept;  ///< "tcp" or "rdma"
+    /// RETURN VALUE: how this connection's atomic writes go, and how many
+    /// went natively. ERRORS: none.
+    [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept;
     void close();
 
     Connection(Connection&&) noexcept;

@@ -112,6 +112,11 @@ struct ReplicaStatus {
     Lsn frontier = 0;             ///< persistent up to here
     Lsn position_at_open = 0;     ///< what its header said when the primary opened
     std::string method;           ///< the flush method its grant uses
+    /// How commit words (atomic_write) reach it: AtomicWriteStats::method
+    /// of its connection ("native", "fenced_write", "server"; empty while
+    /// it has none), and how many went as native atomic writes.
+    std::string atomic_write;
+    std::uint64_t native_atomic_writes = 0;
     std::uint64_t failures = 0;
     std::uint64_t resyncs = 0;
     std::uint64_t bytes_resynced = 0;

@@ -55,6 +55,8 @@ const std::string& Connection::server_profile_json() const noexcept {
 
 std::string_view Connection::transport() const noexcept { return s_->transport->name(); }
 
+AtomicWriteStats Connection::atomic_write_stats() const noexcept { return s_->transport->atomic_write_stats(); }
+
 void Connection::close() {
     if (s_) s_->transport->close();
 }

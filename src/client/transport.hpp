@@ -79,6 +79,9 @@ public:
     virtual void recv(std::span<std::byte> out, RecvDone done) = 0;
     [[nodiscard]] virtual const std::string& profile_json() const noexcept = 0;
     [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+    /// How atomic writes travel (Connection::atomic_write_stats); the
+    /// default is the server's store, tcp://'s way.
+    [[nodiscard]] virtual AtomicWriteStats atomic_write_stats() const noexcept { return {"server", 0}; }
     /// Close; every pending operation completes with an error.
     virtual void close() noexcept = 0;
 };

@@ -186,6 +186,11 @@ std::vector<ReplicaStatus> Replicator::replicas() const {
         s.frontier = m.frontier;
         s.position_at_open = m.position_at_open;
         if (m.region) s.method = std::string(flush::to_string(m.region->method()));
+        if (m.conn) {
+            const auto a = m.conn->atomic_write_stats();
+            s.atomic_write = std::string(a.method);
+            s.native_atomic_writes = a.native_completed;
+        }
         s.failures = m.failures;
         s.resyncs = m.resyncs;
         s.bytes_resynced = m.bytes_resynced;

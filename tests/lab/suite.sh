@@ -6,6 +6,8 @@
 #   pmem    rpm::pmem::Region on the devdax device (lab_pmem_test)
 #   ops     every operation over rdma:// with "kv" on the PM device
 #           (tests/integration/ops), several connections, a server restart
+#   atomic  (adr, backports) the replicated log's commit words over rdma://:
+#           native atomic writes on 6.12's rxe, fenced 8-byte writes on 6.1's
 #   faults  bad input and injected faults over real rdma:// (lab_rdma_test)
 #   nvme    (with --nvme-cmb) the NVMe drive's CMB BAR is there, and 1 MiB
 #           written to the drive with O_DIRECT reads back the same
@@ -38,7 +40,7 @@
 #           backports: the 6.12 kernel (tools/lab/run --kernel backports):
 #           detect (with the capability bits rxe0 reports there, atomic
 #           write and FLUSH, and the decision's reason for not using native
-#           flush), pmem, ops, faults and kill.
+#           flush), pmem, ops, atomic (native on the wire), faults and kill.
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
 # before running it, so editing this file during a lab run cannot break it.
@@ -124,6 +126,25 @@ kv_planted() {
   env "${kv_env[@]}" RPM_KV_EVENTS=failover "$src/tests/integration/replication/kv_fault_test.sh" "$build/bin" planted
 }
 
+# The replicated log's commit words over rdma:// (rpm-bench's log test,
+# in-process replicas on rxe0): native IBTA atomic writes where rxe reports
+# IB_UVERBS_DEVICE_ATOMIC_WRITE (6.12), fenced 8-byte writes where it does
+# not (6.1). "completed as native" counts the completions the device
+# reported as IBV_WC_ATOMIC_WRITE: the work requests that went on the wire.
+atomic() {
+  local want=fenced_write json notes
+  [ "$caps" = true ] && want=native
+  json=$(timeout -k 5 300 "$build/bin/rpm-bench" --replication --log --replicas 3 --durability majority-local \
+    --listen "rdma://$RPM_LAB_RDMA_ADDR:0" --sizes 64 --batch 0 --duration 0.5 --warmup 0.05 --rounds 1 \
+    --json --quiet) || return 1
+  notes=$(jq -r '.notes[] | select(test("atomic writes"))' <<<"$json")
+  echo "$notes"
+  echo "expected: atomic writes $want on every replica"
+  [ "$(grep -c . <<<"$notes")" -eq 3 ] || return 1
+  ! grep -v "atomic writes $want," <<<"$notes" | grep -q . || return 1
+  [ "$want" = fenced_write ] || ! grep -q ", 0 completed as native" <<<"$notes"
+}
+
 control=absent; [ -e /sys/bus/nd/devices/region0/deep_flush ] && control=present
 nvme() {
   local bar=/sys/bus/pci/devices/$RPM_LAB_NVME_BDF/resource2
@@ -168,6 +189,7 @@ step detect detect
 step pmem pmem
 if [ "$flavor" = backports ]; then
   step ops ops
+  step atomic atomic
   step faults faults
   step kill kill_normal
   echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
@@ -178,6 +200,7 @@ fi
 [ -n "${RPM_LAB_NVME:-}" ] && step nvme nvme
 [ -n "${RPM_LAB_NVME:-}" ] && step p2p p2p
 step ops ops
+[ "$mode" = adr ] && step atomic atomic
 [ "$mode" = adr ] && step faults faults
 step kill kill_normal
 [ "$mode" = adr ] && step kill-planted-control kill_planted

@@ -184,6 +184,13 @@ void RepRunner::run_config(std::size_t c, unsigned round) {
             report_.results[result_index(c, s, t ? RepTest::batch : first_test())].methods = methods;
         run_size(*rep, c, s, round);
     }
+    // How the commit words travelled: the wire's evidence for native atomic
+    // writes (rdma:// on a device with IBTA atomic write).
+    for (const auto& st : rep->replicas())
+        if (!st.atomic_write.empty())
+            report_.base.notes.push_back(describe(cfg) + round_tag(round, o_.rounds) + ": replica " + st.uri +
+                                         ": atomic writes " + st.atomic_write + ", " +
+                                         std::to_string(st.native_atomic_writes) + " completed as native");
 }
 
 void RepRunner::run_size(rpm::Replicator& rep, std::size_t c, std::size_t s, unsigned round) {

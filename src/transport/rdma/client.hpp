@@ -93,6 +93,9 @@ public:
         return io_parked_;
     }
     [[nodiscard]] const std::string& profile() const noexcept { return profile_; }
+    [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept {
+        return {atomic_kind_ == AtomicWriteKind::native ? "native" : "fenced_write", native_atomics_.load()};
+    }
     /// Fail everything pending and disconnect; the I/O thread runs the
     /// callbacks. Safe from any thread, including a callback.
     void close() noexcept;
@@ -165,6 +168,10 @@ private:
                                 client::Done done);
     void submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done);
     Op flush_op_locked(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
+    Op atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, std::uint64_t wire_value,
+                        client::Done done) const;
+    /// A persist slice that goes as a native atomic write.
+    [[nodiscard]] bool commit_word(const proto::Slice& s) const noexcept;
     void pump_locked();
     std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
     std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n);
@@ -221,6 +228,8 @@ private:
     std::promise<Result<void>> ready_;
     bool ready_set_ = false;
 
+    AtomicWriteKind atomic_kind_ = AtomicWriteKind::fenced_write;  // set once connected
+    std::atomic<std::uint64_t> native_atomics_{0};  // IBV_WC_ATOMIC_WRITE completions
     std::atomic<std::uint32_t> next_rid_{1};
     std::atomic<bool> stop_{false};
     std::thread thread_;
@@ -260,6 +269,7 @@ public:
     }
     [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }
     [[nodiscard]] std::string_view name() const noexcept override { return "rdma"; }
+    [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept override { return c_->atomic_write_stats(); }
     void close() noexcept override { c_->close(); }
     [[nodiscard]] const ClientConn& conn() const noexcept { return *c_; }
 

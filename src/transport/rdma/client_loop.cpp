@@ -120,6 +120,8 @@ void ClientConn::on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc) {
         ops_.settle(*op, errc::io_error);
         return fail_locked(errc::io_error, where_ + ": work request failed: " + ibv_wc_status_str(wc.status));
     }
+    // The device's word that a native atomic write went on the wire.
+    if (wc.opcode == IBV_WC_ATOMIC_WRITE) native_atomics_.fetch_add(1, std::memory_order_relaxed);
     if (op->kind == OpKind::read && op->bounce) std::memcpy(op->out.data(), op->bounce->data(), op->out.size());
     ops_.settle(*op, {});
     if (!failed_) pump_locked();

@@ -206,17 +206,27 @@ void ClientConn::read(const proto::RegionGrant& g, std::uint64_t offset, std::sp
 void ClientConn::atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value,
                               client::Done done) {
     std::lock_guard lock(mu_);
-    const RemoteRegion* r = region_locked(g.id);
+    submit_locked(atomic_op_locked(g.id, offset, to_wire(value), std::move(done)));
+}
+
+Op ClientConn::atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, std::uint64_t wire_value,
+                                client::Done done) const {
+    const RemoteRegion* r = region_locked(grant_id);
     Op op;
     op.kind = OpKind::atomic_write;
     op.done = std::move(done);
-    // librpma needs an 8-byte aligned destination (kAtomicWriteAlignment).
+    // IBTA atomic write, and the fenced write standing in for it, need an
+    // 8-byte aligned destination (kAtomicWriteAlignment).
     if (!r || offset % kAtomicWriteAlignment != 0) op.ec = errc::invalid_argument;
     op.remote = r ? r->mr.get() : nullptr;
     op.remote_offset = offset;
     op.length = 8;
-    op.value = to_wire(value);
-    submit_locked(std::move(op));
+    op.value = wire_value;
+    return op;
+}
+
+bool ClientConn::commit_word(const proto::Slice& s) const noexcept {
+    return atomic_kind_ == AtomicWriteKind::native && s.data.size() == 8 && s.offset % kAtomicWriteAlignment == 0;
 }
 
 void ClientConn::flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) {
@@ -263,6 +273,15 @@ void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Sli
     std::lock_guard lock(mu_);
     batching_ = true;
     for (const auto& s : slices) {
+        if (commit_word(s)) {
+            // An aligned 8-byte slice is a commit word (a log record's): where
+            // the device has atomic write it goes as one, like atomic_write.
+            std::uint64_t v = 0;
+            std::memcpy(&v, s.data.data(), 8);
+            submit_locked(atomic_op_locked(g.id, s.offset, v, parts.part()));
+            ranges.push_back({s.offset, 8});
+            continue;
+        }
         Op op;
         op.kind = OpKind::write;
         op.src = s.data;

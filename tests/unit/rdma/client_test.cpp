@@ -129,6 +129,25 @@ TEST(RdmaClient, ReadPostsRpmaReadIntoTheBounceBufferAndCopiesOut) {
     EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.begin() + 128));
 }
 
+// Which atomic write ran is visible: the method the connection's device
+// allows, and the completions it reported as native atomic writes.
+TEST(RdmaClient, AtomicWriteStatsSayWhichKindWentOnTheWire) {
+    for (const bool native : {false, true}) {
+        Harness h({{"raw", PersistenceDomain::cpu_cache}});
+        h.fabric.native_atomic_write = native;
+        h.listen();
+        auto t = h.connect_ok();
+        auto g = open(*t, "raw");
+        EXPECT_EQ(t->atomic_write_stats().method, native ? "native" : "fenced_write");
+        for (std::uint64_t i = 0; i < 3; ++i) {
+            Waiter ok;
+            t->atomic_write(g, 8 * i, i, ok.done());
+            ASSERT_FALSE(ok.get());
+        }
+        EXPECT_EQ(t->atomic_write_stats().native_completed, native ? 3u : 0u) << "native " << native;
+    }
+}
+
 TEST(RdmaClient, AtomicWriteIsEightAlignedBytes) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();

@@ -92,7 +92,7 @@ int atomic_write(Conn* c, const RemoteMr* dst, std::size_t dst_off, const char s
     if (!c || !dst || !src || flags == 0 || dst_off % kAtomicWriteAlignment != 0) return kErrInval;
     Target t = check_remote(f, c, dst, dst_off, 8, kUsageWriteDst);
     if (t.status == IBV_WC_SUCCESS) std::memcpy(t.remote, src, 8);
-    complete(f, c, ctx, IBV_WC_RDMA_WRITE, t.status, "atomic", flags);
+    complete(f, c, ctx, f.native_atomic_write ? IBV_WC_ATOMIC_WRITE : IBV_WC_RDMA_WRITE, t.status, "atomic", flags);
     return 0;
 }
 

@@ -127,5 +127,35 @@ TEST(PersistChain, AFlushThatCannotBePostedBehindAnUnsignaledWriteFailsTheConnec
     EXPECT_EQ(later.get(), errc::io_error);
 }
 
+// A log record's commit word (an aligned 8-byte slice) goes as a native
+// atomic write where the device has one, behind the record's body; a
+// plain write otherwise. Either way one flush covers both.
+TEST(PersistChain, ACommitWordIsANativeAtomicWriteWhereTheDeviceHasOne) {
+    for (const bool native : {false, true}) {
+        Harness h({{"raw", PersistenceDomain::cpu_cache}});
+        h.fabric.native_atomic_write = native;
+        h.listen();
+        auto t = h.connect_ok();
+        auto g = open(*t, "raw");
+        const auto body = bytes_of("a record's body");
+        const auto word = bytes_of("commit!!");
+        ASSERT_EQ(word.size(), 8u);
+        ASSERT_FALSE(persist(*t, g, {{64, body}, {56, word}}));
+        const auto atomics = h.fabric.atomics();
+        ASSERT_EQ(atomics.size(), native ? 1u : 0u);
+        ASSERT_EQ(h.fabric.writes().size(), native ? 1u : 2u);
+        if (native) {
+            EXPECT_EQ(atomics[0].dst_offset, 56u);
+            std::uint64_t v = 0;
+            std::memcpy(&v, word.data(), 8);
+            EXPECT_EQ(atomics[0].value, v);
+            EXPECT_EQ(t->atomic_write_stats().native_completed, 1u);
+        }
+        ASSERT_EQ(h.fabric.flushes().size(), 1u);
+        EXPECT_TRUE(std::equal(word.begin(), word.end(), h.targets["raw"]->bytes().begin() + 56));
+        EXPECT_TRUE(std::equal(body.begin(), body.end(), h.targets["raw"]->bytes().begin() + 64));
+    }
+}
+
 } // namespace
 } // namespace rpm::rdma::test
