@@ -19,8 +19,8 @@
 // registrations.
 //
 // What "register" means is the registrar's business: ibv_reg_mr through
-// librpma on RDMA (src/transport/rdma), mlock (pinned memory accounting)
-// for the TCP transport, a fake in tests.
+// rpm's verbs layer on RDMA (src/transport/rdma/verbs), mlock (pinned
+// memory accounting) for the TCP transport, a fake in tests.
 #pragma once
 
 #include <rpm/result.hpp>
@@ -40,7 +40,7 @@ class MrRegistrar {
 public:
     virtual ~MrRegistrar() = default;
     /// Register `mem` (page-aligned). The handle is what the transport
-    /// passes to the device (an rpma_mr_local* on RDMA); it may be null.
+    /// passes to the device (an rdma::LocalMr* on RDMA); it may be null.
     /// ERRORS: any rpm::Error; the pool counts it and retries later.
     virtual Result<void*> register_memory(std::span<std::byte> mem) = 0;
     /// Undo register_memory. Must not fail.
@@ -110,7 +110,7 @@ public:
     [[nodiscard]] std::byte* data() const noexcept;
     [[nodiscard]] std::size_t size() const noexcept;
     [[nodiscard]] std::span<std::byte> bytes() const noexcept { return {data(), size()}; }
-    /// The registrar's handle (an rpma_mr_local* on RDMA).
+    /// The registrar's handle (an rdma::LocalMr* on RDMA).
     [[nodiscard]] void* handle() const noexcept;
     /// Stable while registered: what MrPool::remove takes.
     [[nodiscard]] std::uint32_t id() const noexcept;

@@ -65,7 +65,8 @@ struct ServerOptions {
     /// max_unauthenticated_per_address connections from one address still
     /// in their handshake, a new connection is closed as it is accepted
     /// (rdma://: its request rejected; the per-address bound is tcp://'s
-    /// only, as librpma does not tell the peer's address before accepting).
+    /// only: the rdma:// listener does not yet pass the address rdma_cm
+    /// reports in the connection request to this check).
     /// Each must be positive (Server::start: errc::invalid_argument).
     std::chrono::milliseconds handshake_timeout{10000};
     std::size_t max_connections = 1024;

@@ -20,7 +20,7 @@ std::string error_name(int ret) {
     }
     // What rdma-core said, when the verbs layer failed on this thread (a
     // fake table records nothing).
-    if (auto why = verbs::take_last_failure(); !why.empty()) name += " (" + why + ")";
+    if (auto why = verbs::take_last_failure(ret); !why.empty()) name += " (" + why + ")";
     return name;
 }
 

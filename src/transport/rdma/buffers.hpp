@@ -27,7 +27,7 @@ inline constexpr int kBounceUsage = kUsageWriteSrc | kUsageReadDst;
 /// Page-aligned memory registered with one peer.
 class RegisteredBuffer {
 public:
-    /// ERRORS: errc::rdma_unavailable when rpma_mr_reg fails (detail: what).
+    /// ERRORS: errc::rdma_unavailable when mr_reg fails (detail: what).
     static Result<RegisteredBuffer> create(const Api& api, Peer* peer, std::size_t size, int usage,
                                            std::string_view what);
     [[nodiscard]] std::byte* data() const noexcept { return mem_.get(); }

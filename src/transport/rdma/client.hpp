@@ -2,7 +2,7 @@
 //
 // Control frames (handshake, region grants, send_flush requests, messages)
 // travel as protocol frames in RDMA send/receive messages; data moves
-// one-sided: rpma_write / rpma_read / rpma_atomic_write against the
+// one-sided: write / read / atomic_write against the
 // region's registered memory, through entries of the device's bounce pool.
 // One I/O thread per connection polls the completion queue and runs every
 // callback, in posting order; a synchronous call polls it on the caller's
@@ -45,13 +45,13 @@ struct ClientLimits {
     MrPoolOptions message_pool = message_pool_defaults();
 };
 
-/// connect_rdma through `api` (the real librpma, or a test's fake).
+/// connect_rdma through `api` (the verbs layer, or a test's fake).
 Result<std::unique_ptr<client::Transport>> connect_rdma_with(const Api& api, const std::string& host,
                                                              std::uint16_t port, const ClientOptions& opts,
                                                              const ClientLimits& limits = {});
 
 /// Work-request contexts: a receive slot has the top bit set, an operation
-/// is its sequence number (never 0: librpma rejects a NULL context).
+/// is its sequence number (never 0: a NULL context is refused).
 inline constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 63;
 
 /// One connection's state, shared by the Transport object and its I/O thread.
@@ -72,10 +72,10 @@ public:
     void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done);
     void send(std::span<const std::byte> payload, client::Done done);
     void recv(std::span<std::byte> out, client::RecvDone done);
-    /// Register `mem` with the connection's device (rpma_mr_reg, for writes
+    /// Register `mem` with the connection's device (mr_reg, for writes
     /// from it and reads into it). Writes and reads whose span lies wholly
     /// inside then skip the bounce entries, while the returned handle lives.
-    /// ERRORS: errc::invalid_argument (empty, or librpma refuses it);
+    /// ERRORS: errc::invalid_argument (empty, or the device refuses it);
     /// errc::io_error (the registration failed: memlock limit, device).
     Result<std::shared_ptr<void>> register_memory(std::span<std::byte> mem);
     /// Run the operation `start` posts and poll the completion queue on
@@ -217,6 +217,7 @@ private:
     std::deque<RecvWaiter> waiters_;
     std::vector<ReadyRecv> ready_recvs_;
     bool batching_ = false;  // persist() is queueing: post once it is done
+    int ring_error_ = 0;     // a doorbell failed while pumping: pump_locked fails the connection
     bool failed_ = false;
     std::error_code fail_ec_;
     std::string fail_why_;

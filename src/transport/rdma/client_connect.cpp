@@ -1,9 +1,9 @@
 // ClientConn set-up: device, registrations, connection, handshake; and
-// tear-down. librpma's client steps (librpma(7), CLIENT OPERATION):
-// rpma_utils_get_ibv_context -> rpma_peer_new -> rpma_mr_reg (both done
+// tear-down. The client's steps (the verbs layer keeps librpma's order):
+// utils_get_ibv_context -> peer_new -> mr_reg (both done
 // once per device, by DevicePools; connections take pool entries) ->
-// rpma_conn_req_new -> rpma_conn_req_recv (receives posted before the
-// server can send its Hello) -> rpma_conn_req_connect -> kConnEstablished.
+// conn_req_new -> conn_req_recv (receives posted before the
+// server can send its Hello) -> conn_req_connect -> kConnEstablished.
 #include "transport/rdma/client.hpp"
 
 #include <algorithm>
@@ -74,7 +74,7 @@ Result<void> ClientConn::open_device(const std::string& where, const std::string
     // The local RNIC that routes to the server's address.
     if (int ret = api_.utils_get_ibv_context(host.c_str(), kContextRemote, &ctx); ret != 0 || !ctx)
         return Error(errc::rdma_unavailable,
-                     where + ": no RDMA device can reach " + host + " (rpma_utils_get_ibv_context: " +
+                     where + ": no RDMA device can reach " + host + " (utils_get_ibv_context: " +
                          (ret != 0 ? error_name(ret) : std::string("no device")) +
                          "); rdma:// needs an RNIC or Soft-RoCE (rdma link add rxe0 type rxe netdev IFACE) "
                          "with an address on the server's network; use tcp:// otherwise");
@@ -123,7 +123,7 @@ Result<void> ClientConn::make_request(const std::string& where, const std::strin
 }
 
 Result<void> ClientConn::establish(const std::string& where) {
-    // rpma_conn_req_connect consumes the request whatever it returns.
+    // conn_req_connect consumes the request whatever it returns.
     if (int ret = api_.conn_req_connect(req_.consume(), nullptr, conn_.out()); ret != 0)
         return call_failure(errc::io_error, where + ": cannot connect", "conn_req_connect", ret);
     if (int ret = api_.conn_get_event_fd(conn_.get(), &event_fd_); ret != 0)
@@ -183,7 +183,7 @@ void ClientConn::finish() noexcept {
 }
 
 void ClientConn::await_closed() noexcept {
-    // librpma's order: disconnect, wait for kConnClosed, delete. The
+    // The order: disconnect, wait for kConnClosed, delete. The
     // wait is bounded: a dead peer must not hang close().
     if (!conn_ || closed_event_ || event_fd_ < 0) return;
     (void)wait_event(api_, conn_.get(), event_fd_, std::chrono::milliseconds(1000));

@@ -90,7 +90,7 @@ std::size_t ClientConn::poll_cq(bool had_event) {
 
 void ClientConn::on_event() {
     // The parked I/O thread and a driving caller both watch the event
-    // channel; whoever comes second must not block in rpma_conn_next_event.
+    // channel; whoever comes second must not block in conn_next_event.
     if (!wait_ready(-1, event_fd_, -1, 0).event) return;
     ConnEvent ev = kConnUndefined;
     const int ret = api_.conn_next_event(conn_.get(), &ev);
@@ -222,7 +222,7 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     ops_.fail_all(ec);
     awaiting_.clear();
     // Nothing is posted after a failure; the server learns it from the
-    // disconnect (and librpma wants one after kConnClosed too).
+    // disconnect (and conn_delete expects one after kConnClosed too).
     conn_.disconnect();
     for (auto& w : waiters_) ready_recvs_.push_back({std::move(w.done), ec, 0});
     waiters_.clear();

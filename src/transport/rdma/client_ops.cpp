@@ -4,9 +4,9 @@
 // write/read go through bounce entries (one per chunk of at most lim_.chunk,
 // at offset 0 of the entry), or, when the span lies in memory the
 // application registered (register_memory), straight from or into it;
-// atomic_write is one rpma_atomic_write; flush depends on the grant's method:
-// read_after_write is one rpma_flush(kFlushPersistent), which
-// librpma performs as an 8-byte RDMA read behind the writes; send_flush is a
+// atomic_write is one atomic_write; flush depends on the grant's method:
+// read_after_write is one flush(kFlushPersistent), which the
+// verbs layer performs as an 8-byte RDMA read behind the writes; send_flush is a
 // Flush frame the server answers after its persist step.
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <utility>
 
 namespace rpm::rdma {
 namespace {
@@ -87,7 +88,11 @@ void ClientConn::pump_locked() {
     // it: a persist's writes and its flush go out in a single ibv_post_send.
     ops_.pump([this](Op& o) { return post_locked(o); });
     const bool orphaned = ops_.take_orphaned();
-    if (int ret = conn_ ? api_.ring(conn_.get()) : 0; ret != 0)
+    int ret = std::exchange(ring_error_, 0);
+    if (ret == 0 && conn_) ret = api_.ring(conn_.get());
+    // Some of the chain may be on the wire and the rest never will be: no
+    // completion would finish those ops, so the connection fails.
+    if (ret != 0)
         return fail_locked(errc::io_error, call_failure(errc::io_error, where_, "posting work requests", ret).detail());
     if (orphaned) fail_locked(errc::io_error, where_ + ": a persist's flush could not be posted behind its write");
 }
@@ -243,12 +248,12 @@ Op ClientConn::flush_op_locked(const proto::RegionGrant& g, std::span<const prot
         op.ec = errc::invalid_argument;
     } else if (r->method == flush::Method::read_after_write) {
         // One read pushes every earlier write on this connection out of the
-        // target's I/O buffers, whatever the range; librpma reads 8 bytes at
+        // target's I/O buffers, whatever the range; the verbs layer reads 8 bytes at
         // the offset it is given, so name the last range (or the region's start).
         op.kind = OpKind::flush;
         op.remote = r->mr.get();
         op.length = ranges.empty() ? r->size : ranges.back().length;
-        // librpma reads 8 bytes there: keep them inside the region.
+        // 8 bytes are read there: keep them inside the region.
         const std::uint64_t last = r->size >= 8 ? r->size - 8 : 0;
         op.remote_offset = std::min(ranges.empty() ? 0 : ranges.back().offset, last);
     } else if (r->method == flush::Method::send_flush) {
@@ -340,8 +345,13 @@ std::error_code ClientConn::post_locked(Op& op) {
         ret = api_.read(conn_.get(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length, kSignaled, ctx);
         break;
     case OpKind::atomic_write:
-        // Sent inline or natively: the 8 bytes are taken when posting, which
-        // rings the doorbell for the chain before it (verbs/post.cpp).
+        // Sent inline or natively: the 8 bytes are taken when posting. The
+        // chain before it goes out first, here, so that its failure fails
+        // the connection (pump_locked) rather than only this op.
+        if (ret = api_.ring(conn_.get()); ret != 0) {
+            ring_error_ = ret;
+            break;
+        }
         ret = api_.atomic_write(conn_.get(), op.remote, op.remote_offset, reinterpret_cast<const char*>(&op.value),
                                 kCompletionAlways, ctx);
         break;

@@ -1,5 +1,5 @@
 // ClientConn::open_region: ask for a region, then take the grant's RDMA
-// descriptors into use (rpma_mr_remote_from_descriptor, and for
+// descriptors into use (mr_remote_from_descriptor, and for
 // read_after_write the server's peer configuration).
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
@@ -55,7 +55,7 @@ Result<proto::RegionGrant> ClientConn::open_region(const proto::OpenRegion& req)
 }
 
 Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
-    // Checked here too, not only on the server: this side's librpma is the
+    // Checked here too, not only on the server: this side's verbs layer is the
     // one that would have to post the FLUSH.
     if (g.method == flush::Method::native_flush && !kNativeFlushAvailable)
         return Error(errc::unsupported, std::string(kNativeFlushUnavailable));
@@ -78,8 +78,8 @@ Result<void> ClientConn::apply_peer_cfg_locked(const proto::RegionGrant& g, Remo
     // The peer configuration belongs to the connection, not the region. Only
     // read_after_write grants apply it, and only one that declares direct
     // write to PMem: a later send_flush grant's "false" must not switch off
-    // rpma_flush for a region that needs it. Regions of other methods never
-    // call rpma_flush, so the connection-wide "true" cannot reach them.
+    // flush for a region that needs it. Regions of other methods never
+    // call flush, so the connection-wide "true" cannot reach them.
     PeerCfgHandle cfg(api_);
     const auto& d = g.rdma_peer_cfg;
     if (int ret = api_.peer_cfg_from_descriptor(d.data(), d.size(), cfg.out()); ret != 0)

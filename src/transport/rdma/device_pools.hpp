@@ -21,10 +21,10 @@ namespace rpm::rdma {
 
 class DevicePools {
 public:
-    /// The pools of the device `ctx`, or new ones: rpma_peer_new, then each
+    /// The pools of the device `ctx`, or new ones: peer_new, then each
     /// pool's initial registrations. The options are used only when the pools
     /// are created (by the device's first connection in this process).
-    /// ERRORS: errc::rdma_unavailable (rpma_peer_new, a registration failed),
+    /// ERRORS: errc::rdma_unavailable (peer_new, a registration failed),
     /// errc::invalid_argument (pool options out of range).
     static Result<std::shared_ptr<DevicePools>> acquire(const Api& api, ibv_context* ctx, const MrPoolOptions& bounce,
                                                         const MrPoolOptions& messages, std::string_view where);

@@ -1,4 +1,4 @@
-// RAII owners for librpma objects. Each remembers the Api table it was
+// RAII owners for the Api's objects. Each remembers the Api table it was
 // created through, so a fake-made object is never freed by the real library.
 #pragma once
 
@@ -8,8 +8,8 @@
 
 namespace rpm::rdma {
 
-/// Owns one librpma object and frees it with the Api member `Free`
-/// (rpma_peer_delete, rpma_mr_dereg, ...), which takes T** like librpma's.
+/// Owns one Api object and frees it with the Api member `Free`
+/// (peer_delete, mr_dereg, ...), which takes T**.
 template <class T, auto Free>
 class Owned {
 public:
@@ -30,17 +30,17 @@ public:
 
     [[nodiscard]] T* get() const noexcept { return p_; }
     explicit operator bool() const noexcept { return p_ != nullptr; }
-    /// Where a librpma constructor stores the new object (frees any old one).
+    /// Where an Api constructor stores the new object (frees any old one).
     T** out() noexcept {
         reset();
         return &p_;
     }
     /// The pointer's address for a call that consumes the object and sets
-    /// it to NULL itself (rpma_conn_req_connect).
+    /// it to NULL itself (conn_req_connect).
     T** consume() noexcept { return &p_; }
     void reset() noexcept {
         // The free functions' failures (ibv_dereg_mr, ...) leave nothing a
-        // destructor could do better; librpma has logged them.
+        // destructor could do better; the verbs layer recorded them.
         if (p_ != nullptr && api_ != nullptr) (void)(api_->*Free)(&p_);
         p_ = nullptr;
     }
@@ -59,7 +59,7 @@ using ConnReqHandle = Owned<ConnReq, &Api::conn_req_delete>;
 using EpHandle = Owned<Ep, &Api::ep_shutdown>;
 
 /// Owns a connection: disconnects it (if nobody did) before deleting it,
-/// since librpma deletes only closed connections.
+/// since only closed connections are deleted cleanly.
 class ConnHandle {
 public:
     ConnHandle() noexcept = default;

@@ -1,4 +1,4 @@
-// Sizes of an RDMA connection and what this build of librpma can do.
+// Sizes of an RDMA connection and what this build's rdma-core can do.
 //
 // One place for the numbers docs/rdma.md quotes. Tests shrink them through
 // ClientLimits / ServerLimits to reach the "queue full" paths quickly.

@@ -58,10 +58,10 @@ Result<void> RdmaListener::start(const std::string& host, std::uint16_t port) {
 Result<void> RdmaListener::open_device(const std::string& host) {
     ibv_context* ctx = nullptr;
     const int ret = api_.utils_get_ibv_context(host.c_str(), kContextLocal, &ctx);
-    // A wildcard address binds no device: librpma then succeeds with no context.
+    // A wildcard address binds no device: the lookup then succeeds with no context.
     if (ret != 0 || ctx == nullptr)
         return Error(errc::rdma_unavailable,
-                     where_ + ": no RDMA device has the address " + host + " (rpma_utils_get_ibv_context: " +
+                     where_ + ": no RDMA device has the address " + host + " (utils_get_ibv_context: " +
                          (ret != 0 ? error_name(ret) : std::string("no device behind that address")) +
                          "); listen on the IP address of an RNIC or of a Soft-RoCE link "
                          "(rdma link add rxe0 type rxe netdev IFACE), not on a wildcard address");
@@ -95,7 +95,7 @@ Result<void> RdmaListener::make_conn_cfg() {
 }
 
 Result<void> RdmaListener::listen(const std::string& host, std::uint16_t port) {
-    // Port 0: librpma cannot report the port its endpoint bound, so pick a
+    // Port 0: the endpoint does not report the port it bound, so pick a
     // free one with rdma_cm first; another process may take it in between,
     // hence the retries.
     const int attempts = port == 0 ? 3 : 1;
@@ -147,10 +147,10 @@ void RdmaListener::accept_loop() {
 
 void RdmaListener::accept_one() {
     ConnReqHandle req(api_);
-    // Fails for events that are not connection requests (librpma acks them).
+    // Fails for events that are not connection requests (consumed).
     if (api_.ep_next_conn_req(ep_.get(), cfg_.get(), req.out()) != 0) return;
     // Past max_connections the request is rejected (ConnReqHandle deletes
-    // it: rpma_conn_req_delete), before a queue pair or buffer is spent on
+    // it: conn_req_delete), before a queue pair or buffer is spent on
     // it. Sessions that ended are reaped first, so they do not count.
     reap();
     {
@@ -161,7 +161,7 @@ void RdmaListener::accept_one() {
         }
     }
     auto s = std::make_unique<ServerSession>(*env_, core_.new_session());
-    // A session that cannot start rejects the request (rpma_conn_req_delete).
+    // A session that cannot start rejects the request (conn_req_delete).
     if (!s->accept(std::move(req))) return;
     std::lock_guard lock(mu_);
     auto& started = *sessions_.emplace(s->id(), std::move(s)).first->second;
@@ -190,7 +190,7 @@ void RdmaListener::stop() noexcept {
     stopping_ = true;
     wake_.notify();
     if (accept_thread_.joinable()) accept_thread_.join();
-    ep_.reset();  // rpma_ep_shutdown: no new connections
+    ep_.reset();  // ep_shutdown: no new connections
     std::map<std::uint64_t, std::unique_ptr<ServerSession>> sessions;
     {
         std::lock_guard lock(mu_);

@@ -123,7 +123,7 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const 
 }
 
 Result<ConnEvent> wait_event(const Api& api, Conn* conn, int event_fd, std::chrono::milliseconds timeout) {
-    // rpma_conn_next_event() blocks without a timeout; poll the event
+    // conn_next_event() blocks without a timeout; poll the event
     // channel first so a silent peer cannot hang us.
     const Ready r = wait_ready(-1, event_fd, -1, to_ms(timeout));
     if (!r.event) return Error(errc::io_error, "no connection event within " + std::to_string(timeout.count()) + " ms");

@@ -3,9 +3,9 @@
 // draining the completion queue, and the Waiter that spins on the queue
 // before (adaptive) or instead of (busy) sleeping (CompletionMode).
 //
-// The thread sleeps in poll() rather than in rpma_cq_wait() so that close()
-// and new work can wake it; the CQ's fd is made non-blocking, as librpma(7)
-// describes, so rpma_cq_wait() only acknowledges an event that is there.
+// The thread sleeps in poll() rather than in cq_wait() so that close()
+// and new work can wake it; the CQ's fd is non-blocking, so cq_wait()
+// only acknowledges an event that is there.
 #pragma once
 
 #include "transport/rdma/api.hpp"
@@ -56,12 +56,12 @@ struct Ready {
 /// wakeup (any may be -1). timeout_ms -1 waits forever.
 Ready wait_ready(int cq_fd, int event_fd, int wake_fd, int timeout_ms) noexcept;
 
-/// O_NONBLOCK on a librpma fd. ERRORS: errc::io_error.
+/// O_NONBLOCK on a channel's fd. ERRORS: errc::io_error.
 Result<void> set_nonblocking(int fd);
 
 /// Acknowledge the CQ's event (when `had_event`) and hand every available
 /// completion to `fn`. RETURN VALUE: how many. ERRORS: errc::io_error when
-/// librpma fails.
+/// the verbs layer fails.
 Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn);
 
 /// How long adaptive mode spins after its last piece of work before it
@@ -97,7 +97,7 @@ Result<ConnEvent> wait_event(const Api& api, Conn* conn, int event_fd, std::chro
 /// "connection lost" etc. for logs and error details.
 const char* event_name(ConnEvent e) noexcept;
 
-/// Milliseconds for librpma's int timeouts, clamped.
+/// Milliseconds for the Api's int timeouts, clamped.
 int to_ms(std::chrono::milliseconds t) noexcept;
 
 } // namespace rpm::rdma

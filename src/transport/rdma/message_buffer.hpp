@@ -4,7 +4,7 @@
 //
 // Safe to pool: the slots are registered for SEND | RECV only (no remote
 // access), and an entry goes back only after the connection whose receives
-// point into it is deleted (release() after rpma_conn_delete), so no work
+// point into it is deleted (release() after conn_delete), so no work
 // request can still reach it when the next connection takes it.
 #pragma once
 

@@ -16,7 +16,7 @@ Result<void*> RpmaRegistrar::register_memory(std::span<std::byte> mem) {
 
 void RpmaRegistrar::deregister_memory(void* handle, std::span<std::byte>) noexcept {
     auto* mr = static_cast<LocalMr*>(handle);
-    // ibv_dereg_mr's failure leaves nothing to do better; librpma logged it.
+    // ibv_dereg_mr's failure leaves nothing to do better: the verbs layer recorded it.
     if (mr != nullptr) (void)api_.mr_dereg(&mr);
 }
 

@@ -1,4 +1,4 @@
-// MrRegistrar for RDMA: rpma_mr_reg / rpma_mr_dereg with one peer (its
+// MrRegistrar for RDMA: mr_reg / mr_dereg with one peer (its
 // protection domain), so an MrPool's entries are real MRs of one device.
 #pragma once
 
@@ -19,10 +19,10 @@ public:
     RpmaRegistrar(const Api& api, Peer* peer, int usage, std::string device,
                   std::shared_ptr<const void> keep_alive = nullptr);
 
-    /// rpma_mr_reg(peer, mem, usage). RETURN VALUE: the LocalMr*.
-    /// ERRORS: errc::rdma_unavailable naming the librpma error.
+    /// mr_reg(peer, mem, usage). RETURN VALUE: the LocalMr*.
+    /// ERRORS: errc::rdma_unavailable naming the rdma-core error.
     Result<void*> register_memory(std::span<std::byte> mem) override;
-    /// rpma_mr_dereg of the handle register_memory returned.
+    /// mr_dereg of the handle register_memory returned.
     void deregister_memory(void* handle, std::span<std::byte> mem) noexcept override;
     /// The ibv device's name ("rxe0"), or "rdma" when it has none.
     [[nodiscard]] std::string device() const override { return device_; }

@@ -27,11 +27,11 @@ namespace rpm::rdma {
 
 enum class OpKind {
     none,          ///< no work request: finishes as soon as it is queued (errors, empty spans)
-    write,         ///< rpma_write from a bounce entry, or from registered user memory
-    read,          ///< rpma_read into a bounce entry, or into registered user memory
-    atomic_write,  ///< rpma_atomic_write (8 bytes, inline)
-    flush,         ///< rpma_flush(PERSISTENT): read-after-write inside librpma
-    request,       ///< rpma_send of a frame, then the server's reply
+    write,         ///< write from a bounce entry, or from registered user memory
+    read,          ///< read into a bounce entry, or into registered user memory
+    atomic_write,  ///< atomic_write (8 bytes, inline)
+    flush,         ///< flush(PERSISTENT): read-after-write (an 8-byte read)
+    request,       ///< send of a frame, then the server's reply
 };
 
 /// Turns the reply frame of a request into the operation's status.

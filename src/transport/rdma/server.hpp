@@ -1,7 +1,7 @@
 // The RDMA listener (listen_rdma) and its sessions.
 //
-// librpma's server steps (librpma(7), SERVER OPERATION): rpma_ep_listen ->
-// rpma_ep_next_conn_req -> rpma_conn_req_recv -> rpma_conn_req_connect ->
+// The server's steps (librpma's order, kept by the verbs layer): ep_listen ->
+// ep_next_conn_req -> conn_req_recv -> conn_req_connect ->
 // kConnEstablished. The listener's thread accepts; each session has an
 // I/O thread that runs the handshake and the control requests against
 // server::Core. Clients write and read the regions one-sided: the server
@@ -43,16 +43,16 @@ struct ServerLimits {
     MrPoolOptions message_pool = message_pool_defaults(kServerMessagePoolBudget, kServerMessagePoolInitial);
 };
 
-/// listen_rdma through `api` (the real librpma, or a test's fake).
+/// listen_rdma through `api` (the verbs layer, or a test's fake).
 Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Core& core, const std::string& host,
                                                            std::uint16_t port, const ServerLimits& limits = {});
 
 /// What a region's memory is registered for: RDMA writes and reads by the
 /// client, and the flush types its memory can honour: visibility always
-/// (librpma's read-after-write needs remote read access), persistence only
+/// (read-after-write needs remote read access), persistence only
 /// on PM-backed memory (a page-cache file or tmpfs has nothing a FLUSH could
 /// make persistent; an RNIC with native FLUSH would be granted
-/// IBV_ACCESS_FLUSH_PERSISTENT for it). Whether rpma_flush(PERSISTENT) may be
+/// IBV_ACCESS_FLUSH_PERSISTENT for it). Whether flush(PERSISTENT) may be
 /// used is the peer cfg's business (peer_cfg_descriptor).
 inline constexpr int kRegionUsage = kUsageReadSrc | kUsageWriteDst |
                                     kUsageFlushPersistent | kUsageFlushVisibility;
@@ -201,7 +201,7 @@ private:
     EpHandle ep_;
     int ep_fd_ = -1;
     Wakeup wake_;
-    server::Admission admission_;  ///< max_connections (librpma hides the peer's address); its log
+    server::Admission admission_;  ///< max_connections (the listener does not look at the peer's address); its log
     std::mutex mu_;
     std::map<std::uint64_t, std::unique_ptr<ServerSession>> sessions_;
     std::atomic<bool> stopping_{false};

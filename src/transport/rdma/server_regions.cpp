@@ -50,7 +50,7 @@ Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Met
         return call_failure(errc::rdma_unavailable, "peer configuration", "peer_cfg_new", ret);
     // Derived from the grant's method, itself derived from the detected
     // platform by flush::decide() (or forced by the client, who was told when
-    // that is unsafe): never declared by hand, unlike librpma's examples.
+    // that is unsafe): never declared by hand, unlike in librpma's examples.
     const bool direct = m == flush::Method::read_after_write;
     if (int ret = api.peer_cfg_set_direct_write_to_pmem(cfg.get(), direct); ret != 0)
         return call_failure(errc::rdma_unavailable, "peer configuration", "peer_cfg_set_direct_write_to_pmem", ret);

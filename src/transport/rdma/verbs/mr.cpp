@@ -12,6 +12,8 @@ namespace {
 constexpr std::size_t kDescriptorSize = 8 + 8 + 4 + 1;
 constexpr int kAllUsage = kUsageReadSrc | kUsageReadDst | kUsageWriteSrc | kUsageWriteDst | kUsageFlushVisibility |
                           kUsageFlushPersistent | kUsageSend | kUsageRecv;
+// The descriptor carries the usage in one byte.
+static_assert(kAllUsage <= 0xFF, "a usage bit beyond the descriptor's byte");
 
 int access_for(int usage) noexcept {
     int a = 0;

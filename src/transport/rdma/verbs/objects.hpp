@@ -114,8 +114,9 @@ int lookup(const char* addr, const char* port, bool passive, AddrInfo& out);
 /// Record "<call>: <strerror(err)>" as this thread's last failure, and
 /// return kErrProvider (or `ret`).
 int fail(const char* call, int err, int ret = kErrProvider);
-/// The last failure recorded on this thread, cleared by reading.
-std::string take_last_failure();
+/// The last failure recorded on this thread when it was recorded with the
+/// return code `ret` (empty otherwise); cleared by reading.
+std::string take_last_failure(int ret);
 
 /// Queue sizes, completion channel, CQ, queue pair and flush buffer for a
 /// cm id. RETURN VALUE: 0 or a kErr code (the partial object is freed by

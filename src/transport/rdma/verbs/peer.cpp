@@ -12,7 +12,14 @@
 namespace rpm::rdma::verbs {
 namespace {
 
-thread_local std::string last_failure;
+// The return code a failure was recorded with, and what rdma-core said: a
+// later error with another code (a validation error records nothing) must
+// not be blamed on it.
+struct LastFailure {
+    int code = 0;
+    std::string text;
+};
+thread_local LastFailure last_failure;
 
 // The cm id is needed only to learn the device: rdma_cm keeps the device
 // open after the id is gone, for the life of the process.
@@ -27,11 +34,14 @@ struct TempId {
 } // namespace
 
 int fail(const char* call, int err, int ret) {
-    last_failure = std::string(call) + ": " + std::strerror(err);
+    last_failure = {ret, std::string(call) + ": " + std::strerror(err)};
     return ret;
 }
 
-std::string take_last_failure() { return std::exchange(last_failure, {}); }
+std::string take_last_failure(int ret) {
+    LastFailure f = std::exchange(last_failure, {});
+    return f.code == ret ? std::move(f.text) : std::string();
+}
 
 int lookup(const char* addr, const char* port, bool passive, AddrInfo& out) {
     addrinfo hints{};
@@ -39,7 +49,7 @@ int lookup(const char* addr, const char* port, bool passive, AddrInfo& out) {
     hints.ai_socktype = SOCK_STREAM;
     if (passive) hints.ai_flags = AI_PASSIVE;
     if (int rc = ::getaddrinfo(addr, port, &hints, &out.ai); rc != 0 || out.ai == nullptr) {
-        last_failure = std::string("getaddrinfo(") + addr + "): " + ::gai_strerror(rc);
+        last_failure = {kErrProvider, std::string("getaddrinfo(") + addr + "): " + ::gai_strerror(rc)};
         return kErrProvider;
     }
     return 0;
