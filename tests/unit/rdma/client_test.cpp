@@ -148,6 +148,28 @@ TEST(RdmaClient, AtomicWriteStatsSayWhichKindWentOnTheWire) {
     }
 }
 
+// A doorbell that fails leaves part of a chain unposted: no completion
+// would finish those ops, so the connection fails (pump_locked), whether
+// the round's ring or the one in front of an atomic write failed.
+TEST(RdmaClient, AFailedDoorbellFailsTheConnection) {
+    for (const bool atomic : {false, true}) {
+        Harness h({{"raw", PersistenceDomain::cpu_cache}});
+        h.listen();
+        auto t = h.connect_ok();
+        auto g = open(*t, "raw");
+        h.fabric.fail_next("ring", kErrProvider);
+        Waiter first;
+        if (atomic)
+            t->atomic_write(g, 8, 1, first.done());
+        else
+            t->write(g, 0, bytes_of("lost?"), first.done());
+        (void)first.get();  // the op itself may have completed before the failure was seen
+        Waiter later;
+        t->write(g, 64, bytes_of("after"), later.done());
+        EXPECT_EQ(later.get(), errc::io_error) << (atomic ? "atomic" : "write");
+    }
+}
+
 TEST(RdmaClient, AtomicWriteIsEightAlignedBytes) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();
