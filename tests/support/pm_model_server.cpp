@@ -58,7 +58,7 @@ Result<std::unique_ptr<ModelServer>> ModelServer::start(const ModelServerOptions
 
     std::unique_ptr<ModelServer> ms(new ModelServer);
     // The model's NIC can do native flush, so the method is exercised here
-    // even though librpma 1.2.0 cannot issue it on real hardware.
+    // even though rdma:// cannot issue it on this build (rdma-core 44 has no ibv_wr_flush).
     ms->core_ = std::make_unique<server::Core>(std::move(so), std::move(regions), "{}", rpm::Overrides{},
                                                platform::Profile{}, server::TransportCaps{true});
     ms->model_ = model;

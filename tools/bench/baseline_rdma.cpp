@@ -12,7 +12,7 @@ std::string reason() {
     std::error_code ec;
     const std::filesystem::path sys = "/sys/class/infiniband";
     const bool device = std::filesystem::exists(sys, ec) && !std::filesystem::is_empty(sys, ec);
-    return std::string("unavailable: rpm-bench has no plain RDMA baseline (raw librpma calls belong in "
+    return std::string("unavailable: rpm-bench has no plain RDMA baseline (raw verbs calls belong in "
                        "src/transport/rdma/, not in rpm-bench); in the lab VM, tools/lab/bench compares "
                        "rdma:// with perftest's ib_read_lat and ib_write_lat on the same device") +
            (device ? "" : "; this machine has no RDMA device (/sys/class/infiniband is empty)");

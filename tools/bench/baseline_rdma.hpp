@@ -2,7 +2,7 @@
 // the tested size (and, for bandwidth, RDMA write streaming) between the
 // same two hosts, without rpm's protocol on top.
 //
-// Every librpma/verbs call belongs in src/transport/rdma/; rpm-bench must
+// Every verbs call belongs in src/transport/rdma/; rpm-bench must
 // not grow its own RDMA stack. Until a raw-RDMA helper exists there, this
 // returns "unavailable" with the reason, and rpm-bench reports the baseline
 // (and every rdma:// ratio) as unavailable: no number is ever made up. In

@@ -1,5 +1,5 @@
 // The RDMA client transport against the fake fabric and the real listener:
-// every librpma argument on the data path, the flush methods, ordering,
+// every Api argument on the data path, the flush methods, ordering,
 // queueing, and failure.
 #include "support.hpp"
 
@@ -221,7 +221,7 @@ TEST(RdmaClient, TheReadAfterWriteStaysInsideTheRegion) {
     h.listen();
     auto t = h.connect_ok();
     auto g = open(*t, "raw");
-    const proto::Range tail{4092, 4};  // librpma reads 8 bytes: not at 4092
+    const proto::Range tail{4092, 4};  // the flush reads 8 bytes: not at 4092
     Waiter w;
     t->flush(g, std::span(&tail, 1), w.done());
     ASSERT_FALSE(w.get());

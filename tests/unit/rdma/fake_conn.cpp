@@ -68,7 +68,7 @@ int conn_req_connect(ConnReq** req, const void*, Conn** conn) {
     std::lock_guard lock(f.mu_);
     if (!req || !*req || !conn) return kErrInval;
     ConnReq* r = *req;
-    *req = nullptr;  // consumed, whatever happens (as librpma)
+    *req = nullptr;  // consumed, whatever happens (as the Api says)
     --f.live_;
     Conn* c = r->conn;
     Conn* client = r->client;

@@ -103,7 +103,7 @@ int flush(Conn* c, const RemoteMr* dst, std::size_t dst_off, std::size_t len, Fl
     f.flushes_.push_back({c, dst, dst_off, len, type, flags, ctx, c ? c->direct_write : false});
     if (int e = take_failure(f, "rpma_flush")) return e;
     if (!c || !dst || flags == 0) return kErrInval;
-    // librpma 1.2: persistent flush needs the remote peer cfg's direct write
+    // As the verbs layer: persistent flush needs the remote peer cfg's direct write
     // to PMem and a region registered for it; then it reads 8 bytes.
     if (type == kFlushPersistent &&
         (!c->direct_write || (dst->usage & kUsageFlushPersistent) == 0))

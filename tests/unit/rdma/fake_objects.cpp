@@ -94,7 +94,7 @@ int peer_cfg_desc_size(const PeerCfg* cfg, std::size_t* n) {
     std::lock_guard lock(f.mu_);
     if (int e = take_failure(f, "rpma_peer_cfg_get_descriptor_size")) return e;
     if (!cfg || !n) return kErrInval;
-    *n = 1;  // as librpma: one byte of flags
+    *n = 1;  // as the verbs layer: one byte
     return 0;
 }
 

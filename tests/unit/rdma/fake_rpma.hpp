@@ -1,10 +1,11 @@
-// A fake librpma for machines without an RDMA device.
+// A fake of the transport's Api (rpm::rdma::Api, once librpma's calls) for
+// machines without an RDMA device.
 //
 // It implements rpm::rdma::Api over an in-process "fabric": connection
 // requests find listening endpoints by port, sends land in the peer's posted
 // receives, RDMA writes / reads / atomic writes copy between registered
 // memory (checking bounds and usage, as an RNIC checks rkeys), rpma_flush
-// behaves like librpma 1.2 (kErrNoSupp unless the connection's remote
+// behaves like the verbs layer (kErrNoSupp unless the connection's remote
 // peer cfg declares direct write to PMem), and completions and connection
 // events arrive through eventfds, so the transport's real poll() loops run.
 // Every call is recorded with its arguments; tests can make the next call of

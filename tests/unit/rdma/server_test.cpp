@@ -328,7 +328,7 @@ TEST(RdmaListener, ConnectionsPastMaxConnectionsAreRejected) {
     EXPECT_TRUE(eventually([&] { return h.connect().has_value(); }));
 }
 
-// A client that connects and never sends Auth: only librpma calls, no rpm client.
+// A client that connects and never sends Auth: only Api calls, no rpm client.
 struct SilentPeer {
     const Api& api = fake::Fabric::api();
     Peer* peer = nullptr;
