@@ -79,6 +79,7 @@ inline constexpr std::size_t kMaxPersistSlices = 256;
 
 namespace detail {
 class ConnectionState;
+struct ConnectionAccess;
 }
 
 /// A region the server granted. A cheap handle; valid while its Connection lives.
@@ -212,6 +213,7 @@ public:
 
 private:
     friend class Client;
+    friend struct detail::ConnectionAccess;
     explicit Connection(std::shared_ptr<detail::ConnectionState> s) noexcept : s_(std::move(s)) {}
     std::shared_ptr<detail::ConnectionState> s_;
 };

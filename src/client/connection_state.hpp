@@ -37,6 +37,12 @@ public:
     }
 };
 
+/// The library's own way into a Connection (the Replicator polls its
+/// rdma:// members' completions through their transports).
+struct ConnectionAccess {
+    static std::shared_ptr<ConnectionState> state(Connection& c) noexcept { return c.s_; }
+};
+
 /// Wait for an async operation with the connection's timeout. A timeout
 /// closes the connection: the operation's state is unknown, and closing
 /// guarantees no late completion touches the caller's buffers.

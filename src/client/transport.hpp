@@ -14,6 +14,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace rpm::client {
 
@@ -42,6 +43,22 @@ private:
         Done done;
     };
     std::shared_ptr<State> s_;
+};
+
+/// A thread's hold on a transport's completions (Transport::hold_polling):
+/// while it lives, the transport's own I/O thread stands aside and the
+/// holder runs the completion work, and every callback, itself.
+class PollHold {
+public:
+    virtual ~PollHold() = default;
+    /// One round of completion work without waiting: the completions there
+    /// are, their callbacks, and (when `events`) the connection's events.
+    /// RETURN VALUE: how many completions and callbacks it handled.
+    virtual std::size_t poll(bool events) = 0;
+    /// Arm the completion channel and add the descriptors that become
+    /// readable once there is work (completions, connection events, a
+    /// wake-up for the holder) to `fds`, for the holder's poll().
+    virtual void fds(std::vector<int>& out) = 0;
 };
 
 class Transport {
@@ -79,6 +96,11 @@ public:
     virtual void recv(std::span<std::byte> out, RecvDone done) = 0;
     [[nodiscard]] virtual const std::string& profile_json() const noexcept = 0;
     [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+    /// Take over polling this transport's completions on the calling thread
+    /// (the Replicator's committing thread does, for its rdma:// members).
+    /// RETURN VALUE: the hold, or null when the transport has no such mode
+    /// (tcp://: its I/O group does that) or another thread holds it.
+    virtual std::unique_ptr<PollHold> hold_polling() { return nullptr; }
     /// How atomic writes travel (Connection::atomic_write_stats); the
     /// default is the server's store, tcp://'s way.
     [[nodiscard]] virtual AtomicWriteStats atomic_write_stats() const noexcept { return {"server", 0}; }

@@ -209,7 +209,7 @@ Lsn Replicator::Impl::persist_slices(std::span<const WriteSlice> slices) {
     return lsn;
 }
 
-Result<Lsn> Replicator::Impl::wait_quorum(Lsn target, IoGroup::Drive* drive) {
+Result<Lsn> Replicator::Impl::wait_quorum(Lsn target, IoGroup::Drive* drive, replication::Holds* holds) {
     // The failure detector bounds this wait: a member that does not answer
     // within failure_timeout is failed, which either lets the quorum form
     // without it or makes it impossible. The deadline is a second guard.
@@ -226,6 +226,17 @@ Result<Lsn> Replicator::Impl::wait_quorum(Lsn target, IoGroup::Drive* drive) {
             return Error(errc::quorum_lost, "commit of LSN " + std::to_string(target) + ": " + std::to_string(live) +
                                                 " live members, " + std::to_string(needed) + " needed" +
                                                 (last.empty() ? "" : " (last failure: " + last + ")"));
+        }
+        if (holds && !holds->empty()) {
+            // Completions take mu: it is not held while polling.
+            lock.unlock();
+            const bool ok = poll_until(*holds, [&] {
+                std::lock_guard l(mu);
+                return settled();
+            }, deadline);
+            lock.lock();
+            if (!ok) holds = nullptr;  // the deadline: cv below decides
+            continue;
         }
         if (drive) {
             // Completions take mu: it is not held while driving.
@@ -247,6 +258,7 @@ Result<Lsn> Replicator::Impl::wait_quorum(Lsn target, IoGroup::Drive* drive) {
 void Replicator::Impl::wake_waiters() noexcept {
     cv.notify_all();
     io_group->wake_driver();
+    poll_wake.notify();
 }
 
 void Replicator::Impl::send_heartbeat(std::size_t i) {

@@ -87,13 +87,17 @@ Result<Lsn> Replicator::atomic_write(std::uint64_t offset, std::uint64_t value) 
 }
 
 Result<Lsn> Replicator::commit() {
-    auto drive = impl_->io_group->try_drive();
+    // rdma:// members' completions are polled here; the tcp:// ones' I/O
+    // group is driven only when no rdma:// member is held (the driver of
+    // the group must read its sockets, which a poller of CQs does not).
+    auto holds = impl_->hold_members();
+    auto drive = holds.empty() ? impl_->io_group->try_drive() : std::nullopt;
     Lsn target = 0;
     {
         std::lock_guard issue(impl_->issue_mu);
         target = impl_->issue_flushes();
     }
-    return impl_->wait_quorum(target, drive ? &*drive : nullptr);
+    return impl_->wait_quorum(target, drive ? &*drive : nullptr, &holds);
 }
 
 Result<Lsn> Replicator::persist(std::uint64_t offset, std::span<const std::byte> data) {
@@ -121,7 +125,8 @@ Result<Lsn> Replicator::persist(std::span<const WriteSlice> slices) {
     if (slices.size() > small.size()) large.resize(slices.size()), at = large;
     at = at.first(slices.size());
     for (std::size_t i = 0; i < slices.size(); ++i) at[i] = {kReplicaHeaderSize + slices[i].offset, slices[i].data};
-    auto drive = impl_->io_group->try_drive();
+    auto holds = impl_->hold_members();  // as in commit()
+    auto drive = holds.empty() ? impl_->io_group->try_drive() : std::nullopt;
     Lsn target = 0;
     {
         std::lock_guard issue(impl_->issue_mu);
@@ -137,7 +142,7 @@ Result<Lsn> Replicator::persist(std::span<const WriteSlice> slices) {
             target = impl_->issue_flushes();
         }
     }
-    return impl_->wait_quorum(target, drive ? &*drive : nullptr);
+    return impl_->wait_quorum(target, drive ? &*drive : nullptr, &holds);
 }
 
 Lsn Replicator::frontier(Frontier f) const noexcept {

@@ -14,12 +14,14 @@
 
 #include "replication/detail/header.hpp"
 #include "replication/detail/intervals.hpp"
+#include "client/transport.hpp"
 #include "transport/tcp/io_group.hpp"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -42,6 +44,27 @@ struct PendingFlush {
     Lsn lsn = 0;           ///< the member holds every write up to here once it completes
     unsigned remaining = 0;
     IntervalSet ranges;    ///< what it covers, for the missed set if the member fails
+};
+
+/// The committing thread's holds on its members' completions.
+using Holds = std::vector<std::unique_ptr<client::PollHold>>;
+
+/// Wakes a committing thread asleep in poll() on its members' descriptors:
+/// an eventfd, written only while that thread sleeps.
+class PollWake {
+public:
+    PollWake() noexcept;
+    ~PollWake();
+    PollWake(const PollWake&) = delete;
+    PollWake& operator=(const PollWake&) = delete;
+    [[nodiscard]] int fd() const noexcept { return fd_; }
+    void set_sleeping(bool on) noexcept { sleeping_.store(on); }
+    void notify() noexcept;
+    void drain() noexcept;
+
+private:
+    int fd_ = -1;
+    std::atomic<bool> sleeping_{false};
 };
 
 struct Member {
@@ -115,12 +138,21 @@ struct Replicator::Impl {
     /// (region offsets) and their flush as one persist request per member.
     Lsn persist_slices(std::span<const WriteSlice> slices);
     [[nodiscard]] bool nothing_unflushed() const;
-    /// Wait until `target` is on a quorum, driving the replicas' I/O group
-    /// when `drive` is given (taken before the requests were sent).
-    Result<Lsn> wait_quorum(Lsn target, IoGroup::Drive* drive);
+    /// Wait until `target` is on a quorum, polling the rdma:// members'
+    /// completions when `holds` has any, else driving the replicas' I/O
+    /// group when `drive` is given (both taken before the requests were sent).
+    Result<Lsn> wait_quorum(Lsn target, IoGroup::Drive* drive, replication::Holds* holds = nullptr);
     /// Wake everyone waiting for a frontier or a failure: cv, and a
-    /// committing thread polling the I/O group.
+    /// committing thread polling the I/O group or its members.
     void wake_waiters() noexcept;
+    // poll_members.cpp: the committing thread polls its rdma:// members
+    /// Holds on the members' completions (client::PollHold): empty when no
+    /// member is rdma:// or another committing thread holds them.
+    replication::Holds hold_members();
+    /// Poll the holds' completions until `done` or `deadline` (then false),
+    /// spinning and sleeping as the members' CompletionMode says.
+    bool poll_until(replication::Holds& holds, const std::function<bool()>& done, Clock::time_point deadline);
+    replication::PollWake poll_wake;
     void send_heartbeat(std::size_t i);
     // completion.cpp (mu held unless said otherwise)
     void on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec);

@@ -84,9 +84,22 @@ public:
     /// RETURN VALUE: the operation's status. ERRORS: errc::io_error after
     /// `timeout` (the connection is closed, as client::Transport::call says).
     std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout);
-    /// False on the I/O thread and inside a synchronous call's callbacks:
-    /// a nested call there must not drive (it would wait for itself).
+    /// False on the I/O thread, inside a synchronous call's callbacks and
+    /// on a thread that holds the polling: a nested call there must not
+    /// drive (it would wait for itself).
     [[nodiscard]] bool can_drive() const noexcept;
+    /// Take over the completion work on this thread until end_hold(), as a
+    /// synchronous call does for its own operation (client::PollHold).
+    /// RETURN VALUE: false when another thread holds it, or can_drive() is false.
+    bool try_begin_hold();
+    void end_hold() noexcept;
+    /// One round of the I/O thread's work, without waiting. `events`: the
+    /// completion channel's event and the connection's events too (after a
+    /// poll() found a descriptor of hold_fds() readable).
+    /// RETURN VALUE: completions and callbacks handled.
+    std::size_t poll_round(bool events);
+    /// The completion channel, the connection's events and the holder's wake-up.
+    void hold_fds(std::vector<int>& out) const;
     /// The I/O thread sleeps without watching the CQ (tests, diagnostics).
     [[nodiscard]] bool io_thread_parked() const {
         std::lock_guard lock(mu_);
@@ -210,6 +223,7 @@ private:
     // it takes drive_mu_, so that an I/O thread failing to take the lock
     // knows to park rather than spin).
     unsigned drivers_ = 0;
+    std::atomic<bool> held_{false};  // a thread holds the polling (try_begin_hold)
     bool io_parked_ = false;  // the I/O thread sleeps, not watching the CQ
     OpQueue ops_;
     std::unordered_map<std::uint32_t, std::uint64_t> awaiting_;  // request id -> op seq
@@ -234,6 +248,20 @@ private:
     std::atomic<std::uint32_t> next_rid_{1};
     std::atomic<bool> stop_{false};
     std::thread thread_;
+};
+
+/// A thread's hold on a connection's completions (ClientConn::try_begin_hold).
+class RdmaPollHold final : public client::PollHold {
+public:
+    explicit RdmaPollHold(std::shared_ptr<ClientConn> c) noexcept : c_(std::move(c)) {}
+    ~RdmaPollHold() override { c_->end_hold(); }
+    RdmaPollHold(const RdmaPollHold&) = delete;
+    RdmaPollHold& operator=(const RdmaPollHold&) = delete;
+    std::size_t poll(bool events) override { return c_->poll_round(events); }
+    void fds(std::vector<int>& out) override { c_->hold_fds(out); }
+
+private:
+    std::shared_ptr<ClientConn> c_;
 };
 
 /// The Transport handed to the client layer: a thin owner of a ClientConn.
@@ -268,6 +296,7 @@ public:
     std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) override {
         return c_->can_drive() ? c_->call(start, timeout) : client::Transport::call(start, timeout);
     }
+    std::unique_ptr<client::PollHold> hold_polling() override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }
     [[nodiscard]] std::string_view name() const noexcept override { return "rdma"; }
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept override { return c_->atomic_write_stats(); }

@@ -10,17 +10,76 @@
 // and is woken only when work outlives the call or arrives without one.
 #include "transport/rdma/client.hpp"
 
+#include <algorithm>
+
 namespace rpm::rdma {
 namespace {
 
 // The connection whose synchronous call this thread is driving: a callback
 // run by the driver that makes another call must not drive again.
 thread_local const ClientConn* t_driving = nullptr;
+// The connections whose polling this thread holds (a Replicator's members).
+thread_local std::vector<const ClientConn*> t_held;
+
+bool held_here(const ClientConn* c) noexcept { return std::find(t_held.begin(), t_held.end(), c) != t_held.end(); }
 
 } // namespace
 
 bool ClientConn::can_drive() const noexcept {
-    return t_driving != this && std::this_thread::get_id() != thread_.get_id();
+    return t_driving != this && !held_here(this) && std::this_thread::get_id() != thread_.get_id();
+}
+
+std::unique_ptr<client::PollHold> RdmaClient::hold_polling() {
+    if (!c_->try_begin_hold()) return nullptr;
+    return std::make_unique<RdmaPollHold>(c_);
+}
+
+bool ClientConn::try_begin_hold() {
+    if (!can_drive() || held_.exchange(true)) return false;
+    {
+        std::lock_guard lock(mu_);
+        ++drivers_;
+        if (!io_parked_) wake_.notify();  // go park (see call())
+    }
+    // Waits at most for the I/O thread's round or another thread's
+    // synchronous call on this connection.
+    drive_mu_.lock();
+    // Notifies must reach the holder's poll() through the eventfd: a call's
+    // Waiter may have left the flag that turns them into a flag write.
+    drive_wake_.set_spinning(false);
+    t_held.push_back(this);
+    // What finished before the hold (a refused call) runs here first.
+    while (deliver()) {
+    }
+    return true;
+}
+
+void ClientConn::end_hold() noexcept {
+    std::erase(t_held, this);
+    drive_mu_.unlock();
+    end_drive();
+    held_ = false;
+}
+
+std::size_t ClientConn::poll_round(bool events) {
+    std::size_t n = 0;
+    if (events) {
+        drive_wake_.drain();
+        n += poll_cq(true);  // acknowledges the channel's event and re-arms
+        on_event();
+    } else {
+        n += poll_cq(false);
+    }
+    while (deliver()) ++n;
+    return n;
+}
+
+void ClientConn::hold_fds(std::vector<int>& out) const {
+    // The CQ is armed whenever its channel has no unacknowledged event:
+    // at creation, and again by every cq_wait (poll_cq(true)).
+    out.push_back(cq_fd_);
+    out.push_back(event_fd_);
+    out.push_back(drive_wake_.fd());
 }
 
 std::error_code ClientConn::call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) {

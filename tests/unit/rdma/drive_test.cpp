@@ -146,6 +146,43 @@ TEST_P(Drive, ACallThatTimesOutClosesTheConnection) {
     EXPECT_EQ(sync_write(8, bytes_of("after")).first, errc::io_error);
 }
 
+// A thread that holds a connection's polling (the Replicator's committing
+// thread) runs the callbacks of every operation, its own and others', in
+// poll(); the I/O thread parks meanwhile and takes over after the hold.
+TEST_P(Drive, AHolderPollsTheCompletionsOnItsThread) {
+    const auto& conn = dynamic_cast<const RdmaClient&>(*t_).conn();
+    auto hold = t_->hold_polling();
+    ASSERT_TRUE(hold);
+    EXPECT_TRUE(eventually([&] { return conn.io_thread_parked(); })) << "the I/O thread did not park";
+    // One holder at a time: another thread is refused, and so is a nested
+    // hold or a driving call's override here.
+    std::unique_ptr<client::PollHold> other;
+    std::thread([&] { other = t_->hold_polling(); }).join();
+    EXPECT_FALSE(other);
+    EXPECT_FALSE(t_->hold_polling());
+    std::atomic<std::thread::id> ran{};
+    std::atomic<int> done{0};
+    for (int i = 0; i < 4; ++i)
+        t_->write(g_, static_cast<std::uint64_t>(i) * 8, bytes_of("held"), [&](std::error_code ec) {
+            EXPECT_FALSE(ec);
+            ran = std::this_thread::get_id();
+            ++done;
+        });
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    std::vector<int> fds;
+    hold->fds(fds);
+    EXPECT_EQ(fds.size(), 3u);
+    while (done < 4 && std::chrono::steady_clock::now() < deadline) (void)hold->poll(true);
+    EXPECT_EQ(done, 4);
+    EXPECT_EQ(ran.load(), std::this_thread::get_id()) << "a callback ran on another thread during the hold";
+    EXPECT_TRUE(conn.io_thread_parked());
+    hold.reset();
+    // After the hold, the I/O thread comes back for a later write.
+    Waiter w;
+    t_->write(g_, 64, bytes_of("after"), w.done());
+    EXPECT_FALSE(w.get(5s));
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Drive,
                          ::testing::Values(CompletionMode::adaptive, CompletionMode::busy, CompletionMode::event),
                          [](const ::testing::TestParamInfo<CompletionMode>& p) { return std::string(to_string(p.param)); });
