@@ -10,33 +10,8 @@
 #include <cerrno>
 #include <cstdint>
 #include <poll.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 namespace rpm {
-namespace replication {
-
-PollWake::PollWake() noexcept : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
-
-PollWake::~PollWake() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-void PollWake::notify() noexcept {
-    // Seq-cst with set_sleeping: either the sleeper sees the state change
-    // that came before this (it checks after saying it sleeps) or this sees
-    // it sleeping and writes.
-    if (!sleeping_.load() || fd_ < 0) return;
-    const std::uint64_t one = 1;
-    (void)!::write(fd_, &one, sizeof one);
-}
-
-void PollWake::drain() noexcept {
-    std::uint64_t n = 0;
-    if (fd_ >= 0) (void)!::read(fd_, &n, sizeof n);
-}
-
-} // namespace replication
 
 namespace {
 
@@ -89,9 +64,9 @@ bool Replicator::Impl::poll_until(replication::Holds& holds, const std::function
         fds.clear();
         for (int fd : raw) fds.push_back({fd, POLLIN, 0});
         fds.push_back({poll_wake.fd(), POLLIN, 0});
-        poll_wake.set_sleeping(true);
+        poll_wake.set_spinning(false);
         if (done()) {
-            poll_wake.set_sleeping(false);
+            poll_wake.set_spinning(true);
             return true;
         }
         const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
@@ -99,7 +74,7 @@ bool Replicator::Impl::poll_until(replication::Holds& holds, const std::function
         do {
             rc = ::poll(fds.data(), fds.size(), static_cast<int>(std::min<long long>(ms, 1000)));
         } while (rc < 0 && errno == EINTR);
-        poll_wake.set_sleeping(false);
+        poll_wake.set_spinning(true);
         poll_wake.drain();
         for (auto& h : holds) h->poll(true);
         last_work = Clock::now();

@@ -15,6 +15,7 @@
 #include "replication/detail/header.hpp"
 #include "replication/detail/intervals.hpp"
 #include "client/transport.hpp"
+#include "core/wakeup.hpp"
 #include "transport/tcp/io_group.hpp"
 
 #include <atomic>
@@ -48,24 +49,6 @@ struct PendingFlush {
 
 /// The committing thread's holds on its members' completions.
 using Holds = std::vector<std::unique_ptr<client::PollHold>>;
-
-/// Wakes a committing thread asleep in poll() on its members' descriptors:
-/// an eventfd, written only while that thread sleeps.
-class PollWake {
-public:
-    PollWake() noexcept;
-    ~PollWake();
-    PollWake(const PollWake&) = delete;
-    PollWake& operator=(const PollWake&) = delete;
-    [[nodiscard]] int fd() const noexcept { return fd_; }
-    void set_sleeping(bool on) noexcept { sleeping_.store(on); }
-    void notify() noexcept;
-    void drain() noexcept;
-
-private:
-    int fd_ = -1;
-    std::atomic<bool> sleeping_{false};
-};
 
 struct Member {
     std::size_t index = 0;
@@ -152,7 +135,10 @@ struct Replicator::Impl {
     /// Poll the holds' completions until `done` or `deadline` (then false),
     /// spinning and sleeping as the members' CompletionMode says.
     bool poll_until(replication::Holds& holds, const std::function<bool()>& done, Clock::time_point deadline);
-    replication::PollWake poll_wake;
+    /// Wakes the committing thread asleep in poll() on its members'
+    /// descriptors; "spinning" (a notify only sets the flag) whenever it is
+    /// not asleep there, so wake_waiters costs no system call then.
+    Wakeup poll_wake{true};
     void send_heartbeat(std::size_t i);
     // completion.cpp (mu held unless said otherwise)
     void on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec);

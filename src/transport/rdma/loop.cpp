@@ -6,32 +6,9 @@
 #include <cstdint>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 namespace rpm::rdma {
-
-Wakeup::Wakeup() noexcept : fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {}
-
-Wakeup::~Wakeup() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-void Wakeup::notify() noexcept {
-    // Seq-cst against the Waiter's "not spinning, then pending?" before it
-    // sleeps: either it sees the flag or this sees it may sleep and writes.
-    pending_.store(true);
-    if (spinning_.load()) return;
-    const std::uint64_t one = 1;
-    // EAGAIN means the counter is already non-zero: the thread wakes anyway.
-    (void)!::write(fd_, &one, sizeof one);
-}
-
-void Wakeup::drain() noexcept {
-    pending_.store(false);
-    std::uint64_t n = 0;
-    (void)!::read(fd_, &n, sizeof n);
-}
 
 Ready wait_ready(int cq_fd, int event_fd, int wake_fd, int timeout_ms) noexcept {
     std::array<pollfd, 3> fds{pollfd{cq_fd, POLLIN, 0}, pollfd{event_fd, POLLIN, 0}, pollfd{wake_fd, POLLIN, 0}};

@@ -8,6 +8,7 @@
 // only acknowledges an event that is there.
 #pragma once
 
+#include "core/wakeup.hpp"
 #include "transport/rdma/api.hpp"
 
 #include <rpm/completion.hpp>
@@ -20,29 +21,6 @@
 #include <functional>
 
 namespace rpm::rdma {
-
-/// An eventfd another thread writes to wake the I/O thread, and a flag a
-/// spinning I/O thread reads instead (no system call on either side).
-class Wakeup {
-public:
-    Wakeup() noexcept;
-    ~Wakeup();
-    Wakeup(const Wakeup&) = delete;
-    Wakeup& operator=(const Wakeup&) = delete;
-    [[nodiscard]] int fd() const noexcept { return fd_; }
-    [[nodiscard]] bool ok() const noexcept { return fd_ >= 0; }
-    void notify() noexcept;
-    void drain() noexcept;
-    [[nodiscard]] bool pending() const noexcept { return pending_.load(); }
-    /// Set by a Waiter while its thread spins or works between waits: a
-    /// notify() then only sets the flag.
-    void set_spinning(bool on) noexcept { spinning_.store(on); }
-
-private:
-    int fd_ = -1;
-    std::atomic<bool> pending_{false};
-    std::atomic<bool> spinning_{false};
-};
 
 struct Ready {
     bool cq = false;
