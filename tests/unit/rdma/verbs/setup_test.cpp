@@ -10,7 +10,17 @@
 namespace rpm::rdma::verbs::test {
 namespace {
 
-using SetupTest = VerbsTest;
+class SetupTest : public VerbsTest {
+protected:
+    // A listener as RdmaListener makes one: device, peer, connection
+    // configuration, endpoint on port 7205.
+    void listen(Ep*& ep) {
+        ASSERT_EQ(api.utils_get_ibv_context("127.0.0.1", kContextLocal, &ctx), 0);
+        ASSERT_EQ(api.peer_new(ctx, &peer), 0);
+        ASSERT_EQ(api.conn_cfg_new(&cfg), 0);
+        ASSERT_EQ(api.ep_listen(peer, "127.0.0.1", "7205", &ep), 0);
+    }
+};
 
 bool nonblocking(int fd) {
     const int flags = ::fcntl(fd, F_GETFL);
@@ -162,11 +172,8 @@ TEST_F(SetupTest, ServerListensAcceptsAndShutsDown) {
 }
 
 TEST_F(SetupTest, DeletingAnOfferedRequestRejectsIt) {
-    ASSERT_EQ(api.utils_get_ibv_context("127.0.0.1", kContextLocal, &ctx), 0);
-    ASSERT_EQ(api.peer_new(ctx, &peer), 0);
-    ASSERT_EQ(api.conn_cfg_new(&cfg), 0);
     Ep* ep = nullptr;
-    ASSERT_EQ(api.ep_listen(peer, "127.0.0.1", "7205", &ep), 0);
+    ASSERT_NO_FATAL_FAILURE(listen(ep));
     const int live_before = fake::live();
     int ep_fd = -1;
     ASSERT_EQ(api.ep_get_fd(ep, &ep_fd), 0);
@@ -198,11 +205,8 @@ TEST_F(SetupTest, DeletingAClientRequestDoesNotReject) {
 }
 
 TEST_F(SetupTest, AListenerEventThatIsNoRequestIsConsumedAndRefused) {
-    ASSERT_EQ(api.utils_get_ibv_context("127.0.0.1", kContextLocal, &ctx), 0);
-    ASSERT_EQ(api.peer_new(ctx, &peer), 0);
-    ASSERT_EQ(api.conn_cfg_new(&cfg), 0);
     Ep* ep = nullptr;
-    ASSERT_EQ(api.ep_listen(peer, "127.0.0.1", "7205", &ep), 0);
+    ASSERT_NO_FATAL_FAILURE(listen(ep));
     int ep_fd = -1;
     ASSERT_EQ(api.ep_get_fd(ep, &ep_fd), 0);
     fake::queue_cm_event(ep_fd, RDMA_CM_EVENT_DEVICE_REMOVAL);
@@ -216,11 +220,8 @@ TEST_F(SetupTest, AListenerEventThatIsNoRequestIsConsumedAndRefused) {
 }
 
 TEST_F(SetupTest, ARequestOnAnotherDeviceIsRejected) {
-    ASSERT_EQ(api.utils_get_ibv_context("127.0.0.1", kContextLocal, &ctx), 0);
-    ASSERT_EQ(api.peer_new(ctx, &peer), 0);
-    ASSERT_EQ(api.conn_cfg_new(&cfg), 0);
     Ep* ep = nullptr;
-    ASSERT_EQ(api.ep_listen(peer, "127.0.0.1", "7205", &ep), 0);
+    ASSERT_NO_FATAL_FAILURE(listen(ep));
     const int live_before = fake::live();
     int ep_fd = -1;
     ASSERT_EQ(api.ep_get_fd(ep, &ep_fd), 0);
