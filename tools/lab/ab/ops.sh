@@ -1,0 +1,36 @@
+#!/bin/bash
+# tools/lab/ab/ops.sh: runs INSIDE the lab VM. Two builds' rpm-bench, before
+# and after a change, alternating round by round in one VM run (write, read,
+# persist, atomic_write, 8 B, qd 1, sync and callback APIs), each client
+# against its own build's rpm-server, with ib_read_lat and ib_write_lat in
+# every round; JSON and perftest output to $RPM_LAB_OUT. docs/benchmarks.md,
+# "The verbs layer", has the figures and summarises them by the medians.
+#   RPM_LAB_ARTIFACTS=OUT tools/lab/run [--pm eadr] --share BEFORE_CHECKOUT -- \
+#     tools/lab/ab/ops.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event]
+before=$1 after=$2 comp=${3:-adaptive}; out=${RPM_LAB_OUT:-/tmp}
+addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
+printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
+$before/rpm-server --listen "rdma://$addr:7700" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > $out/server-before.log 2>&1 &
+sb=$!
+for i in $(seq 1 100); do grep -q "region pm" $out/server-before.log && break; sleep 0.2; done
+$after/rpm-server --listen "rdma://$addr:7701" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > $out/server-after.log 2>&1 &
+sa=$!
+for i in $(seq 1 100); do grep -q "region pm" $out/server-after.log && break; sleep 0.2; done
+port=18600
+for rep in 1 2 3; do
+  for tool in ib_read_lat ib_write_lat; do
+    port=$((port+1))
+    timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port > $out/ibsrv-$tool-$rep.txt 2>&1 &
+    srv=$!
+    sleep 3; timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port $addr > $out/$tool-$rep.txt 2>&1
+    echo "$tool $rep rc=$?"; kill $srv 2>/dev/null; wait $srv 2>/dev/null
+  done
+  for build in before after; do for api in sync callback; do
+    b=$before; p=7700; [ $build = after ] && b=$after && p=7701
+    timeout 120 $b/rpm-bench --connect "rdma://$addr:$p" --id bench --secret-file /tmp/s.secret --region pm \
+      --tests write,read,persist,atomic_write --sizes 8 --qd 1 --threads 1 --duration 1 --warmup 0.2 --rounds 1 --api $api \
+      --completion $comp --no-forced --json --output $out/$build-$api-$rep.json --quiet > /dev/null 2> $out/$build-$api-$rep.err
+    echo "$build $api $rep rc=$?"
+  done; done
+done
+kill $sb $sa; wait
