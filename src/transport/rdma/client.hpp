@@ -90,7 +90,9 @@ public:
     [[nodiscard]] bool can_drive() const noexcept;
     /// Take over the completion work on this thread until end_hold(), as a
     /// synchronous call does for its own operation (client::PollHold).
-    /// RETURN VALUE: false when another thread holds it, or can_drive() is false.
+    /// RETURN VALUE: false when another thread holds it, can_drive() is
+    /// false, or the polling lock stays taken for over 1 ms (another
+    /// thread's synchronous call, which may last up to its timeout).
     bool try_begin_hold();
     void end_hold() noexcept;
     /// One round of the I/O thread's work, without waiting. `events`: the

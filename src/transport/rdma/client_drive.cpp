@@ -41,9 +41,19 @@ bool ClientConn::try_begin_hold() {
         ++drivers_;
         if (!io_parked_) wake_.notify();  // go park (see call())
     }
-    // Waits at most for the I/O thread's round or another thread's
-    // synchronous call on this connection.
-    drive_mu_.lock();
+    // The I/O thread lets go within its round; another thread's synchronous
+    // call may keep the lock up to its timeout (a member that stopped
+    // answering), and a committing thread must not wait for that: it waits
+    // on its condition variable instead, and the failure detector decides.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(1);
+    while (!drive_mu_.try_lock()) {
+        if (std::chrono::steady_clock::now() >= give_up) {
+            end_drive();
+            held_ = false;
+            return false;
+        }
+        std::this_thread::yield();
+    }
     // Notifies must reach the holder's poll() through the eventfd: a call's
     // Waiter may have left the flag that turns them into a flag write.
     drive_wake_.set_spinning(false);

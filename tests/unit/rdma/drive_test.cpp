@@ -183,6 +183,30 @@ TEST_P(Drive, AHolderPollsTheCompletionsOnItsThread) {
     EXPECT_FALSE(w.get(5s));
 }
 
+// A committing thread never waits for another thread's synchronous call
+// (which may last up to its timeout when the server stopped answering): it
+// is refused the hold at once and waits elsewhere; once the call ends, the
+// hold is granted again.
+TEST_P(Drive, AHoldIsRefusedWhileAnotherThreadsCallWaits) {
+    h_->fabric.hold_client_completions(true);
+    std::atomic<bool> returned{false};
+    std::thread caller([&] {
+        (void)sync_write(0, bytes_of("stuck"), 2s);
+        returned = true;
+    });
+    // The caller is inside its call once its write is posted.
+    ASSERT_TRUE(eventually([&] { return !h_->fabric.writes().empty(); }));
+    const auto t0 = std::chrono::steady_clock::now();
+    auto hold = t_->hold_polling();
+    EXPECT_FALSE(hold) << "the hold waited for, or took over, another thread's call";
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 500ms);
+    EXPECT_FALSE(returned);
+    h_->fabric.hold_client_completions(false);
+    h_->fabric.release_held();
+    caller.join();
+    EXPECT_TRUE(t_->hold_polling()) << "no hold once the call ended";
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Drive,
                          ::testing::Values(CompletionMode::adaptive, CompletionMode::busy, CompletionMode::event),
                          [](const ::testing::TestParamInfo<CompletionMode>& p) { return std::string(to_string(p.param)); });
