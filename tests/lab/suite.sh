@@ -32,6 +32,8 @@
 #           ack-before-quorum bug caught
 #   kv-mixed (adr) one replica over rdma://, one over tcp://, durability all:
 #           every put on both (tests/lab/kv_mixed.sh)
+#   floor   (eadr) rpm-floor's four patterns against the PM device, its
+#           server ending with the client; no server: a failure with its reason
 # Usage: suite.sh adr|eadr|memmap BUILD_DIR [FLAVOR]
 #   FLAVOR  full (default): the steps above, by PM mode.
 #           modes=busy,event: only ops, faults, kill and its planted control,
@@ -145,6 +147,25 @@ atomic() {
   [ "$want" = fenced_write ] || ! grep -q ", 0 completed as native" <<<"$notes"
 }
 
+# rpm-floor (tools/floor/floor.hpp): rpm's operations as bare work requests
+# on the verbs layer, the floor tools/lab/ab/floor.sh measures. Here: it runs
+# every pattern against the PM device and its server ends with the client;
+# a client without a server fails with the reason.
+floor() {
+  local port=7795 json=/tmp/floor.json srv out
+  timeout -k 5 60 "$build/bin/rpm-floor" --listen "$RPM_LAB_RDMA_ADDR:$port" --region "$RPM_LAB_PM" --timeout 50 \
+    >/tmp/floorsrv.txt 2>&1 &
+  srv=$!
+  for _ in $(seq 1 100); do grep -q listening /tmp/floorsrv.txt && break; sleep 0.1; done
+  timeout -k 5 60 "$build/bin/rpm-floor" --connect "$RPM_LAB_RDMA_ADDR:$port" --ops 100 --warmup 10 --rounds 2 \
+    --json "$json" || { kill "$srv"; wait "$srv"; return 1; }
+  wait "$srv" || { echo "rpm-floor's server failed: $(cat /tmp/floorsrv.txt)"; return 1; }
+  [ "$(jq '[.results[] | select(.ops == 100 and .p50_us > 0)] | length' "$json")" -eq 8 ] || return 1
+  [ "$(jq -r '[.results[].pattern] | unique | join(",")' "$json")" = "read,read_after_write,send_flush,write" ] || return 1
+  out=$(timeout -k 5 60 "$build/bin/rpm-floor" --connect "$RPM_LAB_RDMA_ADDR:$((port + 1))" --timeout 5 2>&1)
+  [ $? -eq 1 ] && grep -q "connection" <<<"$out" && echo "without a server: $out"
+}
+
 control=absent; [ -e /sys/bus/nd/devices/region0/deep_flush ] && control=present
 nvme() {
   local bar=/sys/bus/pci/devices/$RPM_LAB_NVME_BDF/resource2
@@ -207,6 +228,7 @@ step kill kill_normal
 [ "$mode" = adr ] && step kv kv_normal
 [ "$mode" = adr ] && step kv-planted-control kv_planted
 [ "$mode" = adr ] && step kv-mixed "$src/tests/lab/kv_mixed.sh" "$build/bin" "$RPM_LAB_RDMA_ADDR"
+[ "$mode" = eadr ] && step floor floor
 # Last: it overwrites the start of the NVMe drive and of the PM device.
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-host "$src/tests/lab/nvmf.sh" kernel-host "$build"
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-target "$src/tests/lab/nvmf.sh" kernel-target "$build"

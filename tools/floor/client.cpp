@@ -1,0 +1,232 @@
+// The floor's client: connects, takes the server's region descriptor and
+// measures each pattern with exactly the work requests rpm posts for it,
+// one operation at a time, busy-polling. Every operation is timed with
+// std::chrono::steady_clock, as rpm-bench times rpm's, so the two are
+// comparable in the same VM run whatever the clock costs there.
+#include "floor.hpp"
+#include "transport/rdma/handles.hpp"
+#include "transport/rdma/loop.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <ctime>
+
+namespace rpm::floor {
+namespace {
+
+using rdma::Api;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kRecvs = 8;
+constexpr std::uint32_t kSq = 64;
+constexpr unsigned kSignalEvery = 16;
+constexpr std::size_t kOffset = 4096;  // where the patterns write and read in the region
+
+struct Client {
+    explicit Client(const Api& a) : api(a), peer(a), data_mr(a), msg_mr(a), remote(a), conn(a) {}
+    const Api& api;
+    rdma::PeerHandle peer;
+    rdma::MrHandle data_mr, msg_mr;
+    rdma::RemoteMrHandle remote;
+    rdma::ConnHandle conn;
+    rdma::Cq* cq = nullptr;
+    std::vector<std::byte> data, msgs;
+    std::size_t remote_size = 0;
+    unsigned sends = 0;
+    Clock::time_point deadline;
+};
+
+const void* tag(std::uint32_t slot) { return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(slot)); }
+std::size_t send_offset() { return kRecvs * kMsgSize; }
+
+Result<void> repost(Client& c, std::uint32_t slot) {
+    if (int ret = c.api.recv(c.conn.get(), c.msg_mr.get(), slot * kMsgSize, kMsgSize, tag(slot)); ret != 0)
+        return rdma::call_failure(errc::io_error, "reposting a receive", "recv", ret);
+    return {};
+}
+
+/// Wait for the next receive (consuming any send completions on the way).
+Result<ibv_wc> next_recv(Client& c) {
+    for (;;) {
+        ibv_wc wc[4];
+        auto got = poll_some(c.api, c.cq, wc, 1, c.deadline);
+        if (!got) return got.error();
+        if (wc[0].opcode == IBV_WC_RECV) return wc[0];
+    }
+}
+
+Result<void> open_connection(Client& c, const ClientOptions& o) {
+    const Api& api = c.api;
+    ibv_context* ctx = nullptr;
+    if (int ret = api.utils_get_ibv_context(o.addr.c_str(), rdma::kContextRemote, &ctx); ret != 0 || ctx == nullptr)
+        return Error(errc::rdma_unavailable, "no RDMA device reaches " + o.addr);
+    int ret = api.peer_new(ctx, c.peer.out());
+    if (ret != 0) return rdma::call_failure(errc::io_error, "device", "peer_new", ret);
+    c.data.resize(std::max<std::size_t>(o.size, 8));
+    c.msgs.resize((kRecvs + 1) * kMsgSize);
+    const int data_usage = rdma::kUsageWriteSrc | rdma::kUsageReadDst;
+    if (ret = api.mr_reg(c.peer.get(), c.data.data(), c.data.size(), data_usage, c.data_mr.out()); ret != 0)
+        return rdma::call_failure(errc::io_error, "registering", "mr_reg", ret);
+    if (ret = api.mr_reg(c.peer.get(), c.msgs.data(), c.msgs.size(), rdma::kUsageSend | rdma::kUsageRecv, c.msg_mr.out());
+        ret != 0)
+        return rdma::call_failure(errc::io_error, "registering", "mr_reg", ret);
+    rdma::ConnCfgHandle cfg(api);
+    ret = api.conn_cfg_new(cfg.out());
+    if (ret == 0) ret = api.conn_cfg_set_sq_size(cfg.get(), kSq);
+    if (ret == 0) ret = api.conn_cfg_set_rq_size(cfg.get(), kRecvs);
+    if (ret == 0) ret = api.conn_cfg_set_cq_size(cfg.get(), kSq + kRecvs);
+    if (ret != 0) return rdma::call_failure(errc::io_error, "connection configuration", "conn_cfg_*", ret);
+    rdma::ConnReqHandle req(api);
+    const std::string port = std::to_string(o.port);
+    if (ret = api.conn_req_new(c.peer.get(), o.addr.c_str(), port.c_str(), cfg.get(), req.out()); ret != 0)
+        return rdma::call_failure(errc::io_error, "connecting to " + o.addr + ":" + port, "conn_req_new", ret);
+    for (std::uint32_t i = 0; i < kRecvs; ++i)
+        if (ret = api.conn_req_recv(req.get(), c.msg_mr.get(), i * kMsgSize, kMsgSize, tag(i)); ret != 0)
+            return rdma::call_failure(errc::io_error, "connecting", "conn_req_recv", ret);
+    if (ret = api.conn_req_connect(req.consume(), nullptr, c.conn.out()); ret != 0)
+        return rdma::call_failure(errc::io_error, "connecting", "conn_req_connect", ret);
+    int ev_fd = -1;
+    if (ret = api.conn_get_event_fd(c.conn.get(), &ev_fd); ret != 0)
+        return rdma::call_failure(errc::io_error, "connecting", "conn_get_event_fd", ret);
+    auto ev = rdma::wait_event(api, c.conn.get(), ev_fd, std::chrono::seconds(10));
+    if (!ev) return ev.error();
+    if (*ev != rdma::kConnEstablished)
+        return Error(errc::io_error, std::string("connection ") + rdma::event_name(*ev) + " (is rpm-floor --listen running?)");
+    if (ret = api.conn_get_cq(c.conn.get(), &c.cq); ret != 0)
+        return rdma::call_failure(errc::io_error, "connecting", "conn_get_cq", ret);
+    return {};
+}
+
+/// The server's first message: its region's descriptor and peer configuration.
+Result<void> take_hello(Client& c) {
+    auto wc = next_recv(c);
+    if (!wc) return wc.error();
+    const auto slot = static_cast<std::uint32_t>(wc->wr_id);
+    const std::byte* in = c.msgs.data() + slot * kMsgSize;
+    std::uint32_t head[3];
+    if (wc->byte_len < sizeof head) return Error(errc::io_error, "a short hello");
+    std::memcpy(head, in, sizeof head);
+    if (head[0] != kHelloMagic || sizeof head + head[1] + head[2] > wc->byte_len)
+        return Error(errc::io_error, "the server is not rpm-floor (bad hello)");
+    const Api& api = c.api;
+    int ret = api.mr_remote_from_descriptor(in + sizeof head, head[1], c.remote.out());
+    if (ret == 0) ret = api.mr_remote_get_size(c.remote.get(), &c.remote_size);
+    if (ret != 0) return rdma::call_failure(errc::io_error, "the region's descriptor", "mr_remote_from_descriptor", ret);
+    rdma::PeerCfgHandle cfg(api);
+    ret = api.peer_cfg_from_descriptor(in + sizeof head + head[1], head[2], cfg.out());
+    if (ret == 0) ret = api.conn_apply_remote_peer_cfg(c.conn.get(), cfg.get());
+    if (ret != 0) return rdma::call_failure(errc::io_error, "the peer configuration", "conn_apply_remote_peer_cfg", ret);
+    return repost(c, slot);
+}
+
+} // namespace
+
+namespace {
+
+constexpr int kDefer = rdma::kDeferDoorbell;
+
+Result<void> check(int ret, const char* call) {
+    if (ret == 0) return {};
+    return rdma::call_failure(errc::io_error, "posting", call, ret);
+}
+
+Result<void> wait_one(Client& c) {
+    ibv_wc wc[1];
+    auto got = poll_some(c.api, c.cq, wc, 1, c.deadline);
+    if (!got) return got.error();
+    return {};
+}
+
+/// One operation of the pattern, from its first post to its completion.
+Result<void> one_op(Client& c, Pattern p, std::size_t size) {
+    const Api& api = c.api;
+    rdma::Conn* const conn = c.conn.get();
+    switch (p) {
+    case Pattern::write:
+        if (auto r = check(api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionAlways, nullptr), "write"); !r) return r;
+        return wait_one(c);
+    case Pattern::read:
+        if (auto r = check(api.read(conn, c.data_mr.get(), 0, c.remote.get(), kOffset, size, rdma::kCompletionAlways, nullptr), "read"); !r) return r;
+        return wait_one(c);
+    case Pattern::read_after_write: {
+        // rpm's persist by read_after_write: the write unsignaled, the
+        // 8-byte read behind it signaled, one doorbell.
+        int ret = api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionOnError | kDefer, nullptr);
+        if (ret == 0) ret = api.flush(conn, c.remote.get(), kOffset, size, rdma::kFlushPersistent, rdma::kCompletionAlways | kDefer, nullptr);
+        if (ret == 0) ret = api.ring(conn);
+        if (auto r = check(ret, "write+flush+ring"); !r) return r;
+        return wait_one(c);
+    }
+    case Pattern::send_flush: {
+        // rpm's persist by send_flush: the write unsignaled, a send naming
+        // the range behind it (one doorbell); done when the answer arrives.
+        const FlushRequest req{kOffset, size};
+        std::memcpy(c.msgs.data() + send_offset(), &req, sizeof req);
+        const int signal = (c.sends++ % kSignalEvery == 0) ? rdma::kCompletionAlways : rdma::kCompletionOnError;
+        int ret = api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionOnError | kDefer, nullptr);
+        if (ret == 0) ret = api.send(conn, c.msg_mr.get(), send_offset(), sizeof req, signal | kDefer, nullptr);
+        if (ret == 0) ret = api.ring(conn);
+        if (auto r = check(ret, "write+send+ring"); !r) return r;
+        auto wc = next_recv(c);
+        if (!wc) return wc.error();
+        return repost(c, static_cast<std::uint32_t>(wc->wr_id));
+    }
+    }
+    return Error(errc::invalid_argument, "unknown pattern");
+}
+
+double cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+Figures summarize(Pattern p, unsigned round, std::size_t size, std::vector<double>& us, double cpu_s) {
+    std::sort(us.begin(), us.end());
+    auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<std::size_t>(q * static_cast<double>(us.size())))]; };
+    double sum = 0;
+    for (double v : us) sum += v;
+    const auto n = static_cast<double>(us.size());
+    return Figures{p, round, size, static_cast<unsigned>(us.size()), at(0.5), at(0.9), at(0.99), sum / n, cpu_s * 1e6 / n};
+}
+
+Result<Figures> run_pattern(Client& c, Pattern p, const ClientOptions& o, unsigned round) {
+    for (unsigned i = 0; i < o.warmup; ++i)
+        if (auto r = one_op(c, p, o.size); !r) return r.error();
+    std::vector<double> us;
+    us.reserve(o.ops);
+    const double cpu0 = cpu_seconds();
+    for (unsigned i = 0; i < o.ops; ++i) {
+        const auto t0 = Clock::now();
+        if (auto r = one_op(c, p, o.size); !r) return r.error();
+        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return summarize(p, round, o.size, us, cpu_seconds() - cpu0);
+}
+
+} // namespace
+
+Result<std::vector<Figures>> measure(const ClientOptions& o) {
+    if (o.ops == 0 || o.rounds == 0 || o.patterns.empty())
+        return Error(errc::invalid_argument, "--ops, --rounds and --patterns must not be empty or 0");
+    if (o.size == 0 || o.size > kMaxSize)
+        return Error(errc::invalid_argument, "--size must be 1 to " + std::to_string(kMaxSize) + " bytes");
+    Client c(rdma::real_api());
+    c.deadline = Clock::now() + o.timeout;
+    if (auto r = open_connection(c, o); !r) return r.error();
+    if (auto r = take_hello(c); !r) return r.error();
+    if (kOffset + o.size > c.remote_size)
+        return Error(errc::invalid_argument, "the server's region (" + std::to_string(c.remote_size) +
+                                                 " bytes) is too small for --size " + std::to_string(o.size));
+    std::vector<Figures> out;
+    for (unsigned round = 1; round <= o.rounds; ++round)
+        for (Pattern p : o.patterns) {
+            auto f = run_pattern(c, p, o, round);
+            if (!f) return Error(f.error().code(), std::string(name(p)) + ": " + f.error().detail());
+            out.push_back(*f);
+        }
+    c.conn.disconnect();
+    return out;
+}
+
+} // namespace rpm::floor

@@ -1,0 +1,46 @@
+// The pieces the server and the client share: names and the busy poll.
+#include "floor.hpp"
+
+namespace rpm::floor {
+
+const char* name(Pattern p) noexcept {
+    switch (p) {
+    case Pattern::write: return "write";
+    case Pattern::read: return "read";
+    case Pattern::read_after_write: return "read_after_write";
+    case Pattern::send_flush: return "send_flush";
+    }
+    return "?";
+}
+
+Result<Pattern> pattern_from(const std::string& s) {
+    for (auto p : {Pattern::write, Pattern::read, Pattern::read_after_write, Pattern::send_flush})
+        if (s == name(p)) return p;
+    return Error(errc::invalid_argument,
+                 "unknown pattern '" + s + "' (write, read, read_after_write or send_flush)");
+}
+
+Result<int> poll_some(const rdma::Api& api, rdma::Cq* cq, ibv_wc* wc, int n,
+                      std::chrono::steady_clock::time_point deadline) {
+    // The clock is read only every 4096 empty polls: in the lab VM every
+    // read of it is a system call (the emulated HPET), and the floor must
+    // not pay what rpm's own poll loop would not.
+    for (unsigned spins = 0;; ++spins) {
+        int got = 0;
+        const int ret = api.cq_get_wc(cq, n, wc, &got);
+        if (ret == 0 && got > 0) {
+            for (int i = 0; i < got; ++i)
+                if (wc[i].status != IBV_WC_SUCCESS)
+                    return Error(errc::io_error, std::string("a work completion failed: ") +
+                                                     ibv_wc_status_str(wc[i].status) + " (opcode " +
+                                                     std::to_string(wc[i].opcode) + ")");
+            return got;
+        }
+        if (ret != 0 && ret != rdma::kErrNoCompletion)
+            return rdma::call_failure(errc::io_error, "polling the completion queue", "cq_get_wc", ret);
+        if ((spins & 4095) == 4095 && std::chrono::steady_clock::now() > deadline)
+            return Error(errc::io_error, "no completion before the time limit");
+    }
+}
+
+} // namespace rpm::floor

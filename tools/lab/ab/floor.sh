@@ -1,0 +1,46 @@
+#!/bin/bash
+# tools/lab/ab/floor.sh: runs INSIDE the lab VM. The floor of each of rpm's
+# rdma:// operations next to rpm itself, in one VM run, round by round:
+# perftest (ib_read_lat, ib_write_lat, ib_send_lat), rpm-floor (the same
+# work requests as rpm's operations on rpm's verbs layer, busy-polled, no
+# rpm above it: tools/floor/floor.hpp), and rpm-bench against rpm-server in
+# busy and in adaptive mode (write, read, persist; 8 B, qd 1, callback and
+# sync APIs). JSON and perftest output to $RPM_LAB_OUT; docs/benchmarks.md,
+# "The floor, measured", has the figures.
+#   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm adr|eadr -- tools/lab/ab/floor.sh "$PWD/build/bin" [ROUNDS]
+bin=$1 rounds=${2:-3}; out=${RPM_LAB_OUT:-/tmp}
+addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
+printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
+servers=()
+for comp in busy adaptive; do
+  p=7700; [ $comp = adaptive ] && p=7701
+  $bin/rpm-server --listen "rdma://$addr:$p" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp \
+    > $out/server-$comp.log 2>&1 &
+  servers+=($!)
+  for i in $(seq 1 100); do grep -q "region pm" $out/server-$comp.log && break; sleep 0.2; done
+done
+port=18600
+for rep in $(seq 1 $rounds); do
+  for tool in ib_read_lat ib_write_lat ib_send_lat; do
+    port=$((port+1))
+    timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port > $out/ibsrv-$tool-$rep.txt 2>&1 &
+    srv=$!
+    sleep 3; timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port $addr > $out/$tool-$rep.txt 2>&1
+    echo "$tool $rep rc=$?"; kill $srv 2>/dev/null; wait $srv 2>/dev/null
+  done
+  port=$((port+1))
+  timeout 120 $bin/rpm-floor --listen "$addr:$port" --region "$pm" --timeout 110 > $out/floorsrv-$rep.txt 2>&1 &
+  srv=$!
+  for i in $(seq 1 100); do grep -q listening $out/floorsrv-$rep.txt && break; sleep 0.2; done
+  timeout 120 $bin/rpm-floor --connect "$addr:$port" --size 8 --ops 2000 --warmup 200 --rounds 1 \
+    --json $out/floor-$rep.json > $out/floor-$rep.txt 2>&1
+  echo "floor $rep rc=$?"; wait $srv; echo "floor server $rep rc=$?"
+  for comp in busy adaptive; do for api in sync callback; do
+    p=7700; [ $comp = adaptive ] && p=7701
+    timeout 120 $bin/rpm-bench --connect "rdma://$addr:$p" --id bench --secret-file /tmp/s.secret --region pm \
+      --tests write,read,persist --sizes 8 --qd 1 --threads 1 --duration 1 --warmup 0.2 --rounds 1 --api $api \
+      --completion $comp --no-forced --json --output $out/$comp-$api-$rep.json --quiet > /dev/null 2> $out/$comp-$api-$rep.err
+    echo "$comp $api $rep rc=$?"
+  done; done
+done
+kill "${servers[@]}"; wait
