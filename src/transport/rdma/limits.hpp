@@ -6,6 +6,7 @@
 
 #include <rpm/mr_pool.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -60,6 +61,14 @@ inline constexpr std::uint32_t kServerMessagePoolInitial = 4;
 /// asks the pool again (the pool refills in the background).
 inline constexpr int kBounceRetryMs = 1;
 
+/// The transport's pools' background period. MrPool's default (1 ms, the
+/// seed's) woke two threads a thousand times a second in every client and
+/// server process, for nothing while the pool is steady: in the lab VM that
+/// cost 14% of a read's p50 and a third of its CPU (docs/benchmarks.md, "The
+/// floor, measured"). A miss still wakes the thread at once (note_miss), so
+/// only refills ahead of a miss and idle aging (100 ms) run at this period.
+inline constexpr std::chrono::milliseconds kPoolMonitorInterval{10};
+
 /// A client device's bounce pool; buffer_size is the connection's chunk.
 inline MrPoolOptions bounce_pool_defaults() {
     MrPoolOptions o;
@@ -72,6 +81,7 @@ inline MrPoolOptions bounce_pool_defaults() {
     o.l1_entries = kBouncePoolL1;
     o.l2_buckets = 4;
     o.l2_entries = 16;
+    o.monitor_interval = kPoolMonitorInterval;
     return o;
 }
 
@@ -88,6 +98,7 @@ inline MrPoolOptions message_pool_defaults(std::uint32_t budget = kMessagePoolBu
     o.l1_entries = 1;
     o.l2_buckets = 4;
     o.l2_entries = 2;
+    o.monitor_interval = kPoolMonitorInterval;
     return o;
 }
 
