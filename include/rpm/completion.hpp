@@ -8,10 +8,11 @@
 namespace rpm {
 
 enum class CompletionMode {
-    /// Spin on the completion queue for a short while after each piece of
-    /// work (kAdaptiveSpin), then arm the completion channel and sleep. A
-    /// request answered within the spin costs no wake-up; an idle
-    /// connection costs no CPU. The default.
+    /// Spin on the completion queue while a completion of the thread's own
+    /// is expected (an operation on the wire: up to 1 ms) and for 50 µs
+    /// after its last piece of work otherwise, then arm the completion
+    /// channel and sleep. An operation answered within the spin costs no
+    /// wake-up; an idle connection costs no CPU. The default.
     adaptive,
     /// Spin on the completion queue and never sleep: the lowest latency,
     /// one CPU kept busy per connection's I/O thread (and per server

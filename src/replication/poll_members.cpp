@@ -5,6 +5,7 @@
 // handing its completion over through a wake-up (docs/benchmarks.md,
 // "Replication over rdma:// in the lab": seven threads wanting two CPUs).
 #include "client/connection_state.hpp"
+#include "core/adaptive_spin.hpp"
 #include "replication/detail/impl.hpp"
 
 #include <cerrno>
@@ -16,8 +17,10 @@ namespace rpm {
 namespace {
 
 // How long the committer spins on its members' queues after the last
-// completion before it sleeps (adaptive, as a connection's I/O thread).
-constexpr auto kSpin = std::chrono::microseconds(50);
+// completion before it sleeps (adaptive): it waits only while answers are
+// outstanding, so as long as a connection's I/O thread with operations in
+// flight.
+constexpr auto kSpin = kAdaptiveSpinInFlight;
 // Clock reads are rationed: in the lab VM each one is a system call.
 constexpr unsigned kClockEvery = 16;
 

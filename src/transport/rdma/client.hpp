@@ -147,7 +147,13 @@ private:
     void run();
     bool park();
     void work(const Ready& r);
-    int retry_timeout();
+    /// The I/O thread's next wait: its timeout (a retry for a bounce
+    /// entry, else -1) and whether a completion is expected (Waiter::wait).
+    struct WaitPlan {
+        int timeout_ms;
+        bool in_flight;
+    };
+    WaitPlan wait_plan();
     std::size_t poll_cq(bool had_event);
     void on_event();
     void on_wc_locked(const ibv_wc& wc);

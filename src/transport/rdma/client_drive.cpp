@@ -134,9 +134,10 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
     while (!done) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return false;
-        const int retry = retry_timeout();
+        const WaitPlan plan = wait_plan();
         const int ms = to_ms(left);
-        const Ready r = waiter.wait(cq_fd_, event_fd_, drive_wake_, retry < 0 ? ms : std::min(retry, ms), drain);
+        const Ready r = waiter.wait(cq_fd_, event_fd_, drive_wake_,
+                                    plan.timeout_ms < 0 ? ms : std::min(plan.timeout_ms, ms), drain, plan.in_flight);
         if (r.wake) drive_wake_.drain();
         work(r);
     }

@@ -7,11 +7,14 @@
 
 namespace rpm::rdma {
 
-int ClientConn::retry_timeout() {
+ClientConn::WaitPlan ClientConn::wait_plan() {
     std::lock_guard lock(mu_);
     // Entries come back from other connections and the pool's thread, and
     // neither can wake this one: ask the pool again soon.
-    return ops_.starved() ? kBounceRetryMs : -1;
+    // A posted op (a request stays so until its reply): a completion is
+    // coming, and adaptive spins through its round trip. Ops that wait for
+    // a bounce entry are not on the wire: those sleep between retries.
+    return {ops_.starved() ? kBounceRetryMs : -1, ops_.posted()};
 }
 
 void ClientConn::run() {
@@ -23,7 +26,8 @@ void ClientConn::run() {
     };
     while (!stop_) {
         if (park()) continue;
-        const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, retry_timeout(), drain);
+        const WaitPlan plan = wait_plan();
+        const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, plan.timeout_ms, drain, plan.in_flight);
         if (r.wake) wake_.drain();
         // Held: a caller drives (it counted itself in first), and what woke
         // us (its completions on the channel) is its business: go park.

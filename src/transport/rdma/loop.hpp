@@ -8,6 +8,7 @@
 // only acknowledges an event that is there.
 #pragma once
 
+#include "core/adaptive_spin.hpp"
 #include "core/wakeup.hpp"
 #include "transport/rdma/api.hpp"
 
@@ -42,23 +43,22 @@ Result<void> set_nonblocking(int fd);
 /// the verbs layer fails.
 Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn);
 
-/// How long adaptive mode spins after its last piece of work before it
-/// arms the completion channel and sleeps.
-inline constexpr std::chrono::microseconds kAdaptiveSpin{50};
 
 /// An I/O thread's wait for work, by CompletionMode. event: poll() (as
 /// wait_ready). busy: spin calling `drain` (the thread's own completion
 /// handling; it returns how many it handled), reading the Wakeup's flag,
 /// and poll()ing the descriptors without waiting every kPollEvery spins
 /// (connection events, a completion channel event to acknowledge).
-/// adaptive: busy for kAdaptiveSpin, then event. Not thread-safe: one per
+/// adaptive: busy for kAdaptiveSpin (kAdaptiveSpinInFlight when the caller
+/// says a completion is expected), then event. Not thread-safe: one per
 /// I/O thread.
 class Waiter {
 public:
     static constexpr unsigned kPollEvery = 256;
     static constexpr unsigned kClockEvery = 16;
     explicit Waiter(CompletionMode mode) noexcept : mode_(mode) {}
-    Ready wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const std::function<std::size_t()>& drain);
+    Ready wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const std::function<std::size_t()>& drain,
+               bool in_flight = false);
     [[nodiscard]] CompletionMode mode() const noexcept { return mode_; }
     /// Times it slept in poll() with a timeout other than 0 (tests, stats).
     [[nodiscard]] std::uint64_t sleeps() const noexcept { return sleeps_; }

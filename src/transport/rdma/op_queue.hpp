@@ -106,6 +106,9 @@ public:
     void release_buffers() noexcept;
     [[nodiscard]] bool front_finished() const noexcept { return !ops_.empty() && ops_.front().finished; }
     [[nodiscard]] std::size_t size() const noexcept { return ops_.size(); }
+    /// Some op was posted and not taken back yet: once finished ones are
+    /// taken, a completion (or a request's reply) is on its way.
+    [[nodiscard]] bool posted() const noexcept { return unposted_ > 0; }
     [[nodiscard]] std::uint32_t credits() const noexcept { return credits_; }
     [[nodiscard]] const SlotPool& slots() const noexcept { return slots_; }
     /// The next op waits for a bounce entry the pool had none of: nothing

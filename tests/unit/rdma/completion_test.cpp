@@ -102,6 +102,42 @@ TEST(CompletionModeCost, AnIdleConnectionSpinsOnlyInBusyMode) {
     EXPECT_LT(event, 0.05) << "event mode spun";
 }
 
+// What one adaptive wait does: drain() reports a completion once `at` has
+// passed since the wait began; the wait ends by timeout after 50 ms.
+struct OneWait {
+    Ready ready;
+    std::uint64_t sleeps = 0;
+};
+OneWait adaptive_wait(bool in_flight, std::chrono::microseconds at) {
+    Wakeup wake;
+    rdma::Waiter w(CompletionMode::adaptive);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto drain = [&]() -> std::size_t { return std::chrono::steady_clock::now() - t0 >= at ? 1 : 0; };
+    const Ready r = w.wait(-1, -1, wake, 50, drain, in_flight);
+    return {r, w.sleeps()};
+}
+
+TEST(AdaptiveWaiter, SpinsThroughTheRoundTripOfItsOwnOperation) {
+    // A completion 200 µs after the post (a round trip in the lab VM is 35
+    // to 60 µs; kAdaptiveSpin is 50): caught spinning, without a sleep.
+    const OneWait w = adaptive_wait(true, 200us);
+    EXPECT_TRUE(w.ready.progress);
+    EXPECT_FALSE(w.ready.timeout);
+    EXPECT_EQ(w.sleeps, 0u);
+}
+
+TEST(AdaptiveWaiter, SleepsWhenNothingIsInFlightOrTheBoundPasses) {
+    // Idle (a server between requests): the short spin, then a sleep.
+    const OneWait idle = adaptive_wait(false, 10s);
+    EXPECT_TRUE(idle.ready.timeout);
+    EXPECT_EQ(idle.sleeps, 1u);
+    // In flight, but nothing within kAdaptiveSpinInFlight: it sleeps too,
+    // so a long server-side persist costs at most that much spinning.
+    const OneWait slow = adaptive_wait(true, 10s);
+    EXPECT_TRUE(slow.ready.timeout);
+    EXPECT_EQ(slow.sleeps, 1u);
+}
+
 TEST(CompletionModeNames, ParseWhatToStringGives) {
     for (auto m : {CompletionMode::adaptive, CompletionMode::busy, CompletionMode::event})
         EXPECT_EQ(parse_completion_mode(to_string(m)), m);
