@@ -84,6 +84,9 @@ void ClientConn::submit_locked(Op op) {
 }
 
 void ClientConn::pump_locked() {
+    // Called after every completion and every call: most find nothing to
+    // post, and nothing is queued in the verbs layer outside this function.
+    if (!ops_.has_unposted() && ring_error_ == 0) return;
     // Every op the round can post joins one chain, and one doorbell posts
     // it: a persist's writes and its flush go out in a single ibv_post_send.
     ops_.pump([this](Op& o) { return post_locked(o); });
@@ -127,6 +130,15 @@ void ClientConn::submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t
     // entry, and one work request moves it all (up to kMaxUserChunk).
     const std::size_t chunk = tmpl.user ? kMaxUserChunk : lim_.chunk;
     const std::size_t n = length == 0 ? 1 : (length + chunk - 1) / chunk;
+    if (n == 1) {
+        // Most calls: the template is the op, and its callback the call's
+        // (no per-chunk callbacks to build, no copy).
+        tmpl.kind = length == 0 ? OpKind::none : tmpl.kind;
+        tmpl.remote_offset = offset;
+        tmpl.length = length;
+        tmpl.done = std::move(done);
+        return submit_locked(std::move(tmpl));
+    }
     auto dones = chunk_callbacks(std::move(done), n);
     for (std::size_t i = 0; i < n; ++i) {
         Op op = tmpl;

@@ -109,6 +109,8 @@ public:
     /// Some op was posted and not taken back yet: once finished ones are
     /// taken, a completion (or a request's reply) is on its way.
     [[nodiscard]] bool posted() const noexcept { return unposted_ > 0; }
+    /// Some op waits to be posted (pump has work).
+    [[nodiscard]] bool has_unposted() const noexcept { return unposted_ < ops_.size(); }
     [[nodiscard]] std::uint32_t credits() const noexcept { return credits_; }
     [[nodiscard]] const SlotPool& slots() const noexcept { return slots_; }
     /// The next op waits for a bounce entry the pool had none of: nothing
