@@ -17,9 +17,6 @@ namespace {
 using rdma::Api;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kRecvs = 8;
-constexpr std::uint32_t kSq = 64;
-constexpr unsigned kSignalEvery = 16;
 constexpr std::size_t kOffset = 4096;  // where the patterns write and read in the region
 
 struct Client {
@@ -36,11 +33,10 @@ struct Client {
     Clock::time_point deadline;
 };
 
-const void* tag(std::uint32_t slot) { return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(slot)); }
 std::size_t send_offset() { return kRecvs * kMsgSize; }
 
 Result<void> repost(Client& c, std::uint32_t slot) {
-    if (int ret = c.api.recv(c.conn.get(), c.msg_mr.get(), slot * kMsgSize, kMsgSize, tag(slot)); ret != 0)
+    if (int ret = c.api.recv(c.conn.get(), c.msg_mr.get(), slot * kMsgSize, kMsgSize, slot_tag(slot)); ret != 0)
         return rdma::call_failure(errc::io_error, "reposting a receive", "recv", ret);
     return {};
 }
@@ -55,44 +51,36 @@ Result<ibv_wc> next_recv(Client& c) {
     }
 }
 
-Result<void> open_connection(Client& c, const ClientOptions& o) {
-    const Api& api = c.api;
-    ibv_context* ctx = nullptr;
-    if (int ret = api.utils_get_ibv_context(o.addr.c_str(), rdma::kContextRemote, &ctx); ret != 0 || ctx == nullptr)
-        return Error(errc::rdma_unavailable, "no RDMA device reaches " + o.addr);
-    int ret = api.peer_new(ctx, c.peer.out());
-    if (ret != 0) return rdma::call_failure(errc::io_error, "device", "peer_new", ret);
+Result<void> register_buffers(Client& c, const ClientOptions& o) {
     c.data.resize(std::max<std::size_t>(o.size, 8));
     c.msgs.resize((kRecvs + 1) * kMsgSize);
     const int data_usage = rdma::kUsageWriteSrc | rdma::kUsageReadDst;
-    if (ret = api.mr_reg(c.peer.get(), c.data.data(), c.data.size(), data_usage, c.data_mr.out()); ret != 0)
-        return rdma::call_failure(errc::io_error, "registering", "mr_reg", ret);
-    if (ret = api.mr_reg(c.peer.get(), c.msgs.data(), c.msgs.size(), rdma::kUsageSend | rdma::kUsageRecv, c.msg_mr.out());
-        ret != 0)
-        return rdma::call_failure(errc::io_error, "registering", "mr_reg", ret);
+    int ret = c.api.mr_reg(c.peer.get(), c.data.data(), c.data.size(), data_usage, c.data_mr.out());
+    if (ret == 0)
+        ret = c.api.mr_reg(c.peer.get(), c.msgs.data(), c.msgs.size(), rdma::kUsageSend | rdma::kUsageRecv,
+                           c.msg_mr.out());
+    if (ret != 0) return rdma::call_failure(errc::io_error, "registering", "mr_reg", ret);
+    return {};
+}
+
+Result<void> open_connection(Client& c, const ClientOptions& o) {
+    const Api& api = c.api;
+    if (auto r = open_peer(api, o.addr, rdma::kContextRemote, c.peer.out()); !r) return r;
+    if (auto r = register_buffers(c, o); !r) return r;
     rdma::ConnCfgHandle cfg(api);
-    ret = api.conn_cfg_new(cfg.out());
-    if (ret == 0) ret = api.conn_cfg_set_sq_size(cfg.get(), kSq);
-    if (ret == 0) ret = api.conn_cfg_set_rq_size(cfg.get(), kRecvs);
-    if (ret == 0) ret = api.conn_cfg_set_cq_size(cfg.get(), kSq + kRecvs);
-    if (ret != 0) return rdma::call_failure(errc::io_error, "connection configuration", "conn_cfg_*", ret);
+    if (auto r = make_conn_cfg(api, cfg.out()); !r) return r;
     rdma::ConnReqHandle req(api);
     const std::string port = std::to_string(o.port);
-    if (ret = api.conn_req_new(c.peer.get(), o.addr.c_str(), port.c_str(), cfg.get(), req.out()); ret != 0)
+    if (int ret = api.conn_req_new(c.peer.get(), o.addr.c_str(), port.c_str(), cfg.get(), req.out()); ret != 0)
         return rdma::call_failure(errc::io_error, "connecting to " + o.addr + ":" + port, "conn_req_new", ret);
     for (std::uint32_t i = 0; i < kRecvs; ++i)
-        if (ret = api.conn_req_recv(req.get(), c.msg_mr.get(), i * kMsgSize, kMsgSize, tag(i)); ret != 0)
+        if (int ret = api.conn_req_recv(req.get(), c.msg_mr.get(), i * kMsgSize, kMsgSize, slot_tag(i)); ret != 0)
             return rdma::call_failure(errc::io_error, "connecting", "conn_req_recv", ret);
-    if (ret = api.conn_req_connect(req.consume(), nullptr, c.conn.out()); ret != 0)
+    if (int ret = api.conn_req_connect(req.consume(), nullptr, c.conn.out()); ret != 0)
         return rdma::call_failure(errc::io_error, "connecting", "conn_req_connect", ret);
-    int ev_fd = -1;
-    if (ret = api.conn_get_event_fd(c.conn.get(), &ev_fd); ret != 0)
-        return rdma::call_failure(errc::io_error, "connecting", "conn_get_event_fd", ret);
-    auto ev = rdma::wait_event(api, c.conn.get(), ev_fd, std::chrono::seconds(10));
-    if (!ev) return ev.error();
-    if (*ev != rdma::kConnEstablished)
-        return Error(errc::io_error, std::string("connection ") + rdma::event_name(*ev) + " (is rpm-floor --listen running?)");
-    if (ret = api.conn_get_cq(c.conn.get(), &c.cq); ret != 0)
+    if (auto r = await_established(api, c.conn.get()); !r)
+        return Error(r.error().code(), r.error().detail() + " (is rpm-floor --listen running?)");
+    if (int ret = api.conn_get_cq(c.conn.get(), &c.cq); ret != 0)
         return rdma::call_failure(errc::io_error, "connecting", "conn_get_cq", ret);
     return {};
 }

@@ -1,5 +1,6 @@
 // The pieces the server and the client share: names and the busy poll.
 #include "floor.hpp"
+#include "transport/rdma/loop.hpp"
 
 namespace rpm::floor {
 
@@ -18,6 +19,34 @@ Result<Pattern> pattern_from(const std::string& s) {
         if (s == name(p)) return p;
     return Error(errc::invalid_argument,
                  "unknown pattern '" + s + "' (write, read, read_after_write or send_flush)");
+}
+
+Result<void> open_peer(const rdma::Api& api, const std::string& addr, rdma::ContextType type, rdma::Peer** peer) {
+    ibv_context* ctx = nullptr;
+    if (int ret = api.utils_get_ibv_context(addr.c_str(), type, &ctx); ret != 0 || ctx == nullptr)
+        return Error(errc::rdma_unavailable, (type == rdma::kContextLocal ? "no RDMA device has the address "
+                                                                          : "no RDMA device reaches ") + addr);
+    if (int ret = api.peer_new(ctx, peer); ret != 0) return rdma::call_failure(errc::io_error, "device", "peer_new", ret);
+    return {};
+}
+
+Result<void> make_conn_cfg(const rdma::Api& api, rdma::ConnCfg** cfg) {
+    int ret = api.conn_cfg_new(cfg);
+    if (ret == 0) ret = api.conn_cfg_set_sq_size(*cfg, kSq);
+    if (ret == 0) ret = api.conn_cfg_set_rq_size(*cfg, kRecvs);
+    if (ret == 0) ret = api.conn_cfg_set_cq_size(*cfg, kSq + kRecvs);
+    if (ret != 0) return rdma::call_failure(errc::io_error, "connection configuration", "conn_cfg_*", ret);
+    return {};
+}
+
+Result<void> await_established(const rdma::Api& api, rdma::Conn* conn) {
+    int ev_fd = -1;
+    if (int ret = api.conn_get_event_fd(conn, &ev_fd); ret != 0)
+        return rdma::call_failure(errc::io_error, "connecting", "conn_get_event_fd", ret);
+    auto ev = rdma::wait_event(api, conn, ev_fd, std::chrono::seconds(10));
+    if (!ev) return ev.error();
+    if (*ev != rdma::kConnEstablished) return Error(errc::io_error, std::string("connection ") + rdma::event_name(*ev));
+    return {};
 }
 
 Result<int> poll_some(const rdma::Api& api, rdma::Cq* cq, ibv_wc* wc, int n,

@@ -83,6 +83,29 @@ Result<void> serve(const ServerOptions& opts);
 /// Connect and measure every pattern opts.rounds times, alternating.
 Result<std::vector<Figures>> measure(const ClientOptions& opts);
 
+/// Both sides' queues: receives posted (a request or answer in flight at a
+/// time, and the hello), send-queue depth, and how often an otherwise
+/// unsignaled send is signaled so that its slots are retired.
+inline constexpr std::uint32_t kRecvs = 8;
+inline constexpr std::uint32_t kSq = 64;
+inline constexpr unsigned kSignalEvery = 16;
+
+/// The device that has (kContextLocal) or reaches (kContextRemote) `addr`,
+/// and a protection domain on it. ERRORS: errc::rdma_unavailable, io_error.
+Result<void> open_peer(const rdma::Api& api, const std::string& addr, rdma::ContextType type, rdma::Peer** peer);
+
+/// A connection configuration with kSq, kRecvs and a CQ for both.
+Result<void> make_conn_cfg(const rdma::Api& api, rdma::ConnCfg** cfg);
+
+/// Wait (10 s at most) for `conn` to be established. ERRORS: errc::io_error
+/// naming the event that came instead.
+Result<void> await_established(const rdma::Api& api, rdma::Conn* conn);
+
+/// `slot` as a work request's context (receives carry their slot index).
+inline const void* slot_tag(std::uint32_t slot) {
+    return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(slot));
+}
+
 /// Busy-poll `cq` for up to n completions into wc, until `deadline`.
 /// RETURN VALUE: how many arrived (at least 1), or an error for a failed
 /// work completion (its status named) or the deadline.

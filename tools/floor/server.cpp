@@ -23,10 +23,6 @@ namespace {
 using rdma::Api;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kRecvs = 8;
-constexpr std::uint32_t kSq = 64;
-constexpr unsigned kSignalEvery = 16;  // unsignaled sends are retired by a signaled one
-
 /// The served memory: a PM region, or anonymous memory (no persist step).
 struct Memory {
     std::optional<pmem::Region> region;
@@ -103,9 +99,7 @@ Result<void> answer(Served& s, const Memory& m, const ibv_wc& wc) {
     if (req.offset > m.size() || req.length > m.size() - req.offset)
         return Error(errc::invalid_argument, "a flush request beyond the region");
     m.persist(m.base() + req.offset, req.length);
-    if (int ret = s.api.recv(s.conn.get(), s.msg_mr, slot * kMsgSize, kMsgSize,
-                             reinterpret_cast<const void*>(static_cast<std::uintptr_t>(slot)));
-        ret != 0)
+    if (int ret = s.api.recv(s.conn.get(), s.msg_mr, slot * kMsgSize, kMsgSize, slot_tag(slot)); ret != 0)
         return rdma::call_failure(errc::io_error, "reposting a receive", "recv", ret);
     return post_send(s, 8);
 }
@@ -139,6 +133,32 @@ Result<void> serve_loop(Served& s, const Memory& m, Clock::time_point deadline) 
     }
 }
 
+/// Wait for the one client's connection request (until `deadline`).
+Result<void> next_request(const Api& api, rdma::Ep* ep, Clock::time_point deadline, rdma::ConnCfg* cfg,
+                          rdma::ConnReqHandle& req) {
+    int ep_fd = -1;
+    if (int ret = api.ep_get_fd(ep, &ep_fd); ret != 0) return rdma::call_failure(errc::io_error, "listening", "ep_get_fd", ret);
+    pollfd pfd{ep_fd, POLLIN, 0};
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    if (::poll(&pfd, 1, rdma::to_ms(left)) != 1) return Error(errc::io_error, "no client connected within --timeout");
+    if (int ret = api.ep_next_conn_req(ep, cfg, req.out()); ret != 0)
+        return rdma::call_failure(errc::io_error, "accepting", "ep_next_conn_req", ret);
+    return {};
+}
+
+/// Receives posted, the connection accepted and established.
+Result<void> accept(Served& s, rdma::ConnReqHandle& req) {
+    for (std::uint32_t i = 0; i < kRecvs; ++i)
+        if (int ret = s.api.conn_req_recv(req.get(), s.msg_mr, i * kMsgSize, kMsgSize, slot_tag(i)); ret != 0)
+            return rdma::call_failure(errc::io_error, "accepting", "conn_req_recv", ret);
+    if (int ret = s.api.conn_req_connect(req.consume(), nullptr, s.conn.out()); ret != 0)
+        return rdma::call_failure(errc::io_error, "accepting", "conn_req_connect", ret);
+    if (auto r = await_established(s.api, s.conn.get()); !r) return r;
+    if (int ret = s.api.conn_get_cq(s.conn.get(), &s.cq); ret != 0)
+        return rdma::call_failure(errc::io_error, "accepting", "conn_get_cq", ret);
+    return {};
+}
+
 } // namespace
 
 Result<void> serve(const ServerOptions& o) {
@@ -146,16 +166,14 @@ Result<void> serve(const ServerOptions& o) {
     const auto deadline = Clock::now() + o.timeout;
     Memory mem;
     if (auto r = open_memory(o, mem); !r) return r;
-    ibv_context* ctx = nullptr;
-    if (int ret = api.utils_get_ibv_context(o.addr.c_str(), rdma::kContextLocal, &ctx); ret != 0 || ctx == nullptr)
-        return Error(errc::rdma_unavailable, "no RDMA device has the address " + o.addr);
     rdma::PeerHandle peer(api);
-    if (int ret = api.peer_new(ctx, peer.out()); ret != 0) return rdma::call_failure(errc::io_error, "device", "peer_new", ret);
+    if (auto r = open_peer(api, o.addr, rdma::kContextLocal, peer.out()); !r) return r;
     rdma::MrHandle region_mr(api), msg_mr(api);
     if (int ret = api.mr_reg(peer.get(), mem.base(), mem.size(), rdma::kRegionUsage, region_mr.out()); ret != 0)
         return rdma::call_failure(errc::io_error, "registering the region", "mr_reg", ret);
     std::vector<std::byte> msgs((kRecvs + 1) * kMsgSize);
-    if (int ret = api.mr_reg(peer.get(), msgs.data(), msgs.size(), rdma::kUsageSend | rdma::kUsageRecv, msg_mr.out()); ret != 0)
+    if (int ret = api.mr_reg(peer.get(), msgs.data(), msgs.size(), rdma::kUsageSend | rdma::kUsageRecv, msg_mr.out());
+        ret != 0)
         return rdma::call_failure(errc::io_error, "registering the messages", "mr_reg", ret);
     rdma::EpHandle ep(api);
     const std::string port = std::to_string(o.port);
@@ -164,35 +182,12 @@ Result<void> serve(const ServerOptions& o) {
     std::printf("rpm-floor: listening on %s:%s, %s (%zu bytes)\n", o.addr.c_str(), port.c_str(),
                 o.region.empty() ? "anonymous memory, no persist step" : o.region.c_str(), mem.size());
     std::fflush(stdout);
-    int ep_fd = -1;
-    if (int ret = api.ep_get_fd(ep.get(), &ep_fd); ret != 0) return rdma::call_failure(errc::io_error, "listening", "ep_get_fd", ret);
-    pollfd pfd{ep_fd, POLLIN, 0};
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
-    if (::poll(&pfd, 1, rdma::to_ms(left)) != 1) return Error(errc::io_error, "no client connected within --timeout");
     rdma::ConnCfgHandle cfg(api);
-    int ret = api.conn_cfg_new(cfg.out());
-    if (ret == 0) ret = api.conn_cfg_set_sq_size(cfg.get(), kSq);
-    if (ret == 0) ret = api.conn_cfg_set_rq_size(cfg.get(), kRecvs);
-    if (ret == 0) ret = api.conn_cfg_set_cq_size(cfg.get(), kSq + kRecvs);
-    if (ret != 0) return rdma::call_failure(errc::io_error, "connection configuration", "conn_cfg_*", ret);
+    if (auto r = make_conn_cfg(api, cfg.out()); !r) return r;
     rdma::ConnReqHandle req(api);
-    if (ret = api.ep_next_conn_req(ep.get(), cfg.get(), req.out()); ret != 0)
-        return rdma::call_failure(errc::io_error, "accepting", "ep_next_conn_req", ret);
-    for (std::uint32_t i = 0; i < kRecvs; ++i)
-        if (ret = api.conn_req_recv(req.get(), msg_mr.get(), i * kMsgSize, kMsgSize,
-                                    reinterpret_cast<const void*>(static_cast<std::uintptr_t>(i)));
-            ret != 0)
-            return rdma::call_failure(errc::io_error, "accepting", "conn_req_recv", ret);
+    if (auto r = next_request(api, ep.get(), deadline, cfg.get(), req); !r) return r;
     Served s{api, rdma::ConnHandle(api), nullptr, msg_mr.get(), msgs.data()};
-    if (ret = api.conn_req_connect(req.consume(), nullptr, s.conn.out()); ret != 0)
-        return rdma::call_failure(errc::io_error, "accepting", "conn_req_connect", ret);
-    int ev_fd = -1;
-    if (ret = api.conn_get_event_fd(s.conn.get(), &ev_fd); ret != 0)
-        return rdma::call_failure(errc::io_error, "accepting", "conn_get_event_fd", ret);
-    auto ev = rdma::wait_event(api, s.conn.get(), ev_fd, std::chrono::seconds(10));
-    if (!ev) return ev.error();
-    if (*ev != rdma::kConnEstablished) return Error(errc::io_error, std::string("connection ") + rdma::event_name(*ev));
-    if (ret = api.conn_get_cq(s.conn.get(), &s.cq); ret != 0) return rdma::call_failure(errc::io_error, "accepting", "conn_get_cq", ret);
+    if (auto r = accept(s, req); !r) return r;
     if (auto r = send_hello(s, api, region_mr.get()); !r) return r;
     return serve_loop(s, mem, deadline);
 }
