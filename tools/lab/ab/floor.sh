@@ -10,6 +10,7 @@
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm adr|eadr -- tools/lab/ab/floor.sh "$PWD/build/bin" [ROUNDS]
 bin=$1 rounds=${2:-3}; out=${RPM_LAB_OUT:-/tmp}
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
+. "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
 servers=()
 for comp in busy adaptive; do
@@ -22,11 +23,7 @@ done
 port=18600
 for rep in $(seq 1 $rounds); do
   for tool in ib_read_lat ib_write_lat ib_send_lat; do
-    port=$((port+1))
-    timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port > $out/ibsrv-$tool-$rep.txt 2>&1 &
-    srv=$!
-    sleep 3; timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port $addr > $out/$tool-$rep.txt 2>&1
-    echo "$tool $rep rc=$?"; kill $srv 2>/dev/null; wait $srv 2>/dev/null
+    port=$((port+1)); perftest $tool $rep $port
   done
   port=$((port+1))
   timeout 120 $bin/rpm-floor --listen "$addr:$port" --region "$pm" --timeout 110 > $out/floorsrv-$rep.txt 2>&1 &

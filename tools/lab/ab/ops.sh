@@ -9,6 +9,7 @@
 #     tools/lab/ab/ops.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event]
 before=$1 after=$2 comp=${3:-adaptive}; out=${RPM_LAB_OUT:-/tmp}
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
+. "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
 $before/rpm-server --listen "rdma://$addr:7700" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > $out/server-before.log 2>&1 &
 sb=$!
@@ -19,11 +20,7 @@ for i in $(seq 1 100); do grep -q "region pm" $out/server-after.log && break; sl
 port=18600
 for rep in 1 2 3; do
   for tool in ib_read_lat ib_write_lat; do
-    port=$((port+1))
-    timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port > $out/ibsrv-$tool-$rep.txt 2>&1 &
-    srv=$!
-    sleep 3; timeout 60 $tool -d rxe0 -i 1 -x 1 -s 8 -n 1000 -p $port $addr > $out/$tool-$rep.txt 2>&1
-    echo "$tool $rep rc=$?"; kill $srv 2>/dev/null; wait $srv 2>/dev/null
+    port=$((port+1)); perftest $tool $rep $port
   done
   for build in before after; do for api in sync callback; do
     b=$before; p=7700; [ $build = after ] && b=$after && p=7701
