@@ -1,7 +1,8 @@
 // How long CompletionMode::adaptive spins before it sleeps: one definition
 // for every waiter that honours the mode (an rdma:// connection's I/O
 // thread and synchronous callers, src/transport/rdma/loop.hpp; the
-// Replicator's committing thread, src/replication/poll_members.cpp).
+// Replicator's committing thread, src/replication/poll_members.cpp, which
+// keeps the short bound for now).
 #pragma once
 
 #include <chrono>
