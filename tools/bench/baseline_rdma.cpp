@@ -14,7 +14,8 @@ std::string reason() {
     const bool device = std::filesystem::exists(sys, ec) && !std::filesystem::is_empty(sys, ec);
     return std::string("unavailable: rpm-bench has no plain RDMA baseline (raw verbs calls belong in "
                        "src/transport/rdma/, not in rpm-bench); in the lab VM, tools/lab/bench compares "
-                       "rdma:// with perftest's ib_read_lat and ib_write_lat on the same device") +
+                       "rdma:// with perftest's ib_read_lat and ib_write_lat on the same device, and "
+                       "tools/lab/ab/floor.sh with rpm-floor") +
            (device ? "" : "; this machine has no RDMA device (/sys/class/infiniband is empty)");
 }
 

@@ -2,12 +2,15 @@
 // the tested size (and, for bandwidth, RDMA write streaming) between the
 // same two hosts, without rpm's protocol on top.
 //
-// Every verbs call belongs in src/transport/rdma/; rpm-bench must
-// not grow its own RDMA stack. Until a raw-RDMA helper exists there, this
+// Every verbs call belongs in src/transport/rdma/; rpm-bench must not grow
+// its own RDMA stack, and it has no server-side peer for a bare MR. This
 // returns "unavailable" with the reason, and rpm-bench reports the baseline
-// (and every rdma:// ratio) as unavailable: no number is ever made up. In
-// the lab VM, tools/lab/bench runs rpm-bench next to perftest's ib_read_lat
-// and ib_write_lat on the same rxe device and computes the ratios outside.
+// (and every rdma:// ratio) as unavailable: no number is ever made up. The
+// baselines are separate processes in the lab VM: tools/lab/bench runs
+// rpm-bench next to perftest's ib_read_lat and ib_write_lat on the same rxe
+// device, and tools/lab/ab/floor.sh next to rpm-floor (tools/floor/: rpm's
+// operations as bare work requests on the verbs layer), ratios computed
+// outside.
 #pragma once
 
 #include "measure.hpp"
