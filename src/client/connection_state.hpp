@@ -46,6 +46,6 @@ struct ConnectionAccess {
 /// Wait for an async operation with the connection's timeout. A timeout
 /// closes the connection: the operation's state is unknown, and closing
 /// guarantees no late completion touches the caller's buffers.
-std::error_code wait_for(ConnectionState& conn, const std::function<void(Callback)>& start);
+std::error_code wait_for(ConnectionState& conn, FunctionRef<void(Callback)> start);
 
 } // namespace rpm::detail

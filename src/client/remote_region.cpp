@@ -28,7 +28,7 @@ std::future<std::error_code> as_future(const std::function<void(Callback)>& star
 
 namespace detail {
 
-std::error_code wait_for(ConnectionState& conn, const std::function<void(Callback)>& start) {
+std::error_code wait_for(ConnectionState& conn, FunctionRef<void(Callback)> start) {
     return conn.transport->call(start, conn.options.timeout);
 }
 

@@ -11,7 +11,7 @@ Result<std::shared_ptr<void>> Transport::register_memory(std::span<std::byte>) {
     return std::shared_ptr<void>();
 }
 
-std::error_code Transport::call(const std::function<void(Done)>& start, std::chrono::milliseconds timeout) {
+std::error_code Transport::call(Start start, std::chrono::milliseconds timeout) {
     auto p = std::make_shared<std::promise<std::error_code>>();
     auto f = p->get_future();
     start([p](std::error_code ec) { p->set_value(ec); });

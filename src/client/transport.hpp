@@ -6,6 +6,7 @@
 #include <rpm/client.hpp>
 #include <rpm/result.hpp>
 
+#include "core/function_ref.hpp"
 #include "transport/protocol/protocol.hpp"
 
 #include <chrono>
@@ -19,6 +20,8 @@
 namespace rpm::client {
 
 using Done = std::function<void(std::error_code)>;
+/// What a synchronous call runs to post its operation (Transport::call).
+using Start = FunctionRef<void(Done)>;
 using RecvDone = std::function<void(std::error_code, std::size_t)>;
 
 /// The callbacks of one call made of several operations (a persist's
@@ -86,7 +89,8 @@ public:
     /// and no late completion may touch the caller's buffers) and returns
     /// errc::io_error. The default waits for the completion from the I/O
     /// thread; a transport may run the operation on the calling thread.
-    virtual std::error_code call(const std::function<void(Done)>& start, std::chrono::milliseconds timeout);
+    /// `start` is called once, during the call.
+    virtual std::error_code call(Start start, std::chrono::milliseconds timeout);
     /// Register application memory for zero-copy writes and reads (see
     /// Connection::register_memory). RETURN VALUE: a handle that keeps the
     /// registration; null when the transport has nothing to register (the

@@ -83,7 +83,7 @@ public:
     /// callback that finishes meanwhile runs here, in posting order.
     /// RETURN VALUE: the operation's status. ERRORS: errc::io_error after
     /// `timeout` (the connection is closed, as client::Transport::call says).
-    std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout);
+    std::error_code call(client::Start start, std::chrono::milliseconds timeout);
     /// False on the I/O thread, inside a synchronous call's callbacks and
     /// on a thread that holds the polling: a nested call there must not
     /// drive (it would wait for itself).
@@ -154,6 +154,7 @@ private:
         bool in_flight;
     };
     WaitPlan wait_plan();
+    WaitPlan plan_locked() const;
     std::size_t poll_cq(bool had_event);
     void on_event();
     void on_wc_locked(const ibv_wc& wc);
@@ -166,7 +167,10 @@ private:
     void repost_locked(std::uint32_t slot);
     void fail_locked(std::error_code ec, std::string why);
     void settle_handshake_locked(Result<void> r);
-    bool deliver();
+    /// Run the callbacks of what finished, in posting order, and again for
+    /// what those callbacks queued. RETURN VALUE: callbacks run.
+    std::size_t deliver();
+    std::size_t deliver_round(bool& more);
     void await_closed() noexcept;
 
     // client_drive.cpp: a synchronous caller polls
@@ -176,18 +180,20 @@ private:
     void notify_all() noexcept;
 
     // client_ops.cpp: posting
-    void submit_locked(Op op);
+    void submit_locked(Op&& op);
     void submit_error(client::Done done, std::error_code ec);
     std::error_code post_locked(Op& op);
     int post_request_locked(Op& op, const void* ctx);
     Op request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply, client::Done done) const;
     std::uint32_t next_request_id() noexcept;
     const RemoteRegion* region_locked(std::uint32_t grant_id) const;
-    void submit_transfer(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
-                         client::Done done);
-    void submit_transfer_locked(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
-                                client::Done done);
-    void submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done);
+    // Ops and callbacks go down by reference and are moved once, into the
+    // queue: an Op is some 250 bytes with two std::functions in it.
+    void submit_transfer(Op&& op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                         client::Done&& done);
+    void submit_transfer_locked(Op&& op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                                client::Done&& done);
+    void submit_chunks_locked(Op&& tmpl, std::uint64_t offset, std::size_t length, client::Done&& done);
     Op flush_op_locked(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
     Op atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, std::uint64_t wire_value,
                         client::Done done) const;
@@ -221,6 +227,14 @@ private:
     int event_fd_ = -1;
     Wakeup wake_;        // the I/O thread's
     Wakeup drive_wake_;  // the synchronous caller's that drives
+    Waiter drive_waiter_;  // the synchronous caller's, under drive_mu_ (its pace is learned across calls)
+    struct SyncCall {
+        std::uint64_t gen = 0;  // which call's callback may set the rest
+        bool done = false;
+        std::error_code ec;
+    };
+    SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
+    WaitPlan plan_{-1, false};  // as of the last deliver(), under drive_mu_
 
     // Held by whoever polls the CQ and runs callbacks: the I/O thread for
     // one round of work, a synchronous caller for its whole call. Taken
@@ -238,6 +252,12 @@ private:
     std::deque<std::vector<std::byte>> inbox_;
     std::deque<RecvWaiter> waiters_;
     std::vector<ReadyRecv> ready_recvs_;
+    struct Finished {
+        client::Done done;
+        std::error_code ec;
+    };
+    std::vector<Finished> finished_scratch_;  // deliver()'s, under drive_mu_
+    std::vector<ReadyRecv> recv_scratch_;     // deliver()'s, under drive_mu_
     bool batching_ = false;  // persist() is queueing: post once it is done
     int ring_error_ = 0;     // a doorbell failed while pumping: pump_locked fails the connection
     bool failed_ = false;
@@ -301,7 +321,7 @@ public:
     Result<std::shared_ptr<void>> register_memory(std::span<std::byte> mem) override {
         return c_->register_memory(mem);
     }
-    std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) override {
+    std::error_code call(client::Start start, std::chrono::milliseconds timeout) override {
         return c_->can_drive() ? c_->call(start, timeout) : client::Transport::call(start, timeout);
     }
     std::unique_ptr<client::PollHold> hold_polling() override;

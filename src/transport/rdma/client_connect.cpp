@@ -39,6 +39,7 @@ RdmaClient::~RdmaClient() {
 ClientConn::ClientConn(const Api& api, ClientOptions opts, ClientLimits limits)
     : api_(api), opts_(std::move(opts)), lim_(limits),
       layout_(limits.recv_slots, limits.send_slots, limits.slot_size), cfg_(api), req_(api), conn_(api),
+      drive_waiter_(opts_.completion),
       ops_(limits.sq_depth, limits.send_slots) {
     lim_.chunk = std::max<std::size_t>(1, lim_.chunk);
 }

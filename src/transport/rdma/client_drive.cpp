@@ -59,8 +59,7 @@ bool ClientConn::try_begin_hold() {
     drive_wake_.set_spinning(false);
     t_held.push_back(this);
     // What finished before the hold (a refused call) runs here first.
-    while (deliver()) {
-    }
+    deliver();
     return true;
 }
 
@@ -80,7 +79,7 @@ std::size_t ClientConn::poll_round(bool events) {
     } else {
         n += poll_cq(false);
     }
-    while (deliver()) ++n;
+    n += deliver();
     return n;
 }
 
@@ -92,15 +91,11 @@ void ClientConn::hold_fds(std::vector<int>& out) const {
     out.push_back(drive_wake_.fd());
 }
 
-std::error_code ClientConn::call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) {
-    // Shared: after a timeout the callback still runs later, elsewhere.
-    struct Outcome {
-        bool done = false;
-        std::error_code ec;
-    };
-    auto out = std::make_shared<Outcome>();
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds timeout) {
+    // Coarse: read on every call, where the precise clock may be a system call.
+    const auto deadline = coarse_deadline(timeout);
     bool finished = false;
+    std::error_code ec;
     {
         std::lock_guard lock(mu_);
         ++drivers_;
@@ -112,29 +107,36 @@ std::error_code ClientConn::call(const std::function<void(client::Done)>& start,
     {
         std::unique_lock drive(drive_mu_);
         t_driving = this;
-        start([out](std::error_code ec) {
-            out->ec = ec;
-            out->done = true;
+        // The outcome lives in sync_, under drive_mu_ (every callback runs
+        // under it, and calls take turns on it): the callback is two words,
+        // which std::function keeps inline (no allocation per call), and one
+        // that runs after its call timed out finds a newer generation.
+        const std::uint64_t gen = ++sync_.gen;
+        sync_.done = false;
+        start([this, gen](std::error_code e) {
+            if (sync_.gen != gen) return;
+            sync_.ec = e;
+            sync_.done = true;
         });
-        finished = drive_until(out->done, deadline);
+        finished = drive_until(sync_.done, deadline);
+        ec = sync_.ec;
         t_driving = nullptr;
         end_drive();
     }
-    if (finished) return out->ec;
+    if (finished) return ec;
     close();
     return errc::io_error;
 }
 
 bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_point deadline) {
-    Waiter waiter(opts_.completion);
+    Waiter& waiter = drive_waiter_;  // under drive_mu_: one caller drives at a time
     const auto drain = [this] { return poll_cq(false); };
     // Whatever start() finished at once (a refused call) runs first.
-    while (deliver()) {
-    }
+    deliver();
     while (!done) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - coarse_now());
         if (left.count() <= 0) return false;
-        const WaitPlan plan = wait_plan();
+        const WaitPlan plan = plan_;  // deliver() just made it
         const int ms = to_ms(left);
         const Ready r = waiter.wait(cq_fd_, event_fd_, drive_wake_,
                                     plan.timeout_ms < 0 ? ms : std::min(plan.timeout_ms, ms), drain, plan.in_flight);

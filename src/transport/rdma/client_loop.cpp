@@ -9,6 +9,10 @@ namespace rpm::rdma {
 
 ClientConn::WaitPlan ClientConn::wait_plan() {
     std::lock_guard lock(mu_);
+    return plan_locked();
+}
+
+ClientConn::WaitPlan ClientConn::plan_locked() const {
     // Entries come back from other connections and the pool's thread, and
     // neither can wake this one: ask the pool again soon.
     // A posted op (a request stays so until its reply): a completion is
@@ -35,8 +39,7 @@ void ClientConn::run() {
         if (drive) work(r);
     }
     std::lock_guard drive(drive_mu_);
-    while (deliver()) {
-    }
+    deliver();
     await_closed();
 }
 
@@ -75,8 +78,7 @@ void ClientConn::work(const Ready& r) {
     // a reply) must be seen before its disconnect fails everything.
     poll_cq(r.cq);
     if (r.event) on_event();
-    while (deliver()) {
-    }
+    deliver();
 }
 
 std::size_t ClientConn::poll_cq(bool had_event) {
@@ -234,23 +236,53 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     notify_all();
 }
 
-bool ClientConn::deliver() {
-    std::vector<Op> finished;
-    std::vector<ReadyRecv> recvs;
+std::size_t ClientConn::deliver() {
+    std::size_t total = 0;
+    for (;;) {
+        bool more = false;
+        const std::size_t n = deliver_round(more);
+        total += n;
+        if (n == 0 || !more) return total;
+    }
+}
+
+std::size_t ClientConn::deliver_round(bool& more) {
+    // Only under drive_mu_ (whoever polls), so one caller uses the scratch
+    // vectors at a time; taken out and put back, they keep their capacity
+    // (no allocation per operation) and a nested deliver() would find them
+    // empty, not in use.
+    std::vector<Finished> finished = std::move(finished_scratch_);
+    std::vector<ReadyRecv> recvs = std::move(recv_scratch_);
+    std::uint64_t pushed = 0;
     {
         std::lock_guard lock(mu_);
-        finished = ops_.take_finished();
-        recvs = std::move(ready_recvs_);
-        ready_recvs_.clear();
+        ops_.take_finished([&finished](Op& op) { finished.push_back({std::move(op.done), op.ec}); });
+        recvs.swap(ready_recvs_);
         // Entries given back (here or by other connections) may let queued
         // operations go.
         if (!failed_) pump_locked();
+        // A post that failed just now finished its op at once.
+        more = ops_.front_finished();
+        pushed = ops_.pushed();
+        // A driver's next wait (drive_until) plans by this: it runs right
+        // before, and whatever changes the plan meanwhile (another thread's
+        // operation) notifies the driver, which delivers again.
+        plan_ = plan_locked();
     }
     // Callbacks run without the lock: they may post more work.
-    for (auto& op : finished)
-        if (op.done) op.done(op.ec);
+    for (auto& f : finished)
+        if (f.done) f.done(f.ec);
     for (auto& r : recvs) r.done(r.ec, r.size);
-    return !finished.empty() || !recvs.empty();
+    const std::size_t n = finished.size() + recvs.size();
+    // Another round only if a callback queued work here (which may have
+    // finished at once): what other threads queue meanwhile notifies the
+    // thread that polls (submit_locked, recv), which delivers again then.
+    if (n > 0 && ops_.pushed() != pushed) more = true;
+    finished.clear();
+    recvs.clear();
+    finished_scratch_ = std::move(finished);
+    recv_scratch_ = std::move(recvs);
+    return n;
 }
 
 } // namespace rpm::rdma

@@ -67,7 +67,7 @@ const ClientConn::RemoteRegion* ClientConn::region_locked(std::uint32_t grant_id
     return it == regions_.end() ? nullptr : &it->second;
 }
 
-void ClientConn::submit_locked(Op op) {
+void ClientConn::submit_locked(Op&& op) {
     const bool request = op.kind == OpKind::request && !op.ec;
     const auto rid = op.request_id;
     const auto seq = ops_.push(std::move(op));
@@ -125,7 +125,7 @@ std::error_code ClientConn::frame_fits(const std::vector<std::byte>& frame) cons
     return frame.size() <= layout_.slot_size() ? std::error_code{} : std::error_code(errc::bad_size);
 }
 
-void ClientConn::submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t length, client::Done done) {
+void ClientConn::submit_chunks_locked(Op&& tmpl, std::uint64_t offset, std::size_t length, client::Done&& done) {
     // A bounce entry holds lim_.chunk bytes; registered memory needs no
     // entry, and one work request moves it all (up to kMaxUserChunk).
     const std::size_t chunk = tmpl.user ? kMaxUserChunk : lim_.chunk;
@@ -154,14 +154,14 @@ void ClientConn::submit_chunks_locked(Op tmpl, std::uint64_t offset, std::size_t
     }
 }
 
-void ClientConn::submit_transfer(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
-                                 client::Done done) {
+void ClientConn::submit_transfer(Op&& op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                                 client::Done&& done) {
     std::lock_guard lock(mu_);
     submit_transfer_locked(std::move(op), grant_id, offset, length, std::move(done));
 }
 
-void ClientConn::submit_transfer_locked(Op op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
-                                        client::Done done) {
+void ClientConn::submit_transfer_locked(Op&& op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
+                                        client::Done&& done) {
     const RemoteRegion* r = region_locked(grant_id);
     if (!r) {
         op.kind = OpKind::none;

@@ -1,5 +1,6 @@
 #include "transport/rdma/loop.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <climits>
@@ -33,8 +34,7 @@ Result<void> set_nonblocking(int fd) {
     return {};
 }
 
-Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event,
-                             const std::function<void(const ibv_wc&)>& fn) {
+Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, FunctionRef<void(const ibv_wc&)> fn) {
     if (had_event) {
         // Acknowledges the event and re-arms the CQ before we drain it, so a
         // completion that arrives while draining raises a new event.
@@ -58,7 +58,7 @@ Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event,
     }
 }
 
-Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const std::function<std::size_t()>& drain,
+Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, FunctionRef<std::size_t()> drain,
                    bool in_flight) {
     if (mode_ == CompletionMode::event) {
         if (timeout_ms != 0) ++sleeps_;
@@ -67,8 +67,13 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const 
     using Clock = std::chrono::steady_clock;
     const auto start = Clock::now();
     const bool bounded = timeout_ms >= 0;
-    const auto deadline = start + std::chrono::milliseconds(bounded ? timeout_ms : 0);
+    const auto deadline = bounded ? start + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
     const std::chrono::microseconds spin_bound = in_flight ? kAdaptiveSpinInFlight : kAdaptiveSpin;
+    const bool adaptive = mode_ == CompletionMode::adaptive;
+    // Where the spin ends: adaptive's bound (then it sleeps), or the deadline.
+    const auto spin_end = adaptive ? std::min(deadline, start + spin_bound) : deadline;
+    pacer_.start(start, spin_end);
+    auto now = start;
     wake.set_spinning(true);
     for (unsigned spins = 1;; ++spins) {
         Ready r;
@@ -80,10 +85,12 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const 
             r.timeout = false;
             if (r.cq || r.event || r.wake) return r;
         }
-        if (spins % kClockEvery == 0) {
-            const auto now = Clock::now();
-            if (bounded && now >= deadline) return Ready{.timeout = true};
-            if (mode_ == CompletionMode::adaptive && now - start >= spin_bound) break;
+        if (pacer_.tick()) {
+            now = Clock::now();
+            if (pacer_.passed(now)) {
+                if (!adaptive || now >= deadline) return Ready{.timeout = true};
+                break;
+            }
         }
     }
     // Adaptive, nothing within the spin: sleep until the channel, the
@@ -95,7 +102,7 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const 
     }
     int left = -1;
     if (bounded) {
-        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
         left = ms < 0 ? 0 : static_cast<int>(ms);
     }
     if (left != 0) ++sleeps_;

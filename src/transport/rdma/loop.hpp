@@ -9,6 +9,8 @@
 #pragma once
 
 #include "core/adaptive_spin.hpp"
+#include "core/function_ref.hpp"
+#include "core/spin_clock.hpp"
 #include "core/wakeup.hpp"
 #include "transport/rdma/api.hpp"
 
@@ -41,7 +43,7 @@ Result<void> set_nonblocking(int fd);
 /// Acknowledge the CQ's event (when `had_event`) and hand every available
 /// completion to `fn`. RETURN VALUE: how many. ERRORS: errc::io_error when
 /// the verbs layer fails.
-Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, const std::function<void(const ibv_wc&)>& fn);
+Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, FunctionRef<void(const ibv_wc&)> fn);
 
 
 /// An I/O thread's wait for work, by CompletionMode. event: poll() (as
@@ -50,14 +52,15 @@ Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, const std::
 /// and poll()ing the descriptors without waiting every kPollEvery spins
 /// (connection events, a completion channel event to acknowledge).
 /// adaptive: busy for kAdaptiveSpin (kAdaptiveSpinInFlight when the caller
-/// says a completion is expected), then event. Not thread-safe: one per
-/// I/O thread.
+/// says a completion is expected), then event. The clock is read at the
+/// start of a wait and then as rarely as its SpinPacer allows. Not
+/// thread-safe: one per polling thread, kept across waits (the pacer learns
+/// what a round of the spin costs there).
 class Waiter {
 public:
     static constexpr unsigned kPollEvery = 256;
-    static constexpr unsigned kClockEvery = 16;
     explicit Waiter(CompletionMode mode) noexcept : mode_(mode) {}
-    Ready wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, const std::function<std::size_t()>& drain,
+    Ready wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, FunctionRef<std::size_t()> drain,
                bool in_flight = false);
     [[nodiscard]] CompletionMode mode() const noexcept { return mode_; }
     /// Times it slept in poll() with a timeout other than 0 (tests, stats).
@@ -66,6 +69,7 @@ public:
 private:
     CompletionMode mode_;
     std::uint64_t sleeps_ = 0;
+    SpinPacer pacer_;  // the clock is read about once per wait (core/spin_clock.hpp)
 };
 
 /// Wait up to `timeout` for the next connection event.

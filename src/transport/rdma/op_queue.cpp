@@ -13,8 +13,9 @@ int owed_for(OpKind k) noexcept {
 
 OpQueue::OpQueue(std::uint32_t credits, std::uint32_t send_slots) : credits_(credits), slots_(send_slots) {}
 
-std::uint64_t OpQueue::push(Op op) {
-    op.seq = next_seq_++;
+std::uint64_t OpQueue::push(Op&& op) {
+    op.seq = next_seq_.load(std::memory_order_relaxed);
+    next_seq_.store(op.seq + 1, std::memory_order_relaxed);
     op.owed = owed_for(op.kind);
     op.finished = op.ec || op.kind == OpKind::none;
     ops_.push_back(std::move(op));
@@ -82,7 +83,7 @@ bool may_defer(const Op& op, const Op* next) noexcept {
 
 } // namespace
 
-void OpQueue::pump(const std::function<std::error_code(Op&)>& post) {
+void OpQueue::pump(FunctionRef<std::error_code(Op&)> post) {
     starved_ = false;
     while (unposted_ < ops_.size()) {
         Op& op = ops_[unposted_];
@@ -143,8 +144,7 @@ void OpQueue::fail_all(std::error_code ec) {
     }
 }
 
-std::vector<Op> OpQueue::take_finished() {
-    std::vector<Op> out;
+void OpQueue::take_finished(FunctionRef<void(Op&)> take) {
     while (!ops_.empty() && ops_.front().finished) {
         Op& op = ops_.front();
         // A failed connection never completes these work requests; nothing
@@ -152,12 +152,11 @@ std::vector<Op> OpQueue::take_finished() {
         // bounce entries wait for the queue pair's end: drop_bounce).
         drop_bounce(op);
         release_held(op);
-        out.push_back(std::move(op));
+        take(op);
         ops_.pop_front();
         ++front_seq_;
         if (unposted_ > 0) --unposted_;
     }
-    return out;
 }
 
 } // namespace rpm::rdma

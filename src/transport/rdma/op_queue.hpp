@@ -10,11 +10,13 @@
 #pragma once
 
 #include "client/transport.hpp"
+#include "core/function_ref.hpp"
 #include "transport/rdma/buffers.hpp"
 #include "transport/rdma/user_memory.hpp"
 
 #include <rpm/mr_pool.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -78,10 +80,10 @@ public:
     void use_bounce(MrPoolUser* user) noexcept { bounce_ = user; }
 
     /// Queue an operation; returns its sequence number (>= 1).
-    std::uint64_t push(Op op);
+    std::uint64_t push(Op&& op);
     /// Post queued operations in order while resources last. `post` issues
     /// the work request and returns the error of a failed post.
-    void pump(const std::function<std::error_code(Op&)>& post);
+    void pump(FunctionRef<std::error_code(Op&)> post);
     [[nodiscard]] Op* find(std::uint64_t seq) noexcept;
     /// One owed completion arrived; the first error sticks.
     void settle(Op& op, std::error_code ec) noexcept;
@@ -96,16 +98,21 @@ public:
     [[nodiscard]] bool take_orphaned() noexcept { return std::exchange(orphaned_, false); }
     /// Finish every unfinished operation with `ec` (the connection failed).
     void fail_all(std::error_code ec);
-    /// The finished operations at the front, in posting order; their bounce
-    /// entries go back to the pool. An entry whose work request never
-    /// completed (the connection failed) is kept aside instead: the RNIC may
-    /// still touch it until the queue pair is destroyed.
-    std::vector<Op> take_finished();
+    /// Hand each finished operation at the front, in posting order, to
+    /// `take` (which moves out what it needs: the client, the callback and
+    /// status) and drop it; their bounce entries go back to the pool. An entry whose work request
+    /// never completed (the connection failed) is kept aside instead: the
+    /// RNIC may still touch it until the queue pair is destroyed.
+    void take_finished(FunctionRef<void(Op&)> take);
     /// Give back every entry still held (ops left in the queue, those kept
     /// aside). Only after the connection is deleted.
     void release_buffers() noexcept;
     [[nodiscard]] bool front_finished() const noexcept { return !ops_.empty() && ops_.front().finished; }
     [[nodiscard]] std::size_t size() const noexcept { return ops_.size(); }
+    /// Operations queued so far. The one member safe to read without the
+    /// client's mutex: the thread that runs callbacks compares it before
+    /// and after them, to see whether they queued anything.
+    [[nodiscard]] std::uint64_t pushed() const noexcept { return next_seq_.load(std::memory_order_relaxed) - 1; }
     /// Some op was posted and not taken back yet: once finished ones are
     /// taken, a completion (or a request's reply) is on its way.
     [[nodiscard]] bool posted() const noexcept { return unposted_ > 0; }
@@ -126,7 +133,7 @@ private:
 
     std::deque<Op> ops_;  // a deque: posted ops keep their address
     std::uint64_t front_seq_ = 1;
-    std::uint64_t next_seq_ = 1;
+    std::atomic<std::uint64_t> next_seq_{1};  // written under the client's mutex only
     std::size_t unposted_ = 0;  // index of the first op not yet posted
     std::uint32_t credits_;
     SlotPool slots_;

@@ -59,7 +59,7 @@ public:
     void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) override;
     void send(std::span<const std::byte> payload, client::Done done) override;
     void recv(std::span<std::byte> out, client::RecvDone done) override;
-    std::error_code call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) override;
+    std::error_code call(client::Start start, std::chrono::milliseconds timeout) override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return profile_; }
     [[nodiscard]] std::string_view name() const noexcept override { return "tcp"; }
     void close() noexcept override;

@@ -168,7 +168,7 @@ void TcpClient::run_on_loop(Completions done) {
 
 // The synchronous form: drive the socket from this thread when nothing else
 // is in flight, else wait for the I/O thread like any other caller.
-std::error_code TcpClient::call(const std::function<void(client::Done)>& start, std::chrono::milliseconds timeout) {
+std::error_code TcpClient::call(client::Start start, std::chrono::milliseconds timeout) {
     const Deadline deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock lock(mu_);
     const bool can_drive = state_ == State::ready && !driver_ && !stream_.is_tls() && pending_.empty() &&

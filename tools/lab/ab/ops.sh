@@ -6,8 +6,10 @@
 # every round; JSON and perftest output to $RPM_LAB_OUT. docs/benchmarks.md,
 # "The verbs layer", has the figures and summarises them by the medians.
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run [--pm eadr] --share BEFORE_CHECKOUT -- \
-#     tools/lab/ab/ops.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event]
-before=$1 after=$2 comp=${3:-adaptive}; out=${RPM_LAB_OUT:-/tmp}
+#     tools/lab/ab/ops.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [ROUNDS]
+# A VM run's rounds move by 10% to 30% (docs/benchmarks.md): five or more
+# rounds make the medians worth comparing.
+before=$1 after=$2 comp=${3:-adaptive} rounds=${4:-3}; out=${RPM_LAB_OUT:-/tmp}
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 . "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
@@ -18,7 +20,7 @@ $after/rpm-server --listen "rdma://$addr:7701" --region "pm=$pm" --secrets-file 
 sa=$!
 for i in $(seq 1 100); do grep -q "region pm" $out/server-after.log && break; sleep 0.2; done
 port=18600
-for rep in 1 2 3; do
+for rep in $(seq 1 "$rounds"); do
   for tool in ib_read_lat ib_write_lat; do
     port=$((port+1)); perftest $tool $rep $port
   done

@@ -1,0 +1,116 @@
+// core/spin_clock.hpp: the pacer reads the clock about once per wait once
+// it knows the pace, and never lets a spin run past its end by more than
+// the pace it learned; the coarse deadline is never reached early.
+#include "core/spin_clock.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+
+namespace rpm {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = SpinPacer::Clock;
+
+// Spin `pacer` from `t0` with rounds of `per_round` each, until it says the
+// end has come; returns how many clock reads that took, and when it stopped.
+struct Spin {
+    int reads = 0;
+    std::uint64_t rounds = 0;
+    Clock::time_point stopped{};
+};
+Spin spin(SpinPacer& pacer, Clock::time_point t0, Clock::duration length, Clock::duration per_round,
+          std::uint64_t stop_after = UINT64_MAX) {
+    pacer.start(t0, t0 + length);
+    Spin s;
+    for (s.rounds = 1; s.rounds <= stop_after; ++s.rounds) {
+        const auto now = t0 + per_round * static_cast<long>(s.rounds);
+        if (!pacer.tick()) continue;
+        ++s.reads;
+        if (pacer.passed(now)) {
+            s.stopped = now;
+            return s;
+        }
+    }
+    --s.rounds;
+    return s;
+}
+
+TEST(SpinPacer, ChecksEveryMinStepUntilItKnowsThePace) {
+    SpinPacer p;
+    EXPECT_EQ(p.ns_per_round(), 0);
+    // 1 µs a round, 50 µs: the first check at kMinStep rounds learns the pace.
+    const Spin s = spin(p, Clock::time_point(1s), 50us, 1us);
+    EXPECT_DOUBLE_EQ(p.ns_per_round(), 1000.0);
+    EXPECT_GE(s.stopped - Clock::time_point(1s), 50us);
+    // It stops within a minimum step of the end, not later.
+    EXPECT_LE(s.stopped - Clock::time_point(1s), 50us + 1us * static_cast<long>(SpinPacer::kMinStep));
+}
+
+TEST(SpinPacer, OnceThePaceIsKnownAWaitThatEndsEarlyReadsTheClockNever) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);  // learn 1 µs a round
+    // A 1 ms spin whose work arrives after 40 rounds (a round trip): the
+    // first check would be at 500 rounds, so none happens.
+    const Spin s = spin(p, Clock::time_point(2s), 1ms, 1us, 40);
+    EXPECT_EQ(s.reads, 0);
+    EXPECT_EQ(s.rounds, 40u);
+}
+
+TEST(SpinPacer, ASpinToItsEndReadsTheClockLogarithmicallyOften) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);
+    // Halving what is left: 1000 rounds to the end, checks at 500, 750,
+    // 875, ... until the minimum step; about log2(1000 / 16) + 2 reads.
+    const Spin s = spin(p, Clock::time_point(2s), 1ms, 1us);
+    EXPECT_GE(s.stopped - Clock::time_point(2s), 1ms);
+    EXPECT_LE(s.stopped - Clock::time_point(2s), 1ms + 16us);
+    EXPECT_LE(s.reads, 9);
+    EXPECT_GE(s.reads, 5);
+}
+
+TEST(SpinPacer, RoundsSlowerThanLearnedOverrunByNoMoreThanTheirRatioOnHalfTheTimeLeft) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);  // learned: 1 µs
+    // Rounds now take 3 µs: the first check (planned for 500 µs) comes at
+    // 1.5 ms, past the 1 ms end; it stops there and learns the new pace.
+    const Spin s = spin(p, Clock::time_point(2s), 1ms, 3us);
+    EXPECT_EQ(s.reads, 1);
+    EXPECT_LE(s.stopped - Clock::time_point(2s), 1500us);
+    EXPECT_DOUBLE_EQ(p.ns_per_round(), 3000.0);
+}
+
+TEST(SpinPacer, AStepIsCappedSoAnEndlessSpinStillReadsTheClock) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);
+    // No end (a busy wait without a deadline): a read every kMaxStep rounds.
+    p.start(Clock::time_point(2s), Clock::time_point::max());
+    std::uint64_t rounds = 0;
+    while (!p.tick()) ++rounds;
+    EXPECT_EQ(rounds + 1, SpinPacer::kMaxStep);
+    EXPECT_FALSE(p.passed(Clock::time_point(2s) + 1us * static_cast<long>(SpinPacer::kMaxStep)));
+}
+
+TEST(CoarseClock, ADeadlineIsNeverReachedEarly) {
+    // Whatever the phase of the tick at the start, coarse_now() reaches the
+    // deadline only once the precise clock has passed the timeout.
+    for (int i = 0; i < 5; ++i) {
+        const auto t0 = Clock::now();
+        const auto d = coarse_deadline(3ms);
+        while (coarse_now() < d) {
+        }
+        EXPECT_GE(Clock::now() - t0, 3ms);
+    }
+}
+
+TEST(CoarseClock, NeverLeadsThePreciseClock) {
+    for (int i = 0; i < 1000; ++i) {
+        const auto c = coarse_now();
+        EXPECT_LE(c, Clock::now());
+    }
+}
+
+} // namespace
+} // namespace rpm
