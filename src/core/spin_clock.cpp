@@ -36,20 +36,22 @@ void SpinPacer::start(Clock::time_point now, Clock::time_point end) noexcept {
 }
 
 bool SpinPacer::passed(Clock::time_point now) noexcept {
-    if (spins_ > 0)
-        ns_per_round_ = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count()) /
-                        static_cast<double>(spins_);
+    if (spins_ > 0) {
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count();
+        ns_per_round_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0)) / spins_);
+    }
     if (now >= end_) return true;
     next_ = spins_ + step(end_ - now);
     return false;
 }
 
 std::uint64_t SpinPacer::step(Clock::duration left) const noexcept {
-    if (ns_per_round_ <= 0) return kMinStep;
-    const double half = static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(left).count()) / 2;
-    const double rounds = half / ns_per_round_;
-    if (rounds >= static_cast<double>(kMaxStep)) return kMaxStep;
-    return std::max(kMinStep, static_cast<std::uint64_t>(rounds));
+    if (ns_per_round_ == 0) return kMinStep;
+    // Integers only: under an emulator (the lab's TCG VM) floating point is
+    // done in software, and this runs at the start of every wait.
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+    const std::uint64_t rounds = static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0)) / 2 / ns_per_round_;
+    return std::clamp(rounds, kMinStep, kMaxStep);
 }
 
 } // namespace rpm

@@ -48,8 +48,9 @@ public:
     [[nodiscard]] bool tick() noexcept { return ++spins_ >= next_; }
     /// Learn the pace from `now`. RETURN VALUE: true once `end` has come.
     [[nodiscard]] bool passed(Clock::time_point now) noexcept;
-    /// Nanoseconds per round learned so far (0: not yet). Tests, stats.
-    [[nodiscard]] double ns_per_round() const noexcept { return ns_per_round_; }
+    /// Nanoseconds per round learned so far (0: not yet; at least 1 once
+    /// learned). Tests, stats.
+    [[nodiscard]] std::uint64_t ns_per_round() const noexcept { return ns_per_round_; }
 
 private:
     [[nodiscard]] std::uint64_t step(Clock::duration left) const noexcept;
@@ -57,7 +58,7 @@ private:
     Clock::time_point start_{}, end_{};
     std::uint64_t spins_ = 0;
     std::uint64_t next_ = kMinStep;
-    double ns_per_round_ = 0;
+    std::uint64_t ns_per_round_ = 0;
 };
 
 } // namespace rpm

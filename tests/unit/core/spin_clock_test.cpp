@@ -40,10 +40,10 @@ Spin spin(SpinPacer& pacer, Clock::time_point t0, Clock::duration length, Clock:
 
 TEST(SpinPacer, ChecksEveryMinStepUntilItKnowsThePace) {
     SpinPacer p;
-    EXPECT_EQ(p.ns_per_round(), 0);
+    EXPECT_EQ(p.ns_per_round(), 0u);
     // 1 µs a round, 50 µs: the first check at kMinStep rounds learns the pace.
     const Spin s = spin(p, Clock::time_point(1s), 50us, 1us);
-    EXPECT_DOUBLE_EQ(p.ns_per_round(), 1000.0);
+    EXPECT_EQ(p.ns_per_round(), 1000u);
     EXPECT_GE(s.stopped - Clock::time_point(1s), 50us);
     // It stops within a minimum step of the end, not later.
     EXPECT_LE(s.stopped - Clock::time_point(1s), 50us + 1us * static_cast<long>(SpinPacer::kMinStep));
@@ -79,7 +79,7 @@ TEST(SpinPacer, RoundsSlowerThanLearnedOverrunByNoMoreThanTheirRatioOnHalfTheTim
     const Spin s = spin(p, Clock::time_point(2s), 1ms, 3us);
     EXPECT_EQ(s.reads, 1);
     EXPECT_LE(s.stopped - Clock::time_point(2s), 1500us);
-    EXPECT_DOUBLE_EQ(p.ns_per_round(), 3000.0);
+    EXPECT_EQ(p.ns_per_round(), 3000u);
 }
 
 TEST(SpinPacer, AStepIsCappedSoAnEndlessSpinStillReadsTheClock) {
