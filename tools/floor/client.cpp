@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstring>
 #include <ctime>
+#include <memory>
 
 namespace rpm::floor {
 namespace {
@@ -63,16 +64,16 @@ Result<void> register_buffers(Client& c, const ClientOptions& o) {
     return {};
 }
 
-Result<void> open_connection(Client& c, const ClientOptions& o) {
+Result<void> open_connection(Client& c, const Endpoint& e, const ClientOptions& o) {
     const Api& api = c.api;
-    if (auto r = open_peer(api, o.addr, rdma::kContextRemote, c.peer.out()); !r) return r;
+    if (auto r = open_peer(api, e.addr, rdma::kContextRemote, c.peer.out()); !r) return r;
     if (auto r = register_buffers(c, o); !r) return r;
     rdma::ConnCfgHandle cfg(api);
     if (auto r = make_conn_cfg(api, cfg.out()); !r) return r;
     rdma::ConnReqHandle req(api);
-    const std::string port = std::to_string(o.port);
-    if (int ret = api.conn_req_new(c.peer.get(), o.addr.c_str(), port.c_str(), cfg.get(), req.out()); ret != 0)
-        return rdma::call_failure(errc::io_error, "connecting to " + o.addr + ":" + port, "conn_req_new", ret);
+    const std::string port = std::to_string(e.port);
+    if (int ret = api.conn_req_new(c.peer.get(), e.addr.c_str(), port.c_str(), cfg.get(), req.out()); ret != 0)
+        return rdma::call_failure(errc::io_error, "connecting to " + e.addr + ":" + port, "conn_req_new", ret);
     for (std::uint32_t i = 0; i < kRecvs; ++i)
         if (int ret = api.conn_req_recv(req.get(), c.msg_mr.get(), i * kMsgSize, kMsgSize, slot_tag(i)); ret != 0)
             return rdma::call_failure(errc::io_error, "connecting", "conn_req_recv", ret);
@@ -118,32 +119,22 @@ Result<void> check(int ret, const char* call) {
     return rdma::call_failure(errc::io_error, "posting", call, ret);
 }
 
-Result<void> wait_one(Client& c) {
-    ibv_wc wc[1];
-    auto got = poll_some(c.api, c.cq, wc, 1, c.deadline);
-    if (!got) return got.error();
-    return {};
-}
-
-/// One operation of the pattern, from its first post to its completion.
-Result<void> one_op(Client& c, Pattern p, std::size_t size) {
+/// Post one operation of the pattern: exactly rpm's work requests for it.
+Result<void> post_op(Client& c, Pattern p, std::size_t size) {
     const Api& api = c.api;
     rdma::Conn* const conn = c.conn.get();
     switch (p) {
     case Pattern::write:
-        if (auto r = check(api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionAlways, nullptr), "write"); !r) return r;
-        return wait_one(c);
+        return check(api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionAlways, nullptr), "write");
     case Pattern::read:
-        if (auto r = check(api.read(conn, c.data_mr.get(), 0, c.remote.get(), kOffset, size, rdma::kCompletionAlways, nullptr), "read"); !r) return r;
-        return wait_one(c);
+        return check(api.read(conn, c.data_mr.get(), 0, c.remote.get(), kOffset, size, rdma::kCompletionAlways, nullptr), "read");
     case Pattern::read_after_write: {
         // rpm's persist by read_after_write: the write unsignaled, the
         // 8-byte read behind it signaled, one doorbell.
         int ret = api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionOnError | kDefer, nullptr);
         if (ret == 0) ret = api.flush(conn, c.remote.get(), kOffset, size, rdma::kFlushPersistent, rdma::kCompletionAlways | kDefer, nullptr);
         if (ret == 0) ret = api.ring(conn);
-        if (auto r = check(ret, "write+flush+ring"); !r) return r;
-        return wait_one(c);
+        return check(ret, "write+flush+ring");
     }
     case Pattern::send_flush: {
         // rpm's persist by send_flush: the write unsignaled, a send naming
@@ -154,13 +145,49 @@ Result<void> one_op(Client& c, Pattern p, std::size_t size) {
         int ret = api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionOnError | kDefer, nullptr);
         if (ret == 0) ret = api.send(conn, c.msg_mr.get(), send_offset(), sizeof req, signal | kDefer, nullptr);
         if (ret == 0) ret = api.ring(conn);
-        if (auto r = check(ret, "write+send+ring"); !r) return r;
-        auto wc = next_recv(c);
-        if (!wc) return wc.error();
-        return repost(c, static_cast<std::uint32_t>(wc->wr_id));
+        return check(ret, "write+send+ring");
     }
     }
     return Error(errc::invalid_argument, "unknown pattern");
+}
+
+/// Poll once: has the posted operation completed? (send_flush: its answer
+/// arrived, and the receive is posted again; a send's own completion, one
+/// in kSignalEvery, is consumed on the way.)
+Result<bool> op_done(Client& c, Pattern p) {
+    ibv_wc wc[1];
+    auto got = poll_once(c.api, c.cq, wc, 1);
+    if (!got) return got.error();
+    if (*got == 0) return false;
+    if (p != Pattern::send_flush) return true;
+    if (wc[0].opcode != IBV_WC_RECV) return false;
+    if (auto r = repost(c, static_cast<std::uint32_t>(wc[0].wr_id)); !r) return r.error();
+    return true;
+}
+
+/// One operation on every connection, from the first post to the
+/// quorum-th completion. RETURN VALUE: its microseconds; the rest of the
+/// completions are awaited (untimed) so the next operation starts clean.
+Result<double> one_op(std::vector<std::unique_ptr<Client>>& cs, Pattern p, std::size_t size, unsigned quorum) {
+    const auto t0 = Clock::now();
+    for (auto& c : cs)
+        if (auto r = post_op(*c, p, size); !r) return r.error();
+    std::uint64_t pending = (std::uint64_t{1} << cs.size()) - 1;  // at most kMaxServers
+    unsigned done = 0;
+    double us = 0;
+    for (unsigned spins = 0; pending != 0; ++spins) {
+        for (std::size_t i = 0; i < cs.size(); ++i) {
+            if ((pending & (std::uint64_t{1} << i)) == 0) continue;
+            auto d = op_done(*cs[i], p);
+            if (!d) return d.error();
+            if (!*d) continue;
+            pending &= ~(std::uint64_t{1} << i);
+            if (++done == quorum) us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+        }
+        if ((spins & 4095) == 4095 && Clock::now() > cs.front()->deadline)
+            return Error(errc::io_error, "no completion before the time limit");
+    }
+    return us;
 }
 
 double cpu_seconds() {
@@ -169,27 +196,30 @@ double cpu_seconds() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
 }
 
-Figures summarize(Pattern p, unsigned round, std::size_t size, std::vector<double>& us, double cpu_s) {
+Figures summarize(Pattern p, unsigned round, std::size_t size, std::vector<double>& us, double cpu_s,
+                  unsigned servers, unsigned quorum) {
     std::sort(us.begin(), us.end());
     auto at = [&](double q) { return us[std::min(us.size() - 1, static_cast<std::size_t>(q * static_cast<double>(us.size())))]; };
     double sum = 0;
     for (double v : us) sum += v;
     const auto n = static_cast<double>(us.size());
-    return Figures{p, round, size, static_cast<unsigned>(us.size()), at(0.5), at(0.9), at(0.99), sum / n, cpu_s * 1e6 / n};
+    return Figures{p,       round,   size,     static_cast<unsigned>(us.size()), servers, quorum, at(0.5), at(0.9),
+                   at(0.99), sum / n, cpu_s * 1e6 / n};
 }
 
-Result<Figures> run_pattern(Client& c, Pattern p, const ClientOptions& o, unsigned round) {
+Result<Figures> run_pattern(std::vector<std::unique_ptr<Client>>& cs, Pattern p, const ClientOptions& o,
+                            unsigned round, unsigned quorum) {
     for (unsigned i = 0; i < o.warmup; ++i)
-        if (auto r = one_op(c, p, o.size); !r) return r.error();
+        if (auto r = one_op(cs, p, o.size, quorum); !r) return r.error();
     std::vector<double> us;
     us.reserve(o.ops);
     const double cpu0 = cpu_seconds();
     for (unsigned i = 0; i < o.ops; ++i) {
-        const auto t0 = Clock::now();
-        if (auto r = one_op(c, p, o.size); !r) return r.error();
-        us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        auto r = one_op(cs, p, o.size, quorum);
+        if (!r) return r.error();
+        us.push_back(*r);
     }
-    return summarize(p, round, o.size, us, cpu_seconds() - cpu0);
+    return summarize(p, round, o.size, us, cpu_seconds() - cpu0, static_cast<unsigned>(cs.size()), quorum);
 }
 
 } // namespace
@@ -199,21 +229,34 @@ Result<std::vector<Figures>> measure(const ClientOptions& o) {
         return Error(errc::invalid_argument, "--ops, --rounds and --patterns must not be empty or 0");
     if (o.size == 0 || o.size > kMaxSize)
         return Error(errc::invalid_argument, "--size must be 1 to " + std::to_string(kMaxSize) + " bytes");
-    Client c(rdma::real_api());
-    c.deadline = Clock::now() + o.timeout;
-    if (auto r = open_connection(c, o); !r) return r.error();
-    if (auto r = take_hello(c); !r) return r.error();
-    if (kOffset + o.size > c.remote_size)
-        return Error(errc::invalid_argument, "the server's region (" + std::to_string(c.remote_size) +
-                                                 " bytes) is too small for --size " + std::to_string(o.size));
+    if (o.servers.empty() || o.servers.size() > kMaxServers)
+        return Error(errc::invalid_argument, "--connect names 1 to " + std::to_string(kMaxServers) + " servers");
+    const auto n = static_cast<unsigned>(o.servers.size());
+    const unsigned quorum = o.quorum == 0 ? n : o.quorum;
+    if (quorum > n)
+        return Error(errc::invalid_argument, "--quorum " + std::to_string(quorum) + " is more than the " +
+                                                 std::to_string(n) + " servers --connect names");
+    std::vector<std::unique_ptr<Client>> cs;
+    const auto deadline = Clock::now() + o.timeout;
+    for (const Endpoint& e : o.servers) {
+        auto c = std::make_unique<Client>(rdma::real_api());
+        c->deadline = deadline;
+        const std::string where = e.addr + ":" + std::to_string(e.port);
+        if (auto r = open_connection(*c, e, o); !r) return r.error();
+        if (auto r = take_hello(*c); !r) return Error(r.error().code(), where + ": " + r.error().detail());
+        if (kOffset + o.size > c->remote_size)
+            return Error(errc::invalid_argument, where + ": the server's region (" + std::to_string(c->remote_size) +
+                                                     " bytes) is too small for --size " + std::to_string(o.size));
+        cs.push_back(std::move(c));
+    }
     std::vector<Figures> out;
     for (unsigned round = 1; round <= o.rounds; ++round)
         for (Pattern p : o.patterns) {
-            auto f = run_pattern(c, p, o, round);
+            auto f = run_pattern(cs, p, o, round, quorum);
             if (!f) return Error(f.error().code(), std::string(name(p)) + ": " + f.error().detail());
             out.push_back(*f);
         }
-    c.conn.disconnect();
+    for (auto& c : cs) c->conn.disconnect();
     return out;
 }
 

@@ -49,24 +49,26 @@ Result<void> await_established(const rdma::Api& api, rdma::Conn* conn) {
     return {};
 }
 
+Result<int> poll_once(const rdma::Api& api, rdma::Cq* cq, ibv_wc* wc, int n) {
+    int got = 0;
+    const int ret = api.cq_get_wc(cq, n, wc, &got);
+    if (ret == rdma::kErrNoCompletion) return 0;
+    if (ret != 0) return rdma::call_failure(errc::io_error, "polling the completion queue", "cq_get_wc", ret);
+    for (int i = 0; i < got; ++i)
+        if (wc[i].status != IBV_WC_SUCCESS)
+            return Error(errc::io_error, std::string("a work completion failed: ") + ibv_wc_status_str(wc[i].status) +
+                                             " (opcode " + std::to_string(wc[i].opcode) + ")");
+    return got;
+}
+
 Result<int> poll_some(const rdma::Api& api, rdma::Cq* cq, ibv_wc* wc, int n,
                       std::chrono::steady_clock::time_point deadline) {
     // The clock is read only every 4096 empty polls: in the lab VM every
     // read of it is a system call (the emulated HPET), and the floor must
-    // not pay what rpm's own poll loop would not.
+    // not pay for reads that are not the operation's.
     for (unsigned spins = 0;; ++spins) {
-        int got = 0;
-        const int ret = api.cq_get_wc(cq, n, wc, &got);
-        if (ret == 0 && got > 0) {
-            for (int i = 0; i < got; ++i)
-                if (wc[i].status != IBV_WC_SUCCESS)
-                    return Error(errc::io_error, std::string("a work completion failed: ") +
-                                                     ibv_wc_status_str(wc[i].status) + " (opcode " +
-                                                     std::to_string(wc[i].opcode) + ")");
-            return got;
-        }
-        if (ret != 0 && ret != rdma::kErrNoCompletion)
-            return rdma::call_failure(errc::io_error, "polling the completion queue", "cq_get_wc", ret);
+        auto got = poll_once(api, cq, wc, n);
+        if (!got || *got > 0) return got;
         if ((spins & 4095) == 4095 && std::chrono::steady_clock::now() > deadline)
             return Error(errc::io_error, "no completion before the time limit");
     }

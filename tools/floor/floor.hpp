@@ -13,7 +13,11 @@
 // what is between rpm-floor's and perftest's is the pattern's.
 //
 // One server serves one client and ends when it disconnects (or at its
-// --timeout); the client measures the patterns in rounds and ends.
+// --timeout); the client measures the patterns in rounds and ends. With
+// several servers (--connect A,B,C --quorum K) the client posts each
+// operation to all of them and the operation is done when K have completed
+// it: the floor under rpm's replication (a Replicator's commit to a
+// majority), on the same machine the replicas share.
 #pragma once
 
 #include "transport/rdma/api.hpp"
@@ -43,11 +47,21 @@ struct ServerOptions {
     std::string region;           ///< a PM path (devdax, file); empty: anonymous memory
     std::size_t size = 1 << 20;   ///< bytes of anonymous memory (or of a created file)
     std::chrono::seconds timeout{300};
+    /// Sleep on the completion channel when the queue is empty instead of
+    /// spinning: the floor of a replica that does not own a CPU (several
+    /// servers and the client on the lab VM's two vCPUs, where spinning
+    /// servers take the CPUs the others need).
+    bool sleep = false;
+};
+
+struct Endpoint {
+    std::string addr;
+    std::uint16_t port = 7790;
 };
 
 struct ClientOptions {
-    std::string addr;
-    std::uint16_t port = 7790;
+    std::vector<Endpoint> servers;  ///< one connection each; at least one
+    unsigned quorum = 0;            ///< completions that finish an operation; 0: all servers
     std::vector<Pattern> patterns;
     std::size_t size = 8;
     unsigned ops = 2000;          ///< measured operations per pattern and round
@@ -62,6 +76,7 @@ struct Figures {
     unsigned round = 0;
     std::size_t size = 0;
     unsigned ops = 0;
+    unsigned servers = 1, quorum = 1;
     double p50_us = 0, p90_us = 0, p99_us = 0, mean_us = 0;
     double cpu_us_per_op = 0;     ///< the client process's CPU time per operation
 };
@@ -69,6 +84,7 @@ struct Figures {
 /// The wire: the server's first message, and a send_flush request/answer.
 inline constexpr std::size_t kMsgSize = 64;
 inline constexpr std::size_t kMaxSize = 1 << 20;  ///< the largest --size
+inline constexpr std::size_t kMaxServers = 16;     ///< the most servers --connect names
 inline constexpr std::uint32_t kHelloMagic = 0x72666c72;  // "rflr"
 struct FlushRequest {
     std::uint64_t offset;
@@ -105,6 +121,11 @@ Result<void> await_established(const rdma::Api& api, rdma::Conn* conn);
 inline const void* slot_tag(std::uint32_t slot) {
     return reinterpret_cast<const void*>(static_cast<std::uintptr_t>(slot));
 }
+
+/// Poll `cq` once for up to n completions into wc, without waiting.
+/// RETURN VALUE: how many arrived (0: none), or an error for a failed work
+/// completion (its status named) or a failed poll.
+Result<int> poll_once(const rdma::Api& api, rdma::Cq* cq, ibv_wc* wc, int n);
 
 /// Busy-poll `cq` for up to n completions into wc, until `deadline`.
 /// RETURN VALUE: how many arrived (at least 1), or an error for a failed

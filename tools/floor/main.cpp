@@ -1,7 +1,7 @@
 // rpm-floor: the fabric's cost of rpm's operations, without rpm (floor.hpp).
-//   rpm-floor --listen ADDR[:PORT] [--region PATH] [--timeout S]
-//   rpm-floor --connect ADDR[:PORT] [--patterns LIST] [--size N] [--ops N]
-//             [--warmup N] [--rounds N] [--json FILE]
+//   rpm-floor --listen ADDR[:PORT] [--region PATH] [--wait busy|event] [--timeout S]
+//   rpm-floor --connect ADDR[:PORT][,ADDR[:PORT]...] [--quorum K] [--patterns LIST]
+//             [--size N] [--ops N] [--warmup N] [--rounds N] [--json FILE]
 // Exit status: 0 done, 1 a failure (printed), 2 bad usage.
 #include "floor.hpp"
 
@@ -32,17 +32,18 @@ bool split_address(const std::string& s, std::string& host, std::uint16_t& port)
 }
 
 void print(const std::vector<rpm::floor::Figures>& fs) {
-    std::printf("%-17s %7s %5s %6s %9s %9s %9s %9s %10s\n", "pattern", "size", "round", "ops", "p50_us", "p90_us",
-                "p99_us", "mean_us", "cpu_us/op");
+    std::printf("%-17s %7s %6s %5s %6s %9s %9s %9s %9s %10s\n", "pattern", "size", "quorum", "round", "ops", "p50_us",
+                "p90_us", "p99_us", "mean_us", "cpu_us/op");
     for (const auto& f : fs)
-        std::printf("%-17s %7zu %5u %6u %9.2f %9.2f %9.2f %9.2f %10.2f\n", rpm::floor::name(f.pattern), f.size,
-                    f.round, f.ops, f.p50_us, f.p90_us, f.p99_us, f.mean_us, f.cpu_us_per_op);
+        std::printf("%-17s %7zu %3u/%-2u %5u %6u %9.2f %9.2f %9.2f %9.2f %10.2f\n", rpm::floor::name(f.pattern), f.size,
+                    f.quorum, f.servers, f.round, f.ops, f.p50_us, f.p90_us, f.p99_us, f.mean_us, f.cpu_us_per_op);
 }
 
 bool write_json(const std::string& path, const std::vector<rpm::floor::Figures>& fs) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& f : fs)
         rows.push_back({{"pattern", rpm::floor::name(f.pattern)}, {"size", f.size}, {"round", f.round},
+                        {"servers", f.servers}, {"quorum", f.quorum},
                         {"ops", f.ops}, {"p50_us", f.p50_us}, {"p90_us", f.p90_us}, {"p99_us", f.p99_us},
                         {"mean_us", f.mean_us}, {"cpu_us_per_op", f.cpu_us_per_op}});
     std::ofstream out(path);
@@ -60,8 +61,12 @@ int main(int argc, char** argv) {
     rpm::floor::ClientOptions co;
     unsigned timeout_s = 300;
     auto* l = app.add_option("--listen", listen, "serve one client on ADDR[:PORT] (default port 7790)");
-    auto* c = app.add_option("--connect", connect, "measure against the server at ADDR[:PORT]");
+    auto* c = app.add_option("--connect", connect,
+                             "measure against the server at ADDR[:PORT], or post each operation to several "
+                             "(comma-separated) and count it done at --quorum completions");
     l->excludes(c);
+    auto* q = app.add_option("--quorum", co.quorum,
+                             "client: completions that finish an operation, 1 to the servers named (default: all)");
     app.add_option("--region", so.region, "server: the PM path to serve (devdax, file); default anonymous memory");
     app.add_option("--patterns", patterns, "client: comma-separated write,read,read_after_write,send_flush");
     app.add_option("--size", co.size, "client: bytes per write or read")->capture_default_str();
@@ -70,25 +75,41 @@ int main(int argc, char** argv) {
     app.add_option("--rounds", co.rounds, "client: rounds over the patterns")->capture_default_str();
     app.add_option("--json", json, "client: also write the figures to FILE");
     app.add_option("--timeout", timeout_s, "seconds until either side gives up")->capture_default_str();
+    std::string wait = "busy";
+    app.add_option("--wait", wait, "server: busy (spin on the completion queue) or event (sleep on its channel)")
+        ->check(CLI::IsMember({"busy", "event"}))
+        ->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     if (listen.empty() == connect.empty()) {
         std::fprintf(stderr, "rpm-floor: give --listen ADDR[:PORT] or --connect ADDR[:PORT]\n");
         return 2;
     }
-    const std::string& where = listen.empty() ? connect : listen;
-    std::string host;
-    std::uint16_t port = 7790;
-    if (!split_address(where, host, port)) {
-        std::fprintf(stderr, "rpm-floor: '%s' is not ADDR[:PORT] with a port of 1 to 65535\n", where.c_str());
+    if (q->count() > 0 && co.quorum == 0) {
+        std::fprintf(stderr, "rpm-floor: --quorum must be 1 or more\n");
+        return 2;
+    }
+    std::vector<rpm::floor::Endpoint> ends;
+    std::stringstream addrs(listen.empty() ? connect : listen);
+    for (std::string where; std::getline(addrs, where, ',');) {
+        rpm::floor::Endpoint e;
+        if (!split_address(where, e.addr, e.port)) {
+            std::fprintf(stderr, "rpm-floor: '%s' is not ADDR[:PORT] with a port of 1 to 65535\n", where.c_str());
+            return 2;
+        }
+        ends.push_back(e);
+    }
+    if (!listen.empty() && ends.size() != 1) {
+        std::fprintf(stderr, "rpm-floor: --listen takes one ADDR[:PORT]\n");
         return 2;
     }
     if (!listen.empty()) {
-        so.addr = host, so.port = port, so.timeout = std::chrono::seconds(timeout_s);
+        so.addr = ends[0].addr, so.port = ends[0].port, so.timeout = std::chrono::seconds(timeout_s);
+        so.sleep = wait == "event";
         auto r = rpm::floor::serve(so);
         if (!r) std::fprintf(stderr, "rpm-floor: %s\n", r.error().message().c_str());
         return r ? 0 : 1;
     }
-    co.addr = host, co.port = port, co.timeout = std::chrono::seconds(timeout_s);
+    co.servers = ends, co.timeout = std::chrono::seconds(timeout_s);
     std::stringstream list(patterns);
     for (std::string item; std::getline(list, item, ',');) {
         auto p = rpm::floor::pattern_from(item);

@@ -110,7 +110,19 @@ bool client_gone(Served& s) {
     return s.api.conn_next_event(s.conn.get(), &ev) == 0 && ev != rdma::kConnEstablished;
 }
 
-Result<void> serve_loop(Served& s, const Memory& m, Clock::time_point deadline) {
+/// Sleep until the completion channel has an event (then acknowledge it
+/// and re-arm), or 100 ms pass. RETURN VALUE: an error when the channel fails.
+Result<void> sleep_on_channel(Served& s) {
+    int fd = -1;
+    if (int ret = s.api.cq_get_fd(s.cq, &fd); ret != 0) return rdma::call_failure(errc::io_error, "waiting", "cq_get_fd", ret);
+    pollfd pfd{fd, POLLIN, 0};
+    if (::poll(&pfd, 1, 100) != 1) return {};
+    const int ret = s.api.cq_wait(s.cq);
+    if (ret != 0 && ret != rdma::kErrNoCompletion) return rdma::call_failure(errc::io_error, "waiting", "cq_wait", ret);
+    return {};
+}
+
+Result<void> serve_loop(Served& s, const Memory& m, Clock::time_point deadline, bool sleep) {
     ibv_wc wc[16];
     for (unsigned idle = 0;;) {
         int got = 0;
@@ -127,7 +139,14 @@ Result<void> serve_loop(Served& s, const Memory& m, Clock::time_point deadline) 
             if (auto r = answer(s, m, wc[i]); !r) return r;
         }
         if (got > 0) { idle = 0; continue; }
-        if ((++idle & 4095) != 0) continue;
+        // Sleeping: the channel is armed (at creation, and by each cq_wait),
+        // so a completion after the empty poll above raises an event.
+        if (sleep) {
+            if (auto r = sleep_on_channel(s); !r) return r;
+            if ((++idle & 63) != 0) continue;
+        } else if ((++idle & 4095) != 0) {
+            continue;
+        }
         if (client_gone(s)) return {};
         if (Clock::now() > deadline) return Error(errc::io_error, "the server's --timeout ended the run");
     }
@@ -189,7 +208,12 @@ Result<void> serve(const ServerOptions& o) {
     Served s{api, rdma::ConnHandle(api), nullptr, msg_mr.get(), msgs.data()};
     if (auto r = accept(s, req); !r) return r;
     if (auto r = send_hello(s, api, region_mr.get()); !r) return r;
-    return serve_loop(s, mem, deadline);
+    if (o.sleep) {
+        int fd = -1;
+        if (int ret = api.cq_get_fd(s.cq, &fd); ret != 0) return rdma::call_failure(errc::io_error, "accepting", "cq_get_fd", ret);
+        if (auto r = rdma::set_nonblocking(fd); !r) return r;
+    }
+    return serve_loop(s, mem, deadline, o.sleep);
 }
 
 } // namespace rpm::floor

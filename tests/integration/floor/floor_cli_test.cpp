@@ -53,6 +53,24 @@ TEST(FloorCli, BadAddressesAreRefused) {
     expect_refused("--listen :7790", "is not ADDR[:PORT]");
 }
 
+TEST(FloorCli, SeveralServersAndTheirQuorumAreChecked) {
+    expect_refused("--connect 127.0.0.1,,127.0.0.1:7791", "'' is not ADDR[:PORT]");
+    expect_refused("--connect 127.0.0.1:7790,127.0.0.1:0", "'127.0.0.1:0' is not ADDR[:PORT]");
+    expect_refused("--listen 127.0.0.1:7790,127.0.0.1:7791", "--listen takes one ADDR[:PORT]");
+    expect_refused("--connect 127.0.0.1:7790,127.0.0.1:7791 --quorum 3",
+                   "--quorum 3 is more than the 2 servers --connect names");
+    expect_refused("--connect 127.0.0.1 --quorum 0", "--quorum must be 1 or more");
+    std::string seventeen = "127.0.0.1:7001";
+    for (int i = 2; i <= 17; ++i) seventeen += ",127.0.0.1:" + std::to_string(7000 + i);
+    expect_refused("--connect " + seventeen, "--connect names 1 to 16 servers");
+}
+
+TEST(FloorCli, AnUnknownWaitIsRefused) {
+    const ProcResult r = floor_tool("--listen 127.0.0.1 --wait bogus");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("--wait: bogus not in {busy,event}"), std::string::npos) << r.out;
+}
+
 TEST(FloorCli, UnknownPatternIsNamed) {
     expect_refused("--connect 127.0.0.1 --patterns read,bogus", "unknown pattern 'bogus'");
 }
