@@ -33,7 +33,8 @@
 #   kv-mixed (adr) one replica over rdma://, one over tcp://, durability all:
 #           every put on both (tests/lab/kv_mixed.sh)
 #   floor   (eadr) rpm-floor's four patterns against the PM device, its
-#           server ending with the client; no server: a failure with its reason
+#           server ending with the client; send_flush to three sleeping
+#           servers at once, done at two; no server: a failure with its reason
 # Usage: suite.sh adr|eadr|memmap BUILD_DIR [FLAVOR]
 #   FLAVOR  full (default): the steps above, by PM mode.
 #           modes=busy,event: only ops, faults, kill and its planted control,
@@ -150,7 +151,8 @@ atomic() {
 # rpm-floor (tools/floor/floor.hpp): rpm's operations as bare work requests
 # on the verbs layer, the floor tools/lab/ab/floor.sh measures. Here: it runs
 # every pattern against the PM device and its server ends with the client;
-# a client without a server fails with the reason.
+# the fan-out of tools/lab/ab/replication_floor.sh runs against three
+# servers; a client without a server fails with the reason.
 floor() {
   local port=7795 json=/tmp/floor.json srv out
   timeout -k 5 60 "$build/bin/rpm-floor" --listen "$RPM_LAB_RDMA_ADDR:$port" --region "$RPM_LAB_PM" --timeout 50 \
@@ -162,6 +164,22 @@ floor() {
   wait "$srv" || { echo "rpm-floor's server failed: $(cat /tmp/floorsrv.txt)"; return 1; }
   [ "$(jq '[.results[] | select(.ops == 100 and .p50_us > 0)] | length' "$json")" -eq 8 ] || return 1
   [ "$(jq -r '[.results[].pattern] | unique | join(",")' "$json")" = "read,read_after_write,send_flush,write" ] || return 1
+  # The replication floor's fan-out: three servers that sleep when idle (the
+  # PM device and two tmpfs files), each operation done at two completions.
+  local srvs=() targets="" p s regions=("$RPM_LAB_PM" /dev/shm/floor-a /dev/shm/floor-b)
+  truncate -s 8M /dev/shm/floor-a /dev/shm/floor-b
+  for p in 0 1 2; do
+    timeout -k 5 60 "$build/bin/rpm-floor" --listen "$RPM_LAB_RDMA_ADDR:$((port + 2 + p))" --region "${regions[$p]}" \
+      --wait event --timeout 50 >/tmp/floorsrv$p.txt 2>&1 &
+    srvs+=($!)
+    for _ in $(seq 1 100); do grep -q listening /tmp/floorsrv$p.txt && break; sleep 0.1; done
+    targets+="${targets:+,}$RPM_LAB_RDMA_ADDR:$((port + 2 + p))"
+  done
+  timeout -k 5 60 "$build/bin/rpm-floor" --connect "$targets" --quorum 2 --patterns send_flush --ops 100 \
+    --warmup 10 --rounds 1 --json "$json" || { kill "${srvs[@]}"; wait; return 1; }
+  for s in "${srvs[@]}"; do wait "$s" || { echo "an rpm-floor server failed: $(cat /tmp/floorsrv?.txt)"; return 1; }; done
+  rm -f /dev/shm/floor-a /dev/shm/floor-b
+  [ "$(jq '[.results[] | select(.servers == 3 and .quorum == 2 and .ops == 100 and .p50_us > 0)] | length' "$json")" -eq 1 ] || return 1
   out=$(timeout -k 5 60 "$build/bin/rpm-floor" --connect "$RPM_LAB_RDMA_ADDR:$((port + 1))" --timeout 5 2>&1)
   [ $? -eq 1 ] && grep -q "connection" <<<"$out" && echo "without a server: $out"
 }
