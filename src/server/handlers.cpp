@@ -17,6 +17,28 @@ Result<const Grant*> lookup(const Session& s, std::uint32_t region) {
     return g;
 }
 
+// Room for a request's ranges: most flushes and persists name one or two
+// (a record and its commit word), which then live on the stack.
+class RangeRoom {
+public:
+    explicit RangeRoom(std::size_t n) {
+        if (n <= small_.size()) {
+            all_ = std::span<Range>(small_).first(n);
+        } else {
+            large_.resize(n);
+            all_ = large_;
+        }
+    }
+    RangeRoom(const RangeRoom&) = delete;
+    RangeRoom& operator=(const RangeRoom&) = delete;
+    [[nodiscard]] std::span<Range> all() const noexcept { return all_; }
+
+private:
+    std::array<Range, 8> small_{};
+    std::vector<Range> large_;
+    std::span<Range> all_;
+};
+
 } // namespace
 
 Result<void> Core::handle_write(const Session& s, const proto::Write& w) {
@@ -59,14 +81,15 @@ Result<void> Core::handle_atomic_write(const Session& s, const proto::AtomicWrit
 Result<void> Core::handle_flush(const Session& s, const proto::Flush& f) {
     auto g = lookup(s, f.region);
     if (!g) return g.error();
-    std::vector<Range> ranges;
-    ranges.reserve(f.ranges.size());
+    RangeRoom room(f.ranges.size());
+    const std::span<Range> ranges = room.all();
+    std::size_t n = 0;
     for (const auto& r : f.ranges) {
         if (auto ok = check_range(*(*g)->region, r.offset, r.length); !ok) return ok;
-        if (r.length != 0) ranges.push_back(r);  // an empty range needs no persist
+        if (r.length != 0) ranges[n++] = r;  // an empty range needs no persist
     }
-    if (ranges.empty()) return {};
-    return (*g)->region->target->persist((*g)->step, ranges);
+    if (n == 0) return {};
+    return (*g)->region->target->persist((*g)->step, ranges.first(n));
 }
 
 Result<void> Core::handle_persist(const Session& s, const proto::Persist& p) {
@@ -75,17 +98,8 @@ Result<void> Core::handle_persist(const Session& s, const proto::Persist& p) {
     Region& region = *(*g)->region;
     for (const auto& slice : p.slices)
         if (auto ok = check_range(region, slice.offset, slice.data.size()); !ok) return ok;
-    // Most persists are one or two slices (a record and its commit word):
-    // their ranges live on the stack.
-    std::array<Range, 8> small{};
-    std::vector<Range> large;
-    std::span<Range> ranges;
-    if (p.slices.size() <= small.size()) {
-        ranges = std::span<Range>(small).first(p.slices.size());
-    } else {
-        large.resize(p.slices.size());
-        ranges = large;
-    }
+    RangeRoom room(p.slices.size());
+    const std::span<Range> ranges = room.all();
     std::size_t n = 0;
     for (const auto& slice : p.slices) {
         // An aligned 8-byte slice is a commit word (a log record's, sent

@@ -157,6 +157,7 @@ private:
     Wakeup wake_;
     std::mutex mu_;  // the outbox and the send slots: Listener::send comes from other threads
     std::deque<std::vector<std::byte>> outbox_;
+    std::vector<std::byte> request_copy_;  // the frame being handled (on_recv), the session thread's
     SlotPool slots_;
     bool established_ = false;
     bool peer_closed_ = false;

@@ -132,8 +132,10 @@ void ServerSession::on_recv(std::uint32_t slot, const ibv_wc& wc) {
         return close_session("a completion names no receive slot");
     // Copy the frame out and give the slot back before handling it: a slow
     // handler (msync, deep flush) must not leave the client without receives.
+    // Into a buffer the session keeps: no allocation per request.
     const std::byte* at = msgs_->data() + layout_.recv_offset(slot);
-    const std::vector<std::byte> msg(at, at + wc.byte_len);
+    std::vector<std::byte>& msg = request_copy_;
+    msg.assign(at, at + wc.byte_len);
     repost(slot);
     auto frame = parse_frame(msg, layout_.slot_size());
     // A bad header or an oversized frame: the framing cannot be trusted.

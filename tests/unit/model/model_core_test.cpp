@@ -77,6 +77,30 @@ TEST(ModelCore, HandlersDriveTheModel) {
     EXPECT_EQ(seen, data);
 }
 
+TEST(ModelCore, AFlushOrPersistOfManyRangesReachesEveryOne) {
+    // Up to eight ranges live on the stack (server/handlers.cpp, RangeRoom);
+    // twelve take the other path. Every named line must be flushed, the
+    // empty range skipped, and the line between them left alone.
+    auto s = start(options(D::memory_controller, Ddio::on, TransportKind::tcp));
+    ASSERT_TRUE(s);
+    const std::vector<std::byte> data(8, std::byte{0x5A});
+    std::vector<Range> ranges;
+    for (std::uint64_t i = 0; i < 12; ++i) {
+        ASSERT_TRUE(s->write(i * 256, data));
+        ranges.push_back({i * 256, 8});
+    }
+    ASSERT_TRUE(s->write(128, data));  // not named
+    ranges.push_back({512, 0});        // empty: no persist work
+    ASSERT_TRUE(s->flush(ranges));
+    EXPECT_EQ(s->model().stats().persists, 1u);
+    for (std::uint64_t i = 0; i < 12; ++i) EXPECT_EQ(s->model().level_of(i * 256), Level::wpq) << "range " << i;
+    EXPECT_EQ(s->model().level_of(128), Level::llc);
+    std::vector<proto::Slice> slices;
+    for (std::uint64_t i = 0; i < 10; ++i) slices.push_back({2048 + i * 128, data});
+    ASSERT_TRUE(s->persist(slices));
+    for (std::uint64_t i = 0; i < 10; ++i) EXPECT_EQ(s->model().level_of(2048 + i * 128), Level::wpq) << "slice " << i;
+}
+
 TEST(ModelCore, RejectedRequestsLeaveTheModelUntouched) {
     auto s = start(options(D::none, Ddio::on, TransportKind::tcp));
     ASSERT_TRUE(s);
