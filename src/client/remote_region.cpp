@@ -2,6 +2,7 @@
 // crosses the wire), then the transport. Sync and future forms wrap the
 // callback form.
 #include "client/connection_state.hpp"
+#include "core/small_buffer.hpp"
 
 #include <array>
 #include <future>
@@ -78,11 +79,8 @@ void RemoteRegion::persist(std::span<const WriteSlice> slices, Callback done) {
     const auto& g = conn_->region(index_);
     if (slices.empty() || slices.size() > kMaxPersistSlices) return done(errc::invalid_argument);
     // Up to 8 slices on the stack: the common record-and-commit-word persist allocates nothing here.
-    std::array<proto::Slice, 8> small{};
-    std::vector<proto::Slice> large;
-    std::span<proto::Slice> wire;
-    if (slices.size() <= small.size()) wire = std::span<proto::Slice>(small).first(slices.size());
-    else large.resize(slices.size()), wire = large;
+    const SmallBuffer<proto::Slice, 8> room(slices.size());
+    const std::span<proto::Slice> wire = room.all();
     for (std::size_t i = 0; i < slices.size(); ++i) {
         if (auto ec = out_of_range(g, slices[i].offset, slices[i].data.size())) return done(ec);
         wire[i] = proto::Slice{slices[i].offset, slices[i].data};

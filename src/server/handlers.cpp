@@ -1,8 +1,8 @@
 // The request handlers: validate, then touch the Target. Shared by the TCP
 // listener, the RDMA listener (flush only) and the persistence-model tests.
+#include "core/small_buffer.hpp"
 #include "server/core.hpp"
 
-#include <array>
 #include <cstring>
 
 namespace rpm::server {
@@ -19,25 +19,7 @@ Result<const Grant*> lookup(const Session& s, std::uint32_t region) {
 
 // Room for a request's ranges: most flushes and persists name one or two
 // (a record and its commit word), which then live on the stack.
-class RangeRoom {
-public:
-    explicit RangeRoom(std::size_t n) {
-        if (n <= small_.size()) {
-            all_ = std::span<Range>(small_).first(n);
-        } else {
-            large_.resize(n);
-            all_ = large_;
-        }
-    }
-    RangeRoom(const RangeRoom&) = delete;
-    RangeRoom& operator=(const RangeRoom&) = delete;
-    [[nodiscard]] std::span<Range> all() const noexcept { return all_; }
-
-private:
-    std::array<Range, 8> small_{};
-    std::vector<Range> large_;
-    std::span<Range> all_;
-};
+using RangeRoom = SmallBuffer<Range, 8>;
 
 } // namespace
 

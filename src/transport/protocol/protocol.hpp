@@ -176,6 +176,9 @@ void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Write& 
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Read& m);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const AtomicWrite& m);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Flush& m);
+/// A Flush frame from the ranges as they are (no Flush to build first).
+void encode_flush(std::vector<std::byte>& out, std::uint32_t request_id, std::uint32_t region,
+                  std::span<const Range> ranges);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Response& m);
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Persist& m);
 void encode_message(std::vector<std::byte>& out, std::uint32_t request_id,

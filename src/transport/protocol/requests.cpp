@@ -73,10 +73,17 @@ Result<AtomicWrite> decode_atomic_write(std::span<const std::byte> body) {
 // the request with a clear error instead of this side dropping ranges (a
 // flush that silently covered less would be a durability bug).
 void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Flush& m) {
+    encode_flush(out, request_id, m.region, m.ranges);
+}
+
+void encode_flush(std::vector<std::byte>& out, std::uint32_t request_id, std::uint32_t region,
+                  std::span<const Range> ranges) {
+    // Sized once: a persist's Flush frame is made on every send_flush persist.
+    out.reserve(out.size() + kHeaderSize + 8 + 16 * ranges.size());
     FrameWriter w(out, Type::flush, request_id);
-    w.u32(m.region);
-    w.u32(static_cast<std::uint32_t>(m.ranges.size()));
-    for (const Range& range : m.ranges) {
+    w.u32(region);
+    w.u32(static_cast<std::uint32_t>(ranges.size()));
+    for (const Range& range : ranges) {
         w.u64(range.offset);
         w.u64(range.length);
     }

@@ -26,7 +26,6 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 
 namespace rpm::rdma {
 
@@ -172,6 +171,8 @@ private:
     std::size_t deliver();
     std::size_t deliver_round(bool& more);
     void await_closed() noexcept;
+    /// Stop awaiting the reply to `rid`. RETURN VALUE: its op's seq, 0 if none awaited it.
+    std::uint64_t forget_request_locked(std::uint32_t rid);
 
     // client_drive.cpp: a synchronous caller polls
     bool drive_until(const bool& done, std::chrono::steady_clock::time_point deadline);
@@ -248,7 +249,9 @@ private:
     std::atomic<bool> held_{false};  // a thread holds the polling (try_begin_hold)
     bool io_parked_ = false;  // the I/O thread sleeps, not watching the CQ
     OpQueue ops_;
-    std::unordered_map<std::uint32_t, std::uint64_t> awaiting_;  // request id -> op seq
+    // (request id, op seq) of the requests awaiting a reply, in posting order.
+    std::deque<std::pair<std::uint32_t, std::uint64_t>> awaiting_;
+    std::error_code joined_ec_;  // the first error of a persist's writes, for its flush (deliver_round)
     std::deque<std::vector<std::byte>> inbox_;
     std::deque<RecvWaiter> waiters_;
     std::vector<ReadyRecv> ready_recvs_;

@@ -3,6 +3,7 @@
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace rpm::rdma {
@@ -163,11 +164,15 @@ void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::by
     case proto::Type::response: break;
     default: return fail_locked(errc::io_error, where_ + ": unexpected " + std::string(proto::type_name(h.type)) + " frame");
     }
-    auto it = awaiting_.find(h.request_id);
-    if (it == awaiting_.end()) return;  // the request already failed
-    const std::uint64_t seq = it->second;
-    awaiting_.erase(it);
-    if (Op* op = ops_.find(seq)) ops_.settle(*op, op->on_reply ? op->on_reply(h, body) : errc::io_error);
+    const std::uint64_t seq = forget_request_locked(h.request_id);
+    if (seq == 0) return;  // the request already failed
+    // The server had the frame: the writes in front of it were placed
+    // (a persist's last one went unsignaled, and so may the request's send).
+    ops_.retire_unsignaled_before(seq, /*completion=*/false);
+    if (Op* op = ops_.find(seq)) {
+        op->wr_pending = false;
+        ops_.settle(*op, op->on_reply ? op->on_reply(h, body) : errc::io_error);
+    }
 }
 
 void ClientConn::on_hello_locked(std::span<const std::byte> body) {
@@ -236,6 +241,15 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     notify_all();
 }
 
+std::uint64_t ClientConn::forget_request_locked(std::uint32_t rid) {
+    // Replies come in the order of their requests, mostly: the front.
+    auto it = std::find_if(awaiting_.begin(), awaiting_.end(), [rid](const auto& a) { return a.first == rid; });
+    if (it == awaiting_.end()) return 0;
+    const std::uint64_t seq = it->second;
+    awaiting_.erase(it);
+    return seq;
+}
+
 std::size_t ClientConn::deliver() {
     std::size_t total = 0;
     for (;;) {
@@ -256,7 +270,15 @@ std::size_t ClientConn::deliver_round(bool& more) {
     std::uint64_t pushed = 0;
     {
         std::lock_guard lock(mu_);
-        ops_.take_finished([&finished](Op& op) { finished.push_back({std::move(op.done), op.ec}); });
+        ops_.take_finished([this, &finished](Op& op) {
+            // A persist's writes come before its flush and join its callback
+            // (Op::joins_next), which gets the first error of them all.
+            if (op.joins_next) {
+                if (op.ec && !joined_ec_) joined_ec_ = op.ec;
+                return;
+            }
+            finished.push_back({std::move(op.done), joined_ec_ ? std::exchange(joined_ec_, {}) : op.ec});
+        });
         recvs.swap(ready_recvs_);
         // Entries given back (here or by other connections) may let queued
         // operations go.

@@ -8,6 +8,7 @@
 // read_after_write is one flush(kFlushPersistent), which the
 // verbs layer performs as an 8-byte RDMA read behind the writes; send_flush is a
 // Flush frame the server answers after its persist step.
+#include "core/small_buffer.hpp"
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
 
@@ -26,7 +27,7 @@ LocalMr* bounce_mr(const Op& op) noexcept { return static_cast<LocalMr*>(op.boun
 // Queued, not posted: pump_locked rings the doorbell once for the round.
 constexpr int kSignaled = kCompletionAlways | kDeferDoorbell;
 
-// An unsignaled write still reports a failure (its wr_id finds the op).
+// An unsignaled write or send still reports a failure (its wr_id finds the op).
 int write_flags(const Op& op) noexcept {
     return (op.unsignaled ? kCompletionOnError : kCompletionAlways) | kDeferDoorbell;
 }
@@ -71,7 +72,7 @@ void ClientConn::submit_locked(Op&& op) {
     const bool request = op.kind == OpKind::request && !op.ec;
     const auto rid = op.request_id;
     const auto seq = ops_.push(std::move(op));
-    if (request) awaiting_[rid] = seq;
+    if (request) awaiting_.push_back({rid, seq});
     if (batching_) return;  // persist() queues its ops first, then posts them together
     if (failed_)
         ops_.fail_all(fail_ec_);
@@ -139,7 +140,8 @@ void ClientConn::submit_chunks_locked(Op&& tmpl, std::uint64_t offset, std::size
         tmpl.done = std::move(done);
         return submit_locked(std::move(tmpl));
     }
-    auto dones = chunk_callbacks(std::move(done), n);
+    // A persist's write has no callback of its own (Op::joins_next): nor have its chunks.
+    auto dones = done ? chunk_callbacks(std::move(done), n) : std::vector<client::Done>(n);
     for (std::size_t i = 0; i < n; ++i) {
         Op op = tmpl;
         const std::size_t at = i * chunk;
@@ -271,7 +273,7 @@ Op ClientConn::flush_op_locked(const proto::RegionGrant& g, std::span<const prot
     } else if (r->method == flush::Method::send_flush) {
         std::vector<std::byte> frame;
         const auto rid = next_request_id();
-        proto::encode(frame, rid, proto::Flush{g.id, {ranges.begin(), ranges.end()}});
+        proto::encode_flush(frame, rid, g.id, ranges);
         op = request_op(std::move(frame), rid, response_reply, std::move(op.done));
     } else {
         op.ec = errc::unsupported;  // native_flush: refused when the region was opened
@@ -280,34 +282,37 @@ Op ClientConn::flush_op_locked(const proto::RegionGrant& g, std::span<const prot
 }
 
 void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) {
-    // A write per slice, then one flush of their ranges (the caller hears
-    // the first error), queued under one lock and posted together: the last
-    // write goes right in front of the flush, so it needs no completion of
-    // its own (OpQueue::pump).
-    const client::FirstError parts(std::move(done));
-    std::vector<proto::Range> ranges;
-    ranges.reserve(slices.size());
+    // A write per slice, then one flush of their ranges, queued under one
+    // lock and posted together: the last write goes right in front of the
+    // flush, so it needs no completion of its own (OpQueue::pump). The
+    // writes have no callback: they join the flush's (Op::joins_next), and
+    // the caller hears the first error of them all.
+    const SmallBuffer<proto::Range, 8> room(slices.size());
+    const std::span<proto::Range> ranges = room.all();
     std::lock_guard lock(mu_);
     batching_ = true;
-    for (const auto& s : slices) {
+    for (std::size_t i = 0; i < slices.size(); ++i) {
+        const auto& s = slices[i];
+        ranges[i] = {s.offset, s.data.size()};
         if (commit_word(s)) {
             // An aligned 8-byte slice is a commit word (a log record's): where
             // the device has atomic write it goes as one, like atomic_write.
             std::uint64_t v = 0;
             std::memcpy(&v, s.data.data(), 8);
-            submit_locked(atomic_op_locked(g.id, s.offset, v, parts.part()));
-            ranges.push_back({s.offset, 8});
+            Op op = atomic_op_locked(g.id, s.offset, v, nullptr);
+            op.joins_next = true;
+            submit_locked(std::move(op));
             continue;
         }
         Op op;
         op.kind = OpKind::write;
         op.src = s.data;
         op.chain = true;
-        submit_transfer_locked(std::move(op), g.id, s.offset, s.data.size(), parts.part());
-        ranges.push_back({s.offset, s.data.size()});
+        op.joins_next = true;
+        submit_transfer_locked(std::move(op), g.id, s.offset, s.data.size(), nullptr);
     }
     batching_ = false;
-    submit_locked(flush_op_locked(g, ranges, parts.last()));
+    submit_locked(flush_op_locked(g, ranges, std::move(done)));
 }
 
 void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
@@ -379,8 +384,9 @@ std::error_code ClientConn::post_locked(Op& op) {
 int ClientConn::post_request_locked(Op& op, const void* ctx) {
     const std::size_t at = layout_.send_offset(*op.slot);
     std::memcpy(msgs_->data() + at, op.frame.data(), op.frame.size());
-    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), kSignaled, ctx);
-    if (ret != 0) awaiting_.erase(op.request_id);  // no reply can come
+    // Unsignaled but one in kSignalEvery (OpQueue::unsignaled): the reply finishes it.
+    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), write_flags(op), ctx);
+    if (ret != 0) forget_request_locked(op.request_id);  // no reply can come
     return ret;
 }
 

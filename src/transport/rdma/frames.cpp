@@ -25,13 +25,6 @@ std::vector<std::byte> error_frame(std::uint32_t request_id, const Error& e) {
     return out;
 }
 
-std::vector<std::byte> response_frame(std::uint32_t request_id, const Result<void>& r) {
-    if (!r) return error_frame(request_id, r.error());
-    std::vector<std::byte> out;
-    proto::encode(out, request_id, proto::Response{});
-    return out;
-}
-
 std::error_code status_code(std::uint32_t status) noexcept {
     if (status == 0) return {};
     return {static_cast<int>(status), rpm_category()};

@@ -19,8 +19,8 @@ using Frame = std::pair<proto::Header, std::span<const std::byte>>;
 /// errc::invalid_argument when the length disagrees with the message.
 Result<Frame> parse_frame(std::span<const std::byte> message, std::size_t slot_size);
 
-/// A Response frame for a request: status 0, or the error's code and detail.
-std::vector<std::byte> response_frame(std::uint32_t request_id, const Result<void>& r);
+/// A Response frame for a failed request: the error's code and detail.
+/// (A success is proto::encode of a proto::Response{}.)
 std::vector<std::byte> error_frame(std::uint32_t request_id, const Error& e);
 
 /// Response.status (an rpm::errc value, 0 = success) as an error_code.

@@ -14,9 +14,14 @@
 namespace rpm::rdma {
 
 /// Send-queue depth: RDMA writes, reads, atomic writes, flushes and sends
-/// in flight on one connection. Every one is signalled, so the completion
-/// queue never holds more than this plus the posted receives.
+/// in flight on one connection. The completion queue never holds more than
+/// this plus the posted receives.
 inline constexpr std::uint32_t kSqDepth = 128;
+/// A client signals one request's send in this many at most (half its
+/// send-queue depth, if fewer): a request finishes with its reply, and a
+/// signaled completion gives back the send-queue entries of the unsignaled
+/// work requests before it (RC completes a send queue in order).
+inline constexpr std::uint32_t kSignalEvery = 16;
 /// Posted receives per connection, each a message slot.
 inline constexpr std::uint32_t kRecvSlots = 8;
 /// Send slots per connection: control frames in flight.

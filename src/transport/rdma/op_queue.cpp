@@ -1,5 +1,7 @@
 #include "transport/rdma/op_queue.hpp"
+#include "transport/rdma/limits.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace rpm::rdma {
@@ -11,7 +13,8 @@ int owed_for(OpKind k) noexcept {
     }
 }
 
-OpQueue::OpQueue(std::uint32_t credits, std::uint32_t send_slots) : credits_(credits), slots_(send_slots) {}
+OpQueue::OpQueue(std::uint32_t credits, std::uint32_t send_slots)
+    : credits_(credits), signal_every_(std::clamp<std::uint32_t>(credits / 2, 1, kSignalEvery)), slots_(send_slots) {}
 
 std::uint64_t OpQueue::push(Op&& op) {
     op.seq = next_seq_.load(std::memory_order_relaxed);
@@ -50,7 +53,7 @@ void OpQueue::release_held(Op& op) {
 
 void OpQueue::drop_bounce(Op& op) noexcept {
     if (op.bounce == nullptr) return;
-    if (op.holds_credit)
+    if (op.wr_pending)
         kept_aside_.push_back(op.bounce);
     else
         bounce_->put(op.bounce);
@@ -83,21 +86,44 @@ bool may_defer(const Op& op, const Op* next) noexcept {
 
 } // namespace
 
+bool OpQueue::unsignaled(const Op& op, const Op* next) const noexcept {
+    if (may_defer(op, next)) return true;
+    // A request finishes with its reply, which the server sends only once
+    // the frame was received: the send's own completion tells nothing more.
+    // Unsignaled but one in signal_every_, so that a signaled completion
+    // gives the credits of the unsignaled ones back in time.
+    return op.kind == OpKind::request && unsignaled_credits_.size() + 1 < signal_every_;
+}
+
+void OpQueue::posted_unsignaled(Op& op) {
+    // Its send-queue entry is free only once a later work request's
+    // completion is in, which may come after the op itself has finished
+    // (a request's reply): the credit waits in unsignaled_credits_.
+    op.holds_credit = false;
+    unsignaled_credits_.push_back(op.seq);
+    // A request then owes only its reply; a write its completion (or a
+    // later reply, retire_unsignaled_before).
+    if (op.kind == OpKind::request) --op.owed;
+}
+
 void OpQueue::pump(FunctionRef<std::error_code(Op&)> post) {
     starved_ = false;
     while (unposted_ < ops_.size()) {
         Op& op = ops_[unposted_];
         if (!op.finished) {
             if (!acquire(op)) return;  // everything behind it waits too
-            op.unsignaled = may_defer(op, unposted_ + 1 < ops_.size() ? &ops_[unposted_ + 1] : nullptr);
+            op.unsignaled = unsignaled(op, unposted_ + 1 < ops_.size() ? &ops_[unposted_ + 1] : nullptr);
             if (auto ec = post(op)) {
-                if (unposted_ > 0 && ops_[unposted_ - 1].unsignaled && ops_[unposted_ - 1].holds_credit)
-                    orphaned_ = true;
+                if (unposted_ > 0 && owes_wr(ops_[unposted_ - 1])) orphaned_ = true;
                 release_held(op);  // nothing was posted: the entry is free at once
                 drop_bounce(op);
+                op.unsignaled = false;
                 op.ec = ec;
                 op.owed = 0;
                 op.finished = true;
+            } else {
+                op.wr_pending = op.kind != OpKind::none;
+                if (op.unsignaled) posted_unsignaled(op);
             }
         }
         op.posted = true;
@@ -123,19 +149,38 @@ void OpQueue::retire_wr(Op& op) {
     // stalls the queue pair in RNR retries.
     if (op.holds_credit) ++credits_;
     op.holds_credit = false;
+    op.wr_pending = false;
 }
 
-void OpQueue::retire_unsignaled_before(std::uint64_t seq) {
+bool OpQueue::owes_wr(const Op& op) noexcept {
+    // An unsignaled write not yet known done (a request owes only its reply).
+    return op.unsignaled && op.kind == OpKind::write && !op.finished;
+}
+
+void OpQueue::retire_unsignaled_before(std::uint64_t seq, bool completion) {
+    // Every op posted unsignaled waits here until a completion: none
+    // waiting (a read's or a write's completion, mostly), nothing to do.
+    if (unsignaled_credits_.empty()) return;
     for (auto& op : ops_) {
         if (op.seq >= seq) break;
-        if (!op.posted || !op.unsignaled || !op.holds_credit) continue;
-        retire_wr(op);
-        settle(op, {});
+        if (!op.posted) continue;
+        if (owes_wr(op)) settle(op, {});
+        // Done on the wire: a reply means the server had the frame, so the
+        // device read every entry posted before it.
+        if (op.unsignaled) op.wr_pending = false;
+    }
+    if (!completion) return;
+    while (!unsignaled_credits_.empty() && unsignaled_credits_.front() < seq) {
+        unsignaled_credits_.pop_front();
+        ++credits_;
     }
 }
 
 void OpQueue::fail_all(std::error_code ec) {
     starved_ = false;
+    // Nothing is posted after a failure: the entries are not reused.
+    credits_ += static_cast<std::uint32_t>(unsignaled_credits_.size());
+    unsignaled_credits_.clear();
     for (auto& op : ops_) {
         if (op.finished) continue;
         if (!op.ec) op.ec = ec;

@@ -57,13 +57,22 @@ struct Op {
     /// (kCompletionOnError) when the op behind it is the persist's
     /// flush, whose completion then retires it (RC completes in order).
     bool chain = false;
-    bool unsignaled = false;  ///< posted so; retired by a later op's completion
+    /// A persist's write (or commit word): no callback of its own; its
+    /// error, if the first, goes to the op behind it (the persist's flush).
+    bool joins_next = false;
+    /// Posted so: a persist's write (retired by a later completion or
+    /// reply), or a request (finished by its reply); either way its
+    /// send-queue credit comes back with a later completion.
+    bool unsignaled = false;
     // Bookkeeping.
     std::uint64_t seq = 0;
     int owed = 0;  ///< completions still to come: the work request's, the reply
     bool posted = false;
     bool finished = false;
     bool holds_credit = false;
+    /// Posted and not known done on the wire: a failed connection keeps its
+    /// bounce entry aside (the device may still read or write it).
+    bool wr_pending = false;
     MrBuffer* bounce = nullptr;  ///< write/read: the pool entry, from posting until the op retires
     std::shared_ptr<UserMemory> user;  ///< write/read: src/out lie in this registration (no bounce entry)
     std::optional<std::uint32_t> slot;
@@ -90,9 +99,13 @@ public:
     /// The op's work request completed: its send-queue credit is free (a
     /// request's send slot is freed when the op finishes).
     void retire_wr(Op& op);
-    /// A work request completed successfully: every unsignaled one posted
-    /// before it completed too (RC, one send queue). Retire and settle them.
-    void retire_unsignaled_before(std::uint64_t seq);
+    /// Everything posted before op `seq` is done: a work request's
+    /// completion (`completion`: RC, one send queue, completes in order),
+    /// or a request's reply (the server received the frame, so every write
+    /// posted before it was placed). Settle the unsignaled writes before
+    /// it; on a completion, their send-queue entries (and unsignaled
+    /// requests') are free again too.
+    void retire_unsignaled_before(std::uint64_t seq, bool completion = true);
     /// A post failed right behind an unsignaled op, which no completion will
     /// ever retire now: the connection must fail. Reading clears it.
     [[nodiscard]] bool take_orphaned() noexcept { return std::exchange(orphaned_, false); }
@@ -128,6 +141,9 @@ public:
 
 private:
     bool acquire(Op& op);
+    [[nodiscard]] bool unsignaled(const Op& op, const Op* next) const noexcept;
+    void posted_unsignaled(Op& op);
+    static bool owes_wr(const Op& op) noexcept;
     void release_held(Op& op);
     void drop_bounce(Op& op) noexcept;
 
@@ -136,6 +152,11 @@ private:
     std::atomic<std::uint64_t> next_seq_{1};  // written under the client's mutex only
     std::size_t unposted_ = 0;  // index of the first op not yet posted
     std::uint32_t credits_;
+    // Sequence numbers of unsignaled work requests whose send-queue entry
+    // (credit) waits for a later completion, in posting order; at most
+    // signal_every_ - 1 of them are requests' (OpQueue::unsignaled).
+    std::deque<std::uint64_t> unsignaled_credits_;
+    std::uint32_t signal_every_;
     SlotPool slots_;
     MrPoolUser* bounce_ = nullptr;
     std::vector<MrBuffer*> kept_aside_;

@@ -140,7 +140,13 @@ private:
     void reply(std::uint32_t rid, std::vector<std::byte> frame);
     void refuse(std::uint32_t rid, const Error& e);
     void queue_frame(std::vector<std::byte> frame);
+    /// A frame the session thread made (a reply): posted from `frame` at
+    /// once when nothing is queued before it and a slot is free.
+    void send_frame(std::span<const std::byte> frame);
+    void reply_ok(std::uint32_t rid);
     void pump_locked();
+    enum class Post { posted, no_slot, failed };
+    Post post_locked(std::span<const std::byte> frame);
     void repost(std::uint32_t slot);
     void close_session(std::string why);
     void teardown() noexcept;
@@ -158,6 +164,7 @@ private:
     std::mutex mu_;  // the outbox and the send slots: Listener::send comes from other threads
     std::deque<std::vector<std::byte>> outbox_;
     std::vector<std::byte> request_copy_;  // the frame being handled (on_recv), the session thread's
+    std::vector<std::byte> reply_copy_;    // a success reply being made (reply_ok), the session thread's
     SlotPool slots_;
     bool established_ = false;
     bool peer_closed_ = false;

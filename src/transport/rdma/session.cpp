@@ -156,22 +156,40 @@ void ServerSession::queue_frame(std::vector<std::byte> frame) {
     pump_locked();
 }
 
+void ServerSession::send_frame(std::span<const std::byte> frame) {
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    // Nothing queued before it: straight into a send slot, no copy kept.
+    if (outbox_.empty() && established_ && post_locked(frame) != Post::no_slot) return;
+    outbox_.emplace_back(frame.begin(), frame.end());
+    pump_locked();
+}
+
 void ServerSession::pump_locked() {
     while (!closed_ && established_ && !outbox_.empty()) {
-        const auto slot = slots_.acquire();
-        if (!slot) return;  // the next send completion pumps again
-        const auto& f = outbox_.front();
-        const std::size_t at = layout_.send_offset(*slot);
-        std::memcpy(msgs_->data() + at, f.data(), f.size());
-        const int ret = api_.send(conn_.get(), msgs_->mr(), at, f.size(), kCompletionAlways, send_ctx(*slot));
+        const Post p = post_locked(outbox_.front());
+        if (p == Post::no_slot) return;  // the next send completion pumps again
         outbox_.pop_front();
-        if (ret != 0) {
-            slots_.release(*slot);
-            stop_ = true;
-            wake_.notify();
-            return;
-        }
+        if (p == Post::failed) return;
     }
+}
+
+ServerSession::Post ServerSession::post_locked(std::span<const std::byte> f) {
+    const auto slot = slots_.acquire();
+    if (!slot) return Post::no_slot;
+    const std::size_t at = layout_.send_offset(*slot);
+    std::memcpy(msgs_->data() + at, f.data(), f.size());
+    // Signaled, every one: replies going unsignaled (one completion in
+    // four) made send_flush persists slower in the lab VM, not faster
+    // (docs/benchmarks.md, "Unsignaled sends").
+    const int ret = api_.send(conn_.get(), msgs_->mr(), at, f.size(), kCompletionAlways, send_ctx(*slot));
+    if (ret != 0) {
+        slots_.release(*slot);
+        stop_ = true;
+        wake_.notify();
+        return Post::failed;
+    }
+    return Post::posted;
 }
 
 Result<void> ServerSession::send_message(std::span<const std::byte> payload) {

@@ -64,19 +64,29 @@ void ServerSession::on_open_region(std::uint32_t rid, std::span<const std::byte>
     reply(rid, std::move(f));
 }
 
+void ServerSession::reply_ok(std::uint32_t rid) {
+    // Into a buffer the session keeps and from there into the send slot:
+    // no allocation per request.
+    reply_copy_.clear();
+    proto::encode(reply_copy_, rid, proto::Response{});
+    send_frame(reply_copy_);
+}
+
 void ServerSession::on_flush(std::uint32_t rid, std::span<const std::byte> body) {
     auto f = proto::decode_flush(body);
     if (!f) return reply(rid, error_frame(rid, f.error()));
     // The client's writes were placed before this send was received (RC
     // ordering), so the persist step covers them.
-    reply(rid, response_frame(rid, env_.core.handle_flush(session_, *f)));
+    auto r = env_.core.handle_flush(session_, *f);
+    if (!r) return reply(rid, error_frame(rid, r.error()));
+    reply_ok(rid);
 }
 
 void ServerSession::on_message(std::uint32_t rid, std::span<const std::byte> body) {
     if (!session_.authenticated)
         return reply(rid, error_frame(rid, Error(errc::permission_denied, "message before authentication")));
     env_.core.deliver_message(session_.id, body);
-    reply(rid, response_frame(rid, {}));
+    reply_ok(rid);
 }
 
 } // namespace rpm::rdma

@@ -63,7 +63,9 @@ TEST(PersistChain, SendFlushTheWriteBeforeTheFlushFrameIsUnsignaled) {
     EXPECT_EQ(h.fabric.writes()[0].flags, kQueuedUnsignaled);
     const auto sends = h.fabric.sends();
     ASSERT_EQ(sends.size(), sends_before + 2);  // the Flush frame, and the server's Response
-    EXPECT_EQ(sends[sends_before].flags, kQueuedSignaled);
+    // The request finishes with its reply: its send needs no completion
+    // either (RequestSendsAreSignaledOneInSignalEvery).
+    EXPECT_EQ(sends[sends_before].flags, kQueuedUnsignaled);
     // The Flush frame rides the write's doorbell (the fake delivers it at
     // once, so the server's answer may be in the chain's span too).
     const auto chain = first_chain(h.fabric.calls());
@@ -108,12 +110,79 @@ TEST(PersistChain, CreditsComeBackThroughTheFlushesCompletions) {
     for (auto& w : ws) EXPECT_FALSE(w.get());
 }
 
+// The Flush frame of a send_flush persist finishes with the server's reply,
+// so its send goes unsignaled too, but for one work request in
+// min(kSignalEvery, sq_depth / 2) of those that go unsignaled: that
+// completion gives back their send-queue credits. With 8 credits and two
+// work requests a persist, 40 persists stall unless it does.
+TEST(PersistChain, RequestSendsAreSignaledOneInSignalEvery) {
+    for (const std::uint32_t depth : {8u, kSqDepth}) {
+        ClientLimits lim;
+        lim.sq_depth = depth;
+        OneRegion one({"adr", PersistenceDomain::memory_controller}, lim);
+        auto& [h, t, g] = one;
+        ASSERT_TRUE(t);
+        ASSERT_EQ(g.method, flush::Method::send_flush);
+        const auto rec = bytes_of("again and again");
+        for (int i = 0; i < 40; ++i)
+            ASSERT_FALSE(persist(*t, g, {{static_cast<std::uint64_t>(i) * 64, rec}})) << depth << " " << i;
+        const auto every = std::min<std::uint32_t>(depth / 2, kSignalEvery);
+        // Every request of the connection (Auth, OpenRegion, then the Flush
+        // frames, each behind its persist's unsignaled write) goes signaled
+        // once the unsignaled entries waiting for a completion would reach
+        // `every`; that completion gives all of them back.
+        std::size_t waiting = 0, signaled = 0, flushes = 0;
+        for (const auto& s : h.fabric.sends()) {
+            if (s.passive) continue;
+            auto f = parse_frame(s.bytes, kSlotSize);
+            ASSERT_TRUE(f);
+            if (f->first.type == proto::Type::flush) {
+                ++flushes;
+                waiting += 1;  // the persist's write
+            }
+            if (waiting + 1 < every) {
+                EXPECT_EQ(s.flags, kQueuedUnsignaled) << depth << " flush " << flushes;
+                waiting += 1;
+            } else {
+                EXPECT_EQ(s.flags, kQueuedSignaled) << depth << " flush " << flushes;
+                ++signaled;
+                waiting = 0;
+            }
+        }
+        EXPECT_EQ(flushes, 40u);
+        EXPECT_GE(signaled, 40u / every);
+        EXPECT_LT(signaled, 40u);
+        for (const auto& w : h.fabric.writes()) EXPECT_EQ(w.flags, kQueuedUnsignaled);
+    }
+}
+
 TEST(PersistChain, AFailedUnsignaledWriteFailsThePersist) {
     OneRegion one({"raw", PersistenceDomain::cpu_cache});
     auto& [h, t, g] = one;
     h.fabric.fail_wc_next("write", IBV_WC_REM_ACCESS_ERR);
     EXPECT_EQ(persist(*t, g, {{0, bytes_of("lost")}}), errc::io_error);
     EXPECT_EQ(persist(*t, g, {{0, bytes_of("after")}}), errc::io_error);  // the queue pair is in error
+}
+
+// A persist's writes have no callback of their own (Op::joins_next): the
+// persist's one callback hears the first error among them, even when the
+// flush behind them succeeds.
+TEST(PersistChain, AWriteThatCannotBePostedFailsThePersistItsFlushStillRuns) {
+    OneRegion one({"raw", PersistenceDomain::cpu_cache});
+    auto& [h, t, g] = one;
+    h.fabric.fail_next("rpma_write", kErrInval);
+    EXPECT_EQ(persist(*t, g, {{0, bytes_of("first")}, {64, bytes_of("second")}}), errc::invalid_argument);
+    EXPECT_EQ(h.fabric.flushes().size(), 1u);
+    // The connection lives on: the next persist succeeds, with its callback only once.
+    int calls = 0;
+    std::promise<std::error_code> p;
+    const auto rec = bytes_of("after");
+    const std::vector<proto::Slice> slices{{0, rec}, {128, rec}};
+    t->persist(g, slices, [&](std::error_code ec) {
+        if (++calls == 1) p.set_value(ec);
+    });
+    EXPECT_FALSE(p.get_future().get());
+    EXPECT_EQ(calls, 1);
 }
 
 TEST(PersistChain, AFlushThatCannotBePostedBehindAnUnsignaledWriteFailsTheConnection) {

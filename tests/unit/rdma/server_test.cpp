@@ -246,6 +246,37 @@ TEST(RdmaListener, MessagesGoBothWays) {
     EXPECT_EQ(n2, 13u);
 }
 
+// A reply leaves straight from the session's buffer into a send slot when
+// nothing is queued before it, and through the outbox when the slots are
+// taken (here by messages the application sends meanwhile): every request
+// still gets its one reply, in order, with its own id.
+TEST(RdmaListener, RepliesAndMessagesShareTheSendSlots) {
+    Harness h({{"adr", PersistenceDomain::memory_controller}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "adr");
+    ASSERT_TRUE(g);
+    const auto rec = bytes_of("a record");
+    const std::vector<proto::Slice> slices{{0, rec}};
+    std::vector<Waiter> ws(3 * kSendSlots);
+    for (std::size_t i = 0; i < ws.size(); ++i) {
+        // Messages from another thread take slots between the replies.
+        if (i % 2 == 0) {
+            ASSERT_TRUE(h.listener->send(1, bytes_of("news " + std::to_string(i))));
+        }
+        t->persist(*g, slices, ws[i].done());
+    }
+    for (auto& w : ws) EXPECT_FALSE(w.get());
+    std::size_t replies = 0;
+    for (const auto& s : h.fabric.sends()) {
+        if (!s.passive) continue;
+        auto f = parse_frame(s.bytes, kSlotSize);
+        ASSERT_TRUE(f);
+        if (f->first.type == proto::Type::response && f->first.request_id != 0) ++replies;
+    }
+    EXPECT_GE(replies, ws.size());
+}
+
 TEST(RdmaListener, MessagesLargerThanASlotAreBadSize) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();

@@ -36,6 +36,10 @@ public:
     }
     void store8(std::uint64_t off, std::uint64_t v) noexcept override { std::memcpy(mem_.data() + off, &v, 8); }
     Result<void> persist(flush::ServerPersist step, std::span<const server::Range> ranges) noexcept override {
+        {
+            std::unique_lock gate(gate_mu_);
+            gate_cv_.wait(gate, [this] { return !held_; });
+        }
         std::lock_guard lock(mu_);
         persists_.push_back({step, {ranges.begin(), ranges.end()}});
         return {};
@@ -51,9 +55,20 @@ public:
         return persists_;
     }
     std::vector<std::byte>& bytes() noexcept { return mem_; }
+    /// While held, persist() waits: the server has not answered yet.
+    void hold_persists(bool on) {
+        {
+            std::lock_guard gate(gate_mu_);
+            held_ = on;
+        }
+        gate_cv_.notify_all();
+    }
     bool registrable_ = true;
 
 private:
+    std::mutex gate_mu_;
+    std::condition_variable gate_cv_;
+    bool held_ = false;
     std::vector<std::byte> mem_;
     mutable std::mutex mu_;
     std::vector<Persist> persists_;

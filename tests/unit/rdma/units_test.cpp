@@ -123,11 +123,36 @@ TEST(RdmaOpQueue, CreditsBoundTheWorkRequestsInFlight) {
     EXPECT_EQ(posts, 3);
 }
 
+// A request goes unsignaled (with credits to spare): its reply finishes it,
+// but its send-queue credit comes back only with a later completion.
+TEST(RdmaOpQueue, AnUnsignaledRequestFinishesWithItsReplyAndItsCreditWaitsForACompletion) {
+    OpQueue q(8, 2);
+    auto post = [](Op&) { return std::error_code{}; };
+    q.push(op_of(OpKind::request));
+    q.push(op_of(OpKind::atomic_write));
+    q.pump(post);
+    Op* req = q.find(1);
+    ASSERT_TRUE(req->unsignaled);
+    EXPECT_FALSE(q.find(2)->unsignaled);
+    EXPECT_EQ(q.credits(), 6u);
+    q.settle(*req, {});  // the reply
+    EXPECT_TRUE(req->finished);
+    q.retire_unsignaled_before(1, /*completion=*/false);
+    EXPECT_EQ(take_finished(q).size(), 1u);
+    EXPECT_EQ(q.credits(), 6u);  // the send queue may still hold it
+    Op* atomic = q.find(2);
+    q.retire_wr(*atomic);
+    q.retire_unsignaled_before(2);
+    EXPECT_EQ(q.credits(), 8u);
+    q.settle(*atomic, {});
+    EXPECT_EQ(take_finished(q).size(), 1u);
+}
+
 TEST(RdmaOpQueue, CallbacksComeOutInPostingOrderWhateverOrderCompletionsArrive) {
     auto pool = fixed_pool(1);
     auto user = pool.create_user();
     ASSERT_TRUE(user);
-    OpQueue q(8, 2);
+    OpQueue q(3, 2);  // three credits: every request is signaled (OpQueue::unsignaled)
     q.use_bounce(&*user);
     auto post = [](Op&) { return std::error_code{}; };
     q.push(op_of(OpKind::write, 8));
@@ -231,7 +256,8 @@ TEST(RdmaFrames, ResponsesCarryRpmErrorCodes) {
     auto e = unexpected_reply(parsed->first, parsed->second, "Region");
     EXPECT_EQ(e.code(), errc::permission_denied);
     EXPECT_EQ(e.detail(), "no");
-    auto ok = response_frame(4, {});
+    std::vector<std::byte> ok;
+    proto::encode(ok, 4, proto::Response{});
     auto p2 = parse_frame(ok, 4096);
     ASSERT_TRUE(p2);
     EXPECT_FALSE(response_status(p2->first, p2->second));
