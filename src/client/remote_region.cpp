@@ -79,7 +79,7 @@ void RemoteRegion::persist(std::span<const WriteSlice> slices, Callback done) {
     const auto& g = conn_->region(index_);
     if (slices.empty() || slices.size() > kMaxPersistSlices) return done(errc::invalid_argument);
     // Up to 8 slices on the stack: the common record-and-commit-word persist allocates nothing here.
-    const SmallBuffer<proto::Slice, 8> room(slices.size());
+    SmallBuffer<proto::Slice, 8> room(slices.size());
     const std::span<proto::Slice> wire = room.all();
     for (std::size_t i = 0; i < slices.size(); ++i) {
         if (auto ec = out_of_range(g, slices[i].offset, slices[i].data.size())) return done(ec);

@@ -27,7 +27,7 @@ public:
     }
     SmallBuffer(const SmallBuffer&) = delete;
     SmallBuffer& operator=(const SmallBuffer&) = delete;
-    [[nodiscard]] std::span<T> all() const noexcept { return all_; }
+    [[nodiscard]] std::span<T> all() noexcept { return all_; }
 
 private:
     std::array<T, N> small_{};

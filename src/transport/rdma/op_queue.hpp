@@ -153,8 +153,10 @@ private:
     std::size_t unposted_ = 0;  // index of the first op not yet posted
     std::uint32_t credits_;
     // Sequence numbers of unsignaled work requests whose send-queue entry
-    // (credit) waits for a later completion, in posting order; at most
-    // signal_every_ - 1 of them are requests' (OpQueue::unsignaled).
+    // (credit) waits for a later completion, in posting order: at most
+    // signal_every_ (OpQueue::unsignaled lets a request go unsignaled only
+    // while fewer than signal_every_ - 1 wait; a persist's write may join
+    // them right in front of the signaled one).
     std::deque<std::uint64_t> unsignaled_credits_;
     std::uint32_t signal_every_;
     SlotPool slots_;

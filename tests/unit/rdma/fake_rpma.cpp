@@ -104,6 +104,12 @@ void Fabric::hold_client_completions(bool on) {
         if (!c->passive) c->hold = on;
 }
 
+void Fabric::hold_server_completions(bool on) {
+    std::lock_guard lock(mu_);
+    for (auto* c : conns_)
+        if (c->passive) c->hold = on;
+}
+
 void Fabric::release_held() {
     std::lock_guard lock(mu_);
     for (auto* c : conns_) {

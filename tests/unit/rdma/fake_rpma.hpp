@@ -181,6 +181,9 @@ public:
     void fail_wc_next(const std::string& kind, ibv_wc_status status);
     /// Hold back the send-queue completions of every client connection.
     void hold_client_completions(bool on);
+    /// Hold back the send-queue completions of the server's connections
+    /// open now (their send slots stay taken until release_held()).
+    void hold_server_completions(bool on);
     void release_held();
     /// Both ends of every connection see kConnLost.
     void drop_all();

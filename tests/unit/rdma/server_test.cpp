@@ -247,34 +247,41 @@ TEST(RdmaListener, MessagesGoBothWays) {
 }
 
 // A reply leaves straight from the session's buffer into a send slot when
-// nothing is queued before it, and through the outbox when the slots are
-// taken (here by messages the application sends meanwhile): every request
-// still gets its one reply, in order, with its own id.
-TEST(RdmaListener, RepliesAndMessagesShareTheSendSlots) {
+// one is free, and waits in the outbox when none is: with the server's send
+// completions held back, its slots stay taken after kSendSlots replies, the
+// rest are queued, and once the completions come every request still gets
+// its one reply.
+TEST(RdmaListener, RepliesWaitForASendSlotWhenNoneIsFree) {
     Harness h({{"adr", PersistenceDomain::memory_controller}});
     h.listen();
     auto t = h.connect_ok();
     auto g = open(*t, "adr");
     ASSERT_TRUE(g);
+    auto replies = [&] {
+        std::size_t n = 0;
+        for (const auto& s : h.fabric.sends()) {
+            if (!s.passive) continue;
+            auto f = parse_frame(s.bytes, kSlotSize);
+            if (f && f->first.type == proto::Type::response && f->first.request_id != 0) ++n;
+        }
+        return n;
+    };
+    const std::size_t before = replies();  // OpenRegion's
+    h.fabric.hold_server_completions(true);
     const auto rec = bytes_of("a record");
     const std::vector<proto::Slice> slices{{0, rec}};
     std::vector<Waiter> ws(3 * kSendSlots);
-    for (std::size_t i = 0; i < ws.size(); ++i) {
-        // Messages from another thread take slots between the replies.
-        if (i % 2 == 0) {
-            ASSERT_TRUE(h.listener->send(1, bytes_of("news " + std::to_string(i))));
-        }
-        t->persist(*g, slices, ws[i].done());
-    }
+    for (auto& w : ws) t->persist(*g, slices, w.done());
+    ASSERT_TRUE(eventually([&] { return replies() == before + kSendSlots; }));
+    std::this_thread::sleep_for(20ms);
+    EXPECT_EQ(replies(), before + kSendSlots);  // the rest wait for a slot
+    ASSERT_TRUE(eventually([&] {
+        h.fabric.release_held();
+        return replies() == before + ws.size();
+    }));
+    h.fabric.hold_server_completions(false);
+    h.fabric.release_held();
     for (auto& w : ws) EXPECT_FALSE(w.get());
-    std::size_t replies = 0;
-    for (const auto& s : h.fabric.sends()) {
-        if (!s.passive) continue;
-        auto f = parse_frame(s.bytes, kSlotSize);
-        ASSERT_TRUE(f);
-        if (f->first.type == proto::Type::response && f->first.request_id != 0) ++replies;
-    }
-    EXPECT_GE(replies, ws.size());
 }
 
 TEST(RdmaListener, MessagesLargerThanASlotAreBadSize) {
