@@ -17,6 +17,14 @@ std::chrono::nanoseconds coarse_tick() noexcept {
 
 } // namespace
 
+std::chrono::steady_clock::time_point time_after(std::chrono::steady_clock::time_point start,
+                                                 std::chrono::steady_clock::duration length) noexcept {
+    const auto room = std::chrono::steady_clock::time_point::max() - start;
+    return length >= room ? std::chrono::steady_clock::time_point::max() : start + length;
+}
+
+std::chrono::nanoseconds coarse_resolution() noexcept { return coarse_tick(); }
+
 std::chrono::steady_clock::time_point coarse_now() noexcept {
     timespec ts{};
     if (::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) return std::chrono::steady_clock::now();
@@ -29,16 +37,44 @@ std::chrono::steady_clock::time_point coarse_deadline(std::chrono::milliseconds 
 }
 
 void SpinPacer::start(Clock::time_point now, Clock::time_point end) noexcept {
-    start_ = now;
+    start_ = learn_from_ = now;
     end_ = end;
-    spins_ = 0;
+    unread_ = false;
+    spins_ = learn_spins_ = 0;
     next_ = ns_per_round_ > 0 ? step(end - now) : kMinStep;
 }
 
+void SpinPacer::start_unread(Clock::time_point coarse, Clock::duration tick, Clock::duration length) noexcept {
+    start_ = coarse;
+    end_ = Clock::time_point::max();  // not known before the first read
+    tick_ = tick;
+    length_ = length;
+    unread_ = true;
+    spins_ = learn_spins_ = 0;
+    next_ = step(length);
+}
+
+void SpinPacer::estimate_start(Clock::time_point now) noexcept {
+    const auto back = std::chrono::nanoseconds(static_cast<std::int64_t>(
+        std::min<std::uint64_t>(spins_ * ns_per_round_, static_cast<std::uint64_t>(INT64_MAX / 2))));
+    auto est = now - std::chrono::duration_cast<Clock::duration>(back);
+    // The true start lies in [coarse, coarse + tick] (coarse lags by up to a
+    // tick, never leads) and not after now.
+    est = std::clamp(est, start_, std::max(start_, std::min(now, start_ + tick_)));
+    start_ = est;
+    end_ = time_after(est, length_);
+    unread_ = false;
+    learn_from_ = now;
+    learn_spins_ = spins_;
+}
+
 bool SpinPacer::passed(Clock::time_point now) noexcept {
-    if (spins_ > 0) {
-        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - start_).count();
-        ns_per_round_ = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0)) / spins_);
+    if (unread_) {
+        estimate_start(now);
+    } else if (spins_ > learn_spins_) {
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - learn_from_).count();
+        ns_per_round_ = std::max<std::uint64_t>(
+            1, static_cast<std::uint64_t>(std::max<std::int64_t>(ns, 0)) / (spins_ - learn_spins_));
     }
     if (now >= end_) return true;
     next_ = spins_ + step(end_ - now);

@@ -22,6 +22,14 @@ namespace rpm {
 /// one tick (4 ms at HZ=250), never leads it.
 std::chrono::steady_clock::time_point coarse_now() noexcept;
 
+/// start + length, saturating at time_point::max() (a length of
+/// duration::max() is "never").
+std::chrono::steady_clock::time_point time_after(std::chrono::steady_clock::time_point start,
+                                                 std::chrono::steady_clock::duration length) noexcept;
+
+/// How far coarse_now() may lag the precise clock: its resolution (one tick).
+std::chrono::nanoseconds coarse_resolution() noexcept;
+
 /// coarse_now() + timeout + one tick: coarse_now() reaches it no earlier
 /// than `timeout` from now (and up to two ticks later).
 std::chrono::steady_clock::time_point coarse_deadline(std::chrono::milliseconds timeout) noexcept;
@@ -43,11 +51,25 @@ public:
 
     /// A new spin, begun at `now`, that must stop at `end`.
     void start(Clock::time_point now, Clock::time_point end) noexcept;
+    /// A new spin that must stop `length` after it began (duration::max():
+    /// never), begun without reading the precise clock: `coarse` is
+    /// coarse_now() at its start, `tick` coarse_resolution(). Only once the
+    /// pace is known (knows_pace()). Most waits end before their first
+    /// read, so they read no clock at all: where a clock read is a system
+    /// call (the lab VM), that was one per wait. At the first read, the
+    /// start is taken as that many rounds back at the learned pace, clamped
+    /// to [coarse, coarse + tick] (where the true start lies): rounds slower
+    /// than learned overrun the end by at most one tick.
+    void start_unread(Clock::time_point coarse, Clock::duration tick, Clock::duration length) noexcept;
+    [[nodiscard]] bool knows_pace() const noexcept { return ns_per_round_ > 0; }
     /// One more round without work. RETURN VALUE: true when the caller
     /// must read the clock now and pass it to passed().
     [[nodiscard]] bool tick() noexcept { return ++spins_ >= next_; }
     /// Learn the pace from `now`. RETURN VALUE: true once `end` has come.
     [[nodiscard]] bool passed(Clock::time_point now) noexcept;
+    /// When the spin began: exact after start(); after start_unread(), the
+    /// estimate made at the first passed() (before it: the coarse start).
+    [[nodiscard]] Clock::time_point began() const noexcept { return start_; }
     /// Nanoseconds per round learned so far (0: not yet; at least 1 once
     /// learned). Tests, stats.
     [[nodiscard]] std::uint64_t ns_per_round() const noexcept { return ns_per_round_; }
@@ -55,7 +77,16 @@ public:
 private:
     [[nodiscard]] std::uint64_t step(Clock::duration left) const noexcept;
 
+    void estimate_start(Clock::time_point now) noexcept;
+
     Clock::time_point start_{}, end_{};
+    // start_unread(): where the true start lies, and the length to add to it.
+    Clock::duration tick_{}, length_{};
+    bool unread_ = false;
+    // The pace is learned from here (the start, or the first read of an
+    // unread start: an estimate cannot teach it).
+    Clock::time_point learn_from_{};
+    std::uint64_t learn_spins_ = 0;
     std::uint64_t spins_ = 0;
     std::uint64_t next_ = kMinStep;
     std::uint64_t ns_per_round_ = 0;

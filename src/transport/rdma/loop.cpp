@@ -65,15 +65,25 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
         return wait_ready(cq_fd, event_fd, wake.fd(), timeout_ms);
     }
     using Clock = std::chrono::steady_clock;
-    const auto start = Clock::now();
     const bool bounded = timeout_ms >= 0;
-    const auto deadline = bounded ? start + std::chrono::milliseconds(timeout_ms) : Clock::time_point::max();
+    const Clock::duration timeout = bounded ? Clock::duration(std::chrono::milliseconds(timeout_ms))
+                                            : Clock::duration::max();
     const std::chrono::microseconds spin_bound = in_flight ? kAdaptiveSpinInFlight : kAdaptiveSpin;
     const bool adaptive = mode_ == CompletionMode::adaptive;
-    // Where the spin ends: adaptive's bound (then it sleeps), or the deadline.
-    const auto spin_end = adaptive ? std::min(deadline, start + spin_bound) : deadline;
-    pacer_.start(start, spin_end);
-    auto now = start;
+    // How long the spin lasts: adaptive's bound (then it sleeps), or the deadline.
+    const Clock::duration spin_length = adaptive ? std::min<Clock::duration>(timeout, spin_bound) : timeout;
+    // Once the pacer knows the pace, a wait starts without reading the
+    // precise clock (a system call in the lab VM): most end before the
+    // pacer's first read.
+    Clock::time_point now{};
+    if (pacer_.knows_pace()) {
+        pacer_.start_unread(coarse_now(), coarse_resolution(), spin_length);
+    } else {
+        now = Clock::now();
+        pacer_.start(now, time_after(now, spin_length));
+    }
+    // The deadline, from the pacer's start (estimated for an unread one).
+    const auto deadline = [&] { return time_after(pacer_.began(), timeout); };
     wake.set_spinning(true);
     for (unsigned spins = 1;; ++spins) {
         Ready r;
@@ -88,7 +98,7 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
         if (pacer_.tick()) {
             now = Clock::now();
             if (pacer_.passed(now)) {
-                if (!adaptive || now >= deadline) return Ready{.timeout = true};
+                if (!adaptive || now >= deadline()) return Ready{.timeout = true};
                 break;
             }
         }
@@ -102,7 +112,7 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
     }
     int left = -1;
     if (bounded) {
-        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline - now).count();
+        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline() - now).count();
         left = ms < 0 ? 0 : static_cast<int>(ms);
     }
     if (left != 0) ++sleeps_;

@@ -38,6 +38,25 @@ Spin spin(SpinPacer& pacer, Clock::time_point t0, Clock::duration length, Clock:
     return s;
 }
 
+// The same from start_unread(): the true start is t0; the coarse clock read
+// then said `coarse` (up to a tick earlier); rounds of `per_round` each.
+Spin spin_unread(SpinPacer& pacer, Clock::time_point t0, Clock::time_point coarse, Clock::duration tick,
+                 Clock::duration length, Clock::duration per_round, std::uint64_t stop_after = UINT64_MAX) {
+    pacer.start_unread(coarse, tick, length);
+    Spin s;
+    for (s.rounds = 1; s.rounds <= stop_after; ++s.rounds) {
+        const auto now = t0 + per_round * static_cast<long>(s.rounds);
+        if (!pacer.tick()) continue;
+        ++s.reads;
+        if (pacer.passed(now)) {
+            s.stopped = now;
+            return s;
+        }
+    }
+    --s.rounds;
+    return s;
+}
+
 TEST(SpinPacer, ChecksEveryMinStepUntilItKnowsThePace) {
     SpinPacer p;
     EXPECT_EQ(p.ns_per_round(), 0u);
@@ -93,6 +112,72 @@ TEST(SpinPacer, AStepIsCappedSoAnEndlessSpinStillReadsTheClock) {
     EXPECT_FALSE(p.passed(Clock::time_point(2s) + 1us * static_cast<long>(SpinPacer::kMaxStep)));
 }
 
+TEST(SpinPacer, AnUnreadStartReadsNoClockWhenTheWorkComesFirst) {
+    SpinPacer p;
+    EXPECT_FALSE(p.knows_pace());
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);
+    ASSERT_TRUE(p.knows_pace());
+    const auto t0 = Clock::time_point(2s);
+    const Spin s = spin_unread(p, t0, t0 - 1ms, 4ms, 1ms, 1us, 40);
+    EXPECT_EQ(s.reads, 0);
+    EXPECT_EQ(s.rounds, 40u);
+}
+
+TEST(SpinPacer, AnUnreadStartAtTheLearnedPaceStopsOnTime) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);
+    const auto t0 = Clock::time_point(2s);
+    // The coarse clock lagged 3 ms: the start is estimated from the rounds.
+    const Spin s = spin_unread(p, t0, t0 - 3ms, 4ms, 1ms, 1us);
+    EXPECT_GE(s.stopped - t0, 1ms);
+    EXPECT_LE(s.stopped - t0, 1ms + 16us);
+    EXPECT_LE(p.began(), t0);
+    EXPECT_GE(p.began(), t0 - 1us);
+}
+
+TEST(SpinPacer, AnUnreadStartNeverStopsBeforeItsLengthAfterTheCoarseStart) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);  // learned: 1 µs
+    // Rounds now take 0.5 µs: the rounds alone put the start 250 µs before
+    // it was; the coarse clock (read just at the tick: t0) says it was not.
+    const auto t0 = Clock::time_point(2s);
+    const Spin s = spin_unread(p, t0, t0, 4ms, 1ms, 500ns);
+    EXPECT_GE(s.stopped - t0, 1ms);
+    EXPECT_EQ(p.began(), t0);
+}
+
+TEST(SpinPacer, AnUnreadStartWithSlowerRoundsOverrunsByNoMoreThanATick) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);  // learned: 1 µs
+    // Rounds now take 10 µs: the first read (planned for 500 µs) comes at
+    // 5 ms; the rounds put the start at 4.5 ms, but it lies within a tick
+    // (100 µs here) of the coarse start, so the 1 ms end has passed.
+    const auto t0 = Clock::time_point(2s);
+    const Spin s = spin_unread(p, t0, t0, 100us, 1ms, 10us);
+    EXPECT_EQ(s.reads, 1);
+    EXPECT_EQ(s.stopped - t0, 5ms);
+    EXPECT_EQ(p.began(), t0 + 100us);
+}
+
+TEST(SpinPacer, AnUnreadStartWithoutAnEndNeverStops) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);
+    const auto t0 = Clock::time_point(2s);
+    const Spin s = spin_unread(p, t0, t0, 4ms, Clock::duration::max(), 1us, 100000);
+    EXPECT_EQ(s.rounds, 100000u);
+    EXPECT_GE(s.reads, 1);
+}
+
+TEST(SpinPacer, AfterAnUnreadStartThePaceIsLearnedFromItsFirstRead) {
+    SpinPacer p;
+    (void)spin(p, Clock::time_point(1s), 50us, 1us);  // learned: 1 µs
+    const auto t0 = Clock::time_point(2s);
+    // Rounds of 2 µs: the first read cannot teach (its start is an
+    // estimate), the second learns 2 µs from the first.
+    (void)spin_unread(p, t0, t0 - 1ms, 4ms, 10ms, 2us);
+    EXPECT_EQ(p.ns_per_round(), 2000u);
+}
+
 TEST(CoarseClock, ADeadlineIsNeverReachedEarly) {
     // Whatever the phase of the tick at the start, coarse_now() reaches the
     // deadline only once the precise clock has passed the timeout.
@@ -103,6 +188,12 @@ TEST(CoarseClock, ADeadlineIsNeverReachedEarly) {
         }
         EXPECT_GE(Clock::now() - t0, 3ms);
     }
+}
+
+TEST(CoarseClock, TimeAfterSaturates) {
+    const auto t = Clock::time_point(5s);
+    EXPECT_EQ(time_after(t, 3ms), t + 3ms);
+    EXPECT_EQ(time_after(t, Clock::duration::max()), Clock::time_point::max());
 }
 
 TEST(CoarseClock, NeverLeadsThePreciseClock) {
