@@ -55,8 +55,13 @@ void SpinPacer::start_unread(Clock::time_point coarse, Clock::duration tick, Clo
 }
 
 void SpinPacer::estimate_start(Clock::time_point now) noexcept {
-    const auto back = std::chrono::nanoseconds(static_cast<std::int64_t>(
-        std::min<std::uint64_t>(spins_ * ns_per_round_, static_cast<std::uint64_t>(INT64_MAX / 2))));
+    // No more than the half of the length this read was planned for: a
+    // first read later than planned comes from a step raised to kMinStep,
+    // i.e. a pace learned from slow rounds (a preempted spin), which would
+    // put the start far back and end a spin that has barely begun.
+    const auto planned = std::chrono::duration_cast<std::chrono::nanoseconds>(length_ / 2).count();
+    const auto back = std::chrono::nanoseconds(static_cast<std::int64_t>(std::min<std::uint64_t>(
+        spins_ * ns_per_round_, static_cast<std::uint64_t>(std::max<std::int64_t>(planned, 0)))));
     auto est = now - std::chrono::duration_cast<Clock::duration>(back);
     // The true start lies in [coarse, coarse + tick] (coarse lags by up to a
     // tick, never leads) and not after now.

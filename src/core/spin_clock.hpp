@@ -57,8 +57,9 @@ public:
     /// pace is known (knows_pace()). Most waits end before their first
     /// read, so they read no clock at all: where a clock read is a system
     /// call (the lab VM), that was one per wait. At the first read, the
-    /// start is taken as that many rounds back at the learned pace, clamped
-    /// to [coarse, coarse + tick] (where the true start lies): rounds slower
+    /// start is taken as that many rounds back at the learned pace (at most
+    /// half the length: the read was planned there), clamped to
+    /// [coarse, coarse + tick] (where the true start lies): rounds slower
     /// than learned overrun the end by at most one tick.
     void start_unread(Clock::time_point coarse, Clock::duration tick, Clock::duration length) noexcept;
     [[nodiscard]] bool knows_pace() const noexcept { return ns_per_round_ > 0; }

@@ -159,6 +159,21 @@ TEST(SpinPacer, AnUnreadStartWithSlowerRoundsOverrunsByNoMoreThanATick) {
     EXPECT_EQ(p.began(), t0 + 100us);
 }
 
+TEST(SpinPacer, APaceLearnedFromSlowRoundsDoesNotEndAnUnreadSpinAtItsFirstRead) {
+    SpinPacer p;
+    // A spin that was preempted: 100 µs a round learned.
+    (void)spin(p, Clock::time_point(1s), 50us, 100us);
+    ASSERT_EQ(p.ns_per_round(), 100000u);
+    // Rounds of 1 µs again: the first read comes after kMinStep rounds
+    // (16 µs), where 16 rounds at the learned pace would say 1.6 ms had
+    // passed. The spin goes on to its length.
+    const auto t0 = Clock::time_point(2s);
+    const Spin s = spin_unread(p, t0, t0 - 3ms, 4ms, 1ms, 1us);
+    EXPECT_GE(s.stopped - t0, 500us);
+    EXPECT_LE(s.stopped - t0, 1ms + 16us);
+    EXPECT_GE(s.reads, 2);
+}
+
 TEST(SpinPacer, AnUnreadStartWithoutAnEndNeverStops) {
     SpinPacer p;
     (void)spin(p, Clock::time_point(1s), 50us, 1us);
