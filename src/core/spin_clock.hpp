@@ -18,8 +18,9 @@ namespace rpm {
 /// CLOCK_MONOTONIC_COARSE as a steady_clock time point (libstdc++'s
 /// steady_clock is CLOCK_MONOTONIC: the two compare). The vDSO serves it
 /// from the last tick without reading the clocksource, so it costs no
-/// system call whatever the clocksource. It lags the precise clock by up to
-/// one tick (4 ms at HZ=250), never leads it.
+/// system call whatever the clocksource. It never leads the precise clock;
+/// it lags it by about a tick (4 ms at HZ=250), more where ticks stop
+/// (a tickless idle CPU) or come late (the lab VM): up to 5.4 ms was seen.
 std::chrono::steady_clock::time_point coarse_now() noexcept;
 
 /// start + length, saturating at time_point::max() (a length of
@@ -27,11 +28,11 @@ std::chrono::steady_clock::time_point coarse_now() noexcept;
 std::chrono::steady_clock::time_point time_after(std::chrono::steady_clock::time_point start,
                                                  std::chrono::steady_clock::duration length) noexcept;
 
-/// How far coarse_now() may lag the precise clock: its resolution (one tick).
-std::chrono::nanoseconds coarse_resolution() noexcept;
-
 /// coarse_now() + timeout + one tick: coarse_now() reaches it no earlier
-/// than `timeout` from now (and up to two ticks later).
+/// than `timeout` from now (and up to two ticks later) when the coarse
+/// clock lags by no more than a tick now; by more, it can come early by
+/// the excess (a millisecond or two: the call timeouts it serves are
+/// milliseconds to seconds, and a caller that wakes early waits again).
 std::chrono::steady_clock::time_point coarse_deadline(std::chrono::milliseconds timeout) noexcept;
 
 /// Bounds a spin loop by time, reading the clock only when, at the pace of
@@ -53,15 +54,16 @@ public:
     void start(Clock::time_point now, Clock::time_point end) noexcept;
     /// A new spin that must stop `length` after it began (duration::max():
     /// never), begun without reading the precise clock: `coarse` is
-    /// coarse_now() at its start, `tick` coarse_resolution(). Only once the
-    /// pace is known (knows_pace()). Most waits end before their first
-    /// read, so they read no clock at all: where a clock read is a system
-    /// call (the lab VM), that was one per wait. At the first read, the
-    /// start is taken as that many rounds back at the learned pace (at most
-    /// half the length: the read was planned there), clamped to
-    /// [coarse, coarse + tick] (where the true start lies): rounds slower
-    /// than learned overrun the end by at most one tick.
-    void start_unread(Clock::time_point coarse, Clock::duration tick, Clock::duration length) noexcept;
+    /// coarse_now() at its start. Only once the pace is known
+    /// (knows_pace()). Most waits end before their first read, so they read
+    /// no clock at all: where a clock read is a system call (the lab VM),
+    /// that was one per wait. At the first read, the start is taken as that
+    /// many rounds back at the learned pace, but no further back than half
+    /// the length (where the read was planned) nor before `coarse` (the
+    /// coarse clock never leads): a spin never ends at its first read.
+    /// Rounds slower than learned overrun the end by that ratio, as after
+    /// start(), on the first half too.
+    void start_unread(Clock::time_point coarse, Clock::duration length) noexcept;
     [[nodiscard]] bool knows_pace() const noexcept { return ns_per_round_ > 0; }
     /// One more round without work. RETURN VALUE: true when the caller
     /// must read the clock now and pass it to passed().
@@ -81,8 +83,8 @@ private:
     void estimate_start(Clock::time_point now) noexcept;
 
     Clock::time_point start_{}, end_{};
-    // start_unread(): where the true start lies, and the length to add to it.
-    Clock::duration tick_{}, length_{};
+    // start_unread(): the length to add to the start once it is estimated.
+    Clock::duration length_{};
     bool unread_ = false;
     // The pace is learned from here (the start, or the first read of an
     // unread start: an estimate cannot teach it).

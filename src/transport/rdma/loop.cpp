@@ -77,7 +77,7 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
     // pacer's first read.
     Clock::time_point now{};
     if (pacer_.knows_pace()) {
-        pacer_.start_unread(coarse_now(), coarse_resolution(), spin_length);
+        pacer_.start_unread(coarse_now(), spin_length);
     } else {
         now = Clock::now();
         pacer_.start(now, time_after(now, spin_length));

@@ -39,10 +39,10 @@ Spin spin(SpinPacer& pacer, Clock::time_point t0, Clock::duration length, Clock:
 }
 
 // The same from start_unread(): the true start is t0; the coarse clock read
-// then said `coarse` (up to a tick earlier); rounds of `per_round` each.
-Spin spin_unread(SpinPacer& pacer, Clock::time_point t0, Clock::time_point coarse, Clock::duration tick,
-                 Clock::duration length, Clock::duration per_round, std::uint64_t stop_after = UINT64_MAX) {
-    pacer.start_unread(coarse, tick, length);
+// then said `coarse` (no later); rounds of `per_round` each.
+Spin spin_unread(SpinPacer& pacer, Clock::time_point t0, Clock::time_point coarse, Clock::duration length,
+                 Clock::duration per_round, std::uint64_t stop_after = UINT64_MAX) {
+    pacer.start_unread(coarse, length);
     Spin s;
     for (s.rounds = 1; s.rounds <= stop_after; ++s.rounds) {
         const auto now = t0 + per_round * static_cast<long>(s.rounds);
@@ -118,7 +118,7 @@ TEST(SpinPacer, AnUnreadStartReadsNoClockWhenTheWorkComesFirst) {
     (void)spin(p, Clock::time_point(1s), 50us, 1us);
     ASSERT_TRUE(p.knows_pace());
     const auto t0 = Clock::time_point(2s);
-    const Spin s = spin_unread(p, t0, t0 - 1ms, 4ms, 1ms, 1us, 40);
+    const Spin s = spin_unread(p, t0, t0 - 1ms, 1ms, 1us, 40);
     EXPECT_EQ(s.reads, 0);
     EXPECT_EQ(s.rounds, 40u);
 }
@@ -128,7 +128,7 @@ TEST(SpinPacer, AnUnreadStartAtTheLearnedPaceStopsOnTime) {
     (void)spin(p, Clock::time_point(1s), 50us, 1us);
     const auto t0 = Clock::time_point(2s);
     // The coarse clock lagged 3 ms: the start is estimated from the rounds.
-    const Spin s = spin_unread(p, t0, t0 - 3ms, 4ms, 1ms, 1us);
+    const Spin s = spin_unread(p, t0, t0 - 3ms, 1ms, 1us);
     EXPECT_GE(s.stopped - t0, 1ms);
     EXPECT_LE(s.stopped - t0, 1ms + 16us);
     EXPECT_LE(p.began(), t0);
@@ -141,22 +141,24 @@ TEST(SpinPacer, AnUnreadStartNeverStopsBeforeItsLengthAfterTheCoarseStart) {
     // Rounds now take 0.5 µs: the rounds alone put the start 250 µs before
     // it was; the coarse clock (read just at the tick: t0) says it was not.
     const auto t0 = Clock::time_point(2s);
-    const Spin s = spin_unread(p, t0, t0, 4ms, 1ms, 500ns);
+    const Spin s = spin_unread(p, t0, t0, 1ms, 500ns);
     EXPECT_GE(s.stopped - t0, 1ms);
     EXPECT_EQ(p.began(), t0);
 }
 
-TEST(SpinPacer, AnUnreadStartWithSlowerRoundsOverrunsByNoMoreThanATick) {
+TEST(SpinPacer, AnUnreadStartWithSlowerRoundsOverrunsByTheirRatio) {
     SpinPacer p;
     (void)spin(p, Clock::time_point(1s), 50us, 1us);  // learned: 1 µs
     // Rounds now take 10 µs: the first read (planned for 500 µs) comes at
-    // 5 ms; the rounds put the start at 4.5 ms, but it lies within a tick
-    // (100 µs here) of the coarse start, so the 1 ms end has passed.
+    // 5 ms and puts the start half the length back, 4.5 ms, so the end at
+    // 5.5 ms; the second read, planned at the old pace for half of what is
+    // left (250 rounds), comes at 7.5 ms, learns the pace, and stops.
     const auto t0 = Clock::time_point(2s);
-    const Spin s = spin_unread(p, t0, t0, 100us, 1ms, 10us);
-    EXPECT_EQ(s.reads, 1);
-    EXPECT_EQ(s.stopped - t0, 5ms);
-    EXPECT_EQ(p.began(), t0 + 100us);
+    const Spin s = spin_unread(p, t0, t0, 1ms, 10us);
+    EXPECT_EQ(s.reads, 2);
+    EXPECT_EQ(p.began(), t0 + 4500us);
+    EXPECT_EQ(s.stopped - t0, 7500us);
+    EXPECT_EQ(p.ns_per_round(), 10000u);
 }
 
 TEST(SpinPacer, APaceLearnedFromSlowRoundsDoesNotEndAnUnreadSpinAtItsFirstRead) {
@@ -168,7 +170,7 @@ TEST(SpinPacer, APaceLearnedFromSlowRoundsDoesNotEndAnUnreadSpinAtItsFirstRead) 
     // (16 µs), where 16 rounds at the learned pace would say 1.6 ms had
     // passed. The spin goes on to its length.
     const auto t0 = Clock::time_point(2s);
-    const Spin s = spin_unread(p, t0, t0 - 3ms, 4ms, 1ms, 1us);
+    const Spin s = spin_unread(p, t0, t0 - 3ms, 1ms, 1us);
     EXPECT_GE(s.stopped - t0, 500us);
     EXPECT_LE(s.stopped - t0, 1ms + 16us);
     EXPECT_GE(s.reads, 2);
@@ -178,7 +180,7 @@ TEST(SpinPacer, AnUnreadStartWithoutAnEndNeverStops) {
     SpinPacer p;
     (void)spin(p, Clock::time_point(1s), 50us, 1us);
     const auto t0 = Clock::time_point(2s);
-    const Spin s = spin_unread(p, t0, t0, 4ms, Clock::duration::max(), 1us, 100000);
+    const Spin s = spin_unread(p, t0, t0, Clock::duration::max(), 1us, 100000);
     EXPECT_EQ(s.rounds, 100000u);
     EXPECT_GE(s.reads, 1);
 }
@@ -189,7 +191,7 @@ TEST(SpinPacer, AfterAnUnreadStartThePaceIsLearnedFromItsFirstRead) {
     const auto t0 = Clock::time_point(2s);
     // Rounds of 2 µs: the first read cannot teach (its start is an
     // estimate), the second learns 2 µs from the first.
-    (void)spin_unread(p, t0, t0 - 1ms, 4ms, 10ms, 2us);
+    (void)spin_unread(p, t0, t0 - 1ms, 10ms, 2us);
     EXPECT_EQ(p.ns_per_round(), 2000u);
 }
 
