@@ -6,10 +6,11 @@
 # every round; JSON and perftest output to $RPM_LAB_OUT. docs/benchmarks.md,
 # "The verbs layer", has the figures and summarises them by the medians.
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run [--pm eadr] --share BEFORE_CHECKOUT -- \
-#     tools/lab/ab/ops.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [ROUNDS]
+#     tools/lab/ab/ops.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [ROUNDS] [TESTS]
+# TESTS: rpm-bench's --tests (write,read,persist,atomic_write by default).
 # A VM run's rounds move by 10% to 30% (docs/benchmarks.md): five or more
 # rounds make the medians worth comparing.
-before=$1 after=$2 comp=${3:-adaptive} rounds=${4:-3}; out=${RPM_LAB_OUT:-/tmp}
+before=$1 after=$2 comp=${3:-adaptive} rounds=${4:-3} tests=${5:-write,read,persist,atomic_write}; out=${RPM_LAB_OUT:-/tmp}
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 . "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
@@ -27,7 +28,7 @@ for rep in $(seq 1 "$rounds"); do
   for build in before after; do for api in sync callback; do
     b=$before; p=7700; [ $build = after ] && b=$after && p=7701
     timeout 120 $b/rpm-bench --connect "rdma://$addr:$p" --id bench --secret-file /tmp/s.secret --region pm \
-      --tests write,read,persist,atomic_write --sizes 8 --qd 1 --threads 1 --duration 1 --warmup 0.2 --rounds 1 --api $api \
+      --tests "$tests" --sizes 8 --qd 1 --threads 1 --duration 1 --warmup 0.2 --rounds 1 --api $api \
       --completion $comp --no-forced --json --output $out/$build-$api-$rep.json --quiet > /dev/null 2> $out/$build-$api-$rep.err
     echo "$build $api $rep rc=$?"
   done; done
