@@ -72,11 +72,16 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
     const bool adaptive = mode_ == CompletionMode::adaptive;
     // How long the spin lasts: adaptive's bound (then it sleeps), or the deadline.
     const Clock::duration spin_length = adaptive ? std::min<Clock::duration>(timeout, spin_bound) : timeout;
-    // Once the pacer knows the pace, a wait starts without reading the
-    // precise clock (a system call in the lab VM): most end before the
-    // pacer's first read.
+    // Once the pacer knows the pace, a wait for an operation on the wire
+    // starts without reading the precise clock (a system call in the lab
+    // VM): its completion almost always comes before the pacer's first
+    // read, half of the 1 ms bound in. An idle spin (50 µs; a server
+    // session's between requests) reads it at its start, as it would reach
+    // that first read anyway, and an unread start never ends at its first
+    // read: preempted halfway, it would spin on for another half, on CPUs
+    // the peer and rxe need (docs/benchmarks.md, "A wait reads no clock").
     Clock::time_point now{};
-    if (pacer_.knows_pace()) {
+    if (in_flight && pacer_.knows_pace()) {
         pacer_.start_unread(coarse_now(), spin_length);
     } else {
         now = Clock::now();
