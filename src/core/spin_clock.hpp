@@ -1,6 +1,6 @@
 // Time in spin loops, read rarely: the coarse clock for deadlines, and a
-// pacer that bounds a spin by time while reading the precise clock about
-// once per wait.
+// pacer that bounds a spin by time while reading the precise clock at most
+// about once per wait, and not at all in a short one it may start unread.
 //
 // Why: where steady_clock::now() is a system call (a VM whose clocksource
 // is the emulated HPET, as the lab's: no vDSO then), a spin that read the
@@ -20,7 +20,8 @@ namespace rpm {
 /// from the last tick without reading the clocksource, so it costs no
 /// system call whatever the clocksource. It never leads the precise clock;
 /// it lags it by about a tick (4 ms at HZ=250), more where ticks stop
-/// (a tickless idle CPU) or come late (the lab VM): up to 5.4 ms was seen.
+/// (a tickless idle CPU) or come late: 5.6 ms on a host, 4.4 ms in the lab
+/// VM were seen at a 4 ms tick (tools/lab/ab/coarse_lag.c).
 std::chrono::steady_clock::time_point coarse_now() noexcept;
 
 /// start + length, saturating at time_point::max() (a length of

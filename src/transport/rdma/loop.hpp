@@ -52,8 +52,10 @@ Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, FunctionRef
 /// and poll()ing the descriptors without waiting every kPollEvery spins
 /// (connection events, a completion channel event to acknowledge).
 /// adaptive: busy for kAdaptiveSpin (kAdaptiveSpinInFlight when the caller
-/// says a completion is expected), then event. The clock is read at the
-/// start of a wait and then as rarely as its SpinPacer allows. Not
+/// says a completion is expected), then event. The clock is read as rarely
+/// as its SpinPacer allows: not at all in a wait for an operation on the
+/// wire that completes within half its bound (start_unread), once at the
+/// start of any other. Not
 /// thread-safe: one per polling thread, kept across waits (the pacer learns
 /// what a round of the spin costs there).
 class Waiter {
@@ -69,7 +71,7 @@ public:
 private:
     CompletionMode mode_;
     std::uint64_t sleeps_ = 0;
-    SpinPacer pacer_;  // the clock is read about once per wait (core/spin_clock.hpp)
+    SpinPacer pacer_;  // paces the clock reads (core/spin_clock.hpp)
 };
 
 /// Wait up to `timeout` for the next connection event.
