@@ -21,9 +21,8 @@ struct Spin {
     std::uint64_t rounds = 0;
     Clock::time_point stopped{};
 };
-Spin spin(SpinPacer& pacer, Clock::time_point t0, Clock::duration length, Clock::duration per_round,
-          std::uint64_t stop_after = UINT64_MAX) {
-    pacer.start(t0, t0 + length);
+// Run an already started spin: round n happens at t0 + n * per_round.
+Spin run(SpinPacer& pacer, Clock::time_point t0, Clock::duration per_round, std::uint64_t stop_after) {
     Spin s;
     for (s.rounds = 1; s.rounds <= stop_after; ++s.rounds) {
         const auto now = t0 + per_round * static_cast<long>(s.rounds);
@@ -38,23 +37,18 @@ Spin spin(SpinPacer& pacer, Clock::time_point t0, Clock::duration length, Clock:
     return s;
 }
 
+Spin spin(SpinPacer& pacer, Clock::time_point t0, Clock::duration length, Clock::duration per_round,
+          std::uint64_t stop_after = UINT64_MAX) {
+    pacer.start(t0, t0 + length);
+    return run(pacer, t0, per_round, stop_after);
+}
+
 // The same from start_unread(): the true start is t0; the coarse clock read
-// then said `coarse` (no later); rounds of `per_round` each.
+// then said `coarse` (no later).
 Spin spin_unread(SpinPacer& pacer, Clock::time_point t0, Clock::time_point coarse, Clock::duration length,
                  Clock::duration per_round, std::uint64_t stop_after = UINT64_MAX) {
     pacer.start_unread(coarse, length);
-    Spin s;
-    for (s.rounds = 1; s.rounds <= stop_after; ++s.rounds) {
-        const auto now = t0 + per_round * static_cast<long>(s.rounds);
-        if (!pacer.tick()) continue;
-        ++s.reads;
-        if (pacer.passed(now)) {
-            s.stopped = now;
-            return s;
-        }
-    }
-    --s.rounds;
-    return s;
+    return run(pacer, t0, per_round, stop_after);
 }
 
 TEST(SpinPacer, ChecksEveryMinStepUntilItKnowsThePace) {
