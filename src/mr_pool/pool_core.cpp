@@ -208,7 +208,7 @@ MrPoolStats MrPoolCore::stats() const {
     s.registrations = registry_.registrations();
     s.registration_failures = registry_.failures();
     s.deregistrations = registry_.deregistrations();
-    s.l2_reclaims = l2_reclaims_.load(std::memory_order_relaxed);
+    s.l2_reclaims = l2_reclaims_.load(std::memory_order_acquire);  // before the stacks' sizes
     s.idle_deregistered = idle_deregistered_.load(std::memory_order_relaxed);
     s.registered = registry_.registered();
     s.free_global = global_.size();

@@ -90,7 +90,9 @@ public:
     [[nodiscard]] Clock::time_point coarse_now() const noexcept {
         return Clock::time_point(Clock::duration(coarse_now_.load(std::memory_order_relaxed)));
     }
-    void count_l2_reclaims(std::uint64_t n) noexcept { l2_reclaims_.fetch_add(n, std::memory_order_relaxed); }
+    /// Release: whoever reads the count (acquire, in stats()) also sees the
+    /// entries counted in the global pool.
+    void count_l2_reclaims(std::uint64_t n) noexcept { l2_reclaims_.fetch_add(n, std::memory_order_release); }
     void count_idle_deregistered(std::uint64_t n) noexcept {
         idle_deregistered_.fetch_add(n, std::memory_order_relaxed);
     }
