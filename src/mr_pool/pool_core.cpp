@@ -208,8 +208,10 @@ MrPoolStats MrPoolCore::stats() const {
     s.registrations = registry_.registrations();
     s.registration_failures = registry_.failures();
     s.deregistrations = registry_.deregistrations();
-    s.l2_reclaims = l2_reclaims_.load(std::memory_order_acquire);  // before the stacks' sizes
-    s.idle_deregistered = idle_deregistered_.load(std::memory_order_relaxed);
+    // The thread's counts first (acquire): the levels read after them
+    // include what they counted.
+    s.l2_reclaims = l2_reclaims_.load(std::memory_order_acquire);
+    s.idle_deregistered = idle_deregistered_.load(std::memory_order_acquire);
     s.registered = registry_.registered();
     s.free_global = global_.size();
     for (std::uint32_t i = 0; i < opts_.l2_buckets; ++i) s.free_l2 += buckets_[i].size();

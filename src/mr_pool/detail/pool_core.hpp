@@ -90,11 +90,12 @@ public:
     [[nodiscard]] Clock::time_point coarse_now() const noexcept {
         return Clock::time_point(Clock::duration(coarse_now_.load(std::memory_order_relaxed)));
     }
-    /// Release: whoever reads the count (acquire, in stats()) also sees the
-    /// entries counted in the global pool.
+    /// The thread counts what it moved or dropped after doing it; release,
+    /// so that whoever reads a count (acquire, in stats()) also sees its
+    /// entries where the count says they went.
     void count_l2_reclaims(std::uint64_t n) noexcept { l2_reclaims_.fetch_add(n, std::memory_order_release); }
     void count_idle_deregistered(std::uint64_t n) noexcept {
-        idle_deregistered_.fetch_add(n, std::memory_order_relaxed);
+        idle_deregistered_.fetch_add(n, std::memory_order_release);
     }
 
 private:
