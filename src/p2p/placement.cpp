@@ -13,7 +13,6 @@ namespace {
 namespace pci = platform::pci;
 namespace sysfs = platform::sysfs;
 
-const fs::path kPciDevices = "sys/bus/pci/devices";
 
 // Where names live, in the order they are tried.
 constexpr std::array<const char*, 4> kNameDirs = {"sys/class/nvme", "sys/class/infiniband",

@@ -15,7 +15,6 @@ namespace {
 
 namespace sysfs = platform::sysfs;
 
-const fs::path kPciDevices = "sys/bus/pci/devices";
 constexpr std::string_view kNvmeClass = "0x010802";
 
 Result<std::uint64_t> read_u64(const fs::path& root, const fs::path& rel) {

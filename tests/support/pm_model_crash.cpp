@@ -274,4 +274,12 @@ std::string summary(const CrashCell& cell, const CrashReport& r) {
     return s;
 }
 
+flush::Decision detected_decision(PersistenceDomain domain, Ddio ddio, bool native_flush) {
+    flush::Inputs in;
+    in.domain = {domain, flush::Source::detected, "test"};
+    in.ddio = {ddio, flush::Source::detected, "test"};
+    in.native_flush = {native_flush, flush::Source::detected, "test"};
+    return flush::decide(in);
+}
+
 } // namespace rpm::test

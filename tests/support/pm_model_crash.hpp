@@ -75,4 +75,8 @@ CrashReport run_crash_cell(const CrashCell& cell);
 /// One line for test output and docs.
 std::string summary(const CrashCell& cell, const CrashReport& r);
 
+/// The flush decision for a platform whose every input was detected (as the
+/// server decides it for a model region).
+flush::Decision detected_decision(PersistenceDomain domain, Ddio ddio, bool native_flush);
+
 } // namespace rpm::test

@@ -34,8 +34,6 @@ struct Client {
     Clock::time_point deadline;
 };
 
-std::size_t send_offset() { return kRecvs * kMsgSize; }
-
 Result<void> repost(Client& c, std::uint32_t slot) {
     if (int ret = c.api.recv(c.conn.get(), c.msg_mr.get(), slot * kMsgSize, kMsgSize, slot_tag(slot)); ret != 0)
         return rdma::call_failure(errc::io_error, "reposting a receive", "recv", ret);
@@ -140,10 +138,10 @@ Result<void> post_op(Client& c, Pattern p, std::size_t size) {
         // rpm's persist by send_flush: the write unsignaled, a send naming
         // the range behind it (one doorbell); done when the answer arrives.
         const FlushRequest req{kOffset, size};
-        std::memcpy(c.msgs.data() + send_offset(), &req, sizeof req);
+        std::memcpy(c.msgs.data() + kSendOffset, &req, sizeof req);
         const int signal = (c.sends++ % kSignalEvery == 0) ? rdma::kCompletionAlways : rdma::kCompletionOnError;
         int ret = api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionOnError | kDefer, nullptr);
-        if (ret == 0) ret = api.send(conn, c.msg_mr.get(), send_offset(), sizeof req, signal | kDefer, nullptr);
+        if (ret == 0) ret = api.send(conn, c.msg_mr.get(), kSendOffset, sizeof req, signal | kDefer, nullptr);
         if (ret == 0) ret = api.ring(conn);
         return check(ret, "write+send+ring");
     }

@@ -105,6 +105,8 @@ Result<std::vector<Figures>> measure(const ClientOptions& opts);
 inline constexpr std::uint32_t kRecvs = 8;
 inline constexpr std::uint32_t kSq = 64;
 inline constexpr unsigned kSignalEvery = 16;
+/// Where the send slot starts in the message buffer: after the receives'.
+inline constexpr std::size_t kSendOffset = kRecvs * kMsgSize;
 
 /// The device that has (kContextLocal) or reaches (kContextRemote) `addr`,
 /// and a protection domain on it. ERRORS: errc::rdma_unavailable, io_error.

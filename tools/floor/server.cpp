@@ -63,11 +63,9 @@ struct Served {
     unsigned sends = 0;
 };
 
-std::size_t send_offset() { return kRecvs * kMsgSize; }
-
 Result<void> post_send(Served& s, std::size_t len) {
     const int flags = (s.sends++ % kSignalEvery == 0) ? rdma::kCompletionAlways : rdma::kCompletionOnError;
-    if (int ret = s.api.send(s.conn.get(), s.msg_mr, send_offset(), len, flags, nullptr); ret != 0)
+    if (int ret = s.api.send(s.conn.get(), s.msg_mr, kSendOffset, len, flags, nullptr); ret != 0)
         return rdma::call_failure(errc::io_error, "answering", "send", ret);
     return {};
 }
@@ -81,7 +79,7 @@ Result<void> send_hello(Served& s, const Api& api, rdma::LocalMr* region_mr) {
     const std::uint32_t head[3] = {kHelloMagic, static_cast<std::uint32_t>(mr_n),
                                    static_cast<std::uint32_t>(cfg->size())};
     if (sizeof head + mr_n + cfg->size() > kMsgSize) return Error(errc::io_error, "descriptors too large");
-    std::byte* out = s.msgs + send_offset();
+    std::byte* out = s.msgs + kSendOffset;
     std::memcpy(out, head, sizeof head);
     if (int ret = api.mr_get_descriptor(region_mr, out + sizeof head); ret != 0)
         return rdma::call_failure(errc::io_error, "the region", "mr_get_descriptor", ret);

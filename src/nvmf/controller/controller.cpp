@@ -12,12 +12,6 @@ struct Controller::State : ControllerState {};
 
 namespace {
 
-Outcome failed(std::uint16_t status) {
-    Outcome o;
-    o.status = status;
-    return o;
-}
-
 // AERL allows max_aers outstanding; each waits until teardown (no event is
 // ever raised: OAES is 0 and nothing sets a SMART critical warning).
 Outcome async_event_request(ControllerState& s, const wire::Sqe& sqe) {

@@ -16,12 +16,6 @@ constexpr std::uint32_t feature_changeable = 1u << 2;  // SEL 3 capabilities
 // without OAES bits, and no event is ever sent for them.
 constexpr std::uint32_t aec_supported = 0xFF;
 
-Outcome failed(std::uint16_t status) {
-    Outcome o;
-    o.status = status;
-    return o;
-}
-
 Outcome value(std::uint32_t dw0) {
     Outcome o;
     o.dw0 = dw0;

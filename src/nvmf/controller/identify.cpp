@@ -31,12 +31,6 @@ Outcome with_data(std::vector<std::uint8_t> data) {
     return o;
 }
 
-Outcome failed(std::uint16_t status) {
-    Outcome o;
-    o.status = status;
-    return o;
-}
-
 // MDTS is a power of two in units of CAP.MPSMIN (4 KiB); 0 means no limit.
 std::uint8_t mdts(std::uint32_t max_io_size) {
     const std::uint32_t pages = max_io_size / 4096;

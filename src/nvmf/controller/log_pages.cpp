@@ -23,12 +23,6 @@ constexpr std::uint16_t kelvin_25c = 273 + 25;
 // SMART data units: thousands of 512-byte units, rounded up.
 constexpr std::uint64_t data_unit_bytes = 512 * 1000;
 
-Outcome failed(std::uint16_t status) {
-    Outcome o;
-    o.status = status;
-    return o;
-}
-
 struct Window {
     std::uint8_t lid = 0;
     std::uint64_t offset = 0;

@@ -23,12 +23,6 @@ Outcome value_outcome(std::uint64_t v) {
     return o;
 }
 
-Outcome failed(std::uint16_t status) {
-    Outcome o;
-    o.status = status;
-    return o;
-}
-
 // What CC.EN 0 -> 1 checks before setting RDY (CFS instead on a mismatch):
 // the page size and arbitration CAP offers, the NVM command set, and (I/O
 // controllers only: the kernel's discovery controller sets them too, but a

@@ -9,12 +9,6 @@ namespace rpm::nvmf::target {
 
 namespace {
 
-Outcome failed(std::uint16_t status) {
-    Outcome o;
-    o.status = status;
-    return o;
-}
-
 std::pair<std::shared_ptr<Controller>, Outcome> accepted(std::shared_ptr<Controller> c) {
     Outcome o;
     o.dw0 = c->cntlid();  // AUTHREQ (bits 17:16) = 0: no authentication

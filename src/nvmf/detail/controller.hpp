@@ -34,6 +34,13 @@ struct Outcome {
     bool deferred = false;
 };
 
+/// An Outcome carrying only a failure status (no data, dw0 = 0).
+inline Outcome failed(std::uint16_t status) {
+    Outcome o;
+    o.status = status;
+    return o;
+}
+
 /// Per-target limits the controllers report.
 struct Limits {
     std::uint32_t in_capsule_data = 8192;    ///< I/O queues (IOCCSZ = (64 + this) / 16)

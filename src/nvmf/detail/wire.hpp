@@ -42,6 +42,8 @@ inline constexpr std::size_t data_hlen = 24;          // H2CData, C2HData, R2T
 inline constexpr std::size_t term_hlen = 24;          // H2CTermReq, C2HTermReq
 inline constexpr std::size_t term_max_plen = 152;     // hlen + up to 128 bytes of the bad header
 inline constexpr std::size_t digest_len = 4;          // CRC32C
+inline constexpr std::uint8_t dgst_hdgst = 0x01;       // ICReq/ICResp byte 11: header digest
+inline constexpr std::uint8_t dgst_ddgst = 0x02;       // ... and data digest
 inline constexpr std::uint32_t min_maxh2cdata = 4096; // the host rejects less
 
 // Fatal error status in a TermReq (NVMe/TCP "FES").

@@ -9,7 +9,8 @@ namespace rpm::nvmf::pdu {
 namespace {
 using wire::PduType;
 
-constexpr std::uint8_t dgst_hdgst = 0x01, dgst_ddgst = 0x02;   // ICReq/ICResp byte 11
+using wire::dgst_hdgst;
+using wire::dgst_ddgst;
 
 bool fits(std::span<const std::uint8_t> header, std::size_t hlen) { return header.size() >= hlen; }
 

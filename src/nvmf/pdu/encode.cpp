@@ -11,7 +11,8 @@ namespace rpm::nvmf::pdu {
 namespace {
 using wire::PduType;
 
-constexpr std::uint8_t dgst_hdgst = 0x01, dgst_ddgst = 0x02;   // ICReq/ICResp byte 11
+using wire::dgst_hdgst;
+using wire::dgst_ddgst;
 constexpr std::uint32_t max_align = 128;                         // (31 + 1) * 4: hpda/cpda <= 31
 
 std::size_t digest_if(bool on) { return on ? wire::digest_len : 0; }

@@ -16,6 +16,9 @@ namespace rpm::p2p::detail {
 
 namespace fs = std::filesystem;
 
+/// Where PCI functions are, relative to the root.
+inline const fs::path kPciDevices = "sys/bus/pci/devices";
+
 /// What find() needs to know about the machine besides the tree.
 struct HostFacts {
     bool amd_zen = false;  ///< proc/cpuinfo: AuthenticAMD, cpu family >= 0x17

@@ -43,8 +43,6 @@ protected:
     }
 };
 
-} // namespace
-
 TEST_F(OpsConcurrent, SeveralConnectionsAtOnceThenARestartLosesNothing) {
     std::vector<std::thread> threads;
     std::vector<int> acked(kConnections, 0);
@@ -67,3 +65,5 @@ TEST_F(OpsConcurrent, SeveralConnectionsAtOnceThenARestartLosesNothing) {
             if (r->read(offset_of(k, i), back) || back != record_of(k, i)) ++lost;
     EXPECT_EQ(lost, 0) << "acknowledged records missing after the restart";
 }
+
+} // namespace

@@ -1,5 +1,6 @@
 // The crash test's plumbing: Core grants what flush::decide() says, its
 // handlers reach the model, and the oracle judges bytes as documented.
+#include "tests/support/pm_model_crash.hpp"
 #include "tests/support/pm_model_oracle.hpp"
 #include "tests/support/pm_model_server.hpp"
 
@@ -25,14 +26,6 @@ ModelServerOptions options(D domain, Ddio ddio, TransportKind kind, bool native 
     return o;
 }
 
-flush::Decision decision(D domain, Ddio ddio, bool native) {
-    flush::Inputs in;
-    in.domain = {domain, flush::Source::detected, "test"};
-    in.ddio = {ddio, flush::Source::detected, "test"};
-    in.native_flush = {native, flush::Source::detected, "test"};
-    return flush::decide(in);
-}
-
 std::unique_ptr<ModelServer> start(const ModelServerOptions& o) {
     auto s = ModelServer::start(o);
     if (!s) ADD_FAILURE() << s.error().message();
@@ -47,7 +40,7 @@ TEST(ModelCore, GrantsAreTheDecisionForEveryCell) {
                              (native ? "/native" : ""));
                 auto s = start(options(d, ddio, TransportKind::rdma, native));
                 ASSERT_TRUE(s);
-                const auto want = decision(d, ddio, native);
+                const auto want = detected_decision(d, ddio, native);
                 EXPECT_EQ(s->grant().method, want.method);
                 EXPECT_EQ(s->grant().server_persist, want.server_persist);
             }

@@ -21,14 +21,6 @@ std::string cell_name(D d, Ddio ddio, const char* extra = "") {
     return std::string(to_string(d)) + "_ddio_" + std::string(to_string(ddio)) + extra;
 }
 
-flush::Decision decision(D domain, Ddio ddio, bool native) {
-    flush::Inputs in;
-    in.domain = {domain, flush::Source::detected, "test"};
-    in.ddio = {ddio, flush::Source::detected, "test"};
-    in.native_flush = {native, flush::Source::detected, "test"};
-    return flush::decide(in);
-}
-
 CrashReport run_and_print(const CrashCell& cell) {
     const CrashReport r = run_crash_cell(cell);
     std::cout << "[model] " << summary(cell, r) << "\n";
@@ -85,7 +77,7 @@ TEST_P(ModelTable, DecidedMethodLosesNothing) {
     cell.native_flush = c.native;
     cell.seed = 1000 + static_cast<std::uint64_t>(c.domain) * 10 + static_cast<std::uint64_t>(c.ddio);
     const CrashReport r = run_and_print(cell);
-    const flush::Decision want = decision(c.domain, c.ddio, c.native);
+    const flush::Decision want = detected_decision(c.domain, c.ddio, c.native);
     EXPECT_EQ(r.method, want.method) << "Core granted something other than decide()";
     EXPECT_EQ(r.step, want.server_persist);
     if (c.native) {

@@ -16,7 +16,8 @@ namespace rpm::p2p {
 namespace {
 
 using test::FixtureRoot;
-constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
+using test::KiB;
+using test::MiB;
 const std::string bdf = "0000:00:03.0";
 
 std::shared_ptr<detail::ManagerCore> make_core(const FixtureRoot& fx, bool hugepages = false,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -19,6 +20,8 @@
 namespace rpm::p2p::test {
 
 namespace fs = std::filesystem;
+
+inline constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
 
 class FixtureRoot {
 public:

@@ -13,7 +13,8 @@ namespace {
 
 using test::FixtureRoot;
 namespace fs = std::filesystem;
-constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
+using test::KiB;
+using test::MiB;
 const std::string nvme = "0000:00:03.0";
 
 // The lab tree, copied so BAR2 can be added as a 16 MiB file.

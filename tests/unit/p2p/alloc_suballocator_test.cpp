@@ -1,5 +1,6 @@
 // SubAllocator: alignment, exhaustion, coalescing in every order, the
 // fragmentation figure, double frees, and requests it must refuse.
+#include "alloc_fixture.hpp"
 #include "p2p/detail/suballocator.hpp"
 
 #include <gtest/gtest.h>
@@ -13,7 +14,8 @@
 namespace rpm::p2p::detail {
 namespace {
 
-constexpr std::uint64_t KiB = 1024, MiB = 1024 * KiB;
+using test::KiB;
+using test::MiB;
 
 // No two free extents touch (coalescing is complete) and the free bytes add up.
 void expect_coalesced(const SubAllocator& a) {

@@ -1,4 +1,5 @@
 #include "platform/ddio.hpp"
+#include "temp_tree.hpp"
 
 #include <gtest/gtest.h>
 
@@ -17,9 +18,7 @@ std::vector<std::uint8_t> config_with(std::uint8_t perfctrlsts_0, std::size_t si
     return c;
 }
 
-bool contains(const std::string& s, const std::string& what) {
-    return s.find(what) != std::string::npos;
-}
+using testing::contains;
 
 TEST(DdioDecode, Bit7SetIsOn) {
     DdioReading r = ddio_from_config(skylake_port(), config_with(0x80));

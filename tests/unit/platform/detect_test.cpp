@@ -13,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFixtures = fs::path(RPM_FIXTURES_DIR) / "sysfs";
+using testing::kFixtures;
 
 Profile detect_fixture(const std::string& name, std::vector<std::uint16_t> extra = {}) {
     DetectOptions opts;
@@ -24,9 +24,7 @@ Profile detect_fixture(const std::string& name, std::vector<std::uint16_t> extra
     return p ? std::move(*p) : Profile{};
 }
 
-bool contains(const std::string& s, const std::string& what) {
-    return s.find(what) != std::string::npos;
-}
+using testing::contains;
 
 const RdmaDevice& only_device(const Profile& p) {
     static const RdmaDevice none;

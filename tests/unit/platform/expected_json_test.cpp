@@ -1,6 +1,7 @@
 // Every fixture tree's expected.json (which rpm-probe's tests also read)
 // agrees with what detect() finds in that tree.
 #include <rpm/platform.hpp>
+#include "temp_tree.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -13,7 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const fs::path kFixtures = fs::path(RPM_FIXTURES_DIR) / "sysfs";
+using testing::kFixtures;
 
 std::vector<fs::path> fixture_trees() {
     std::vector<fs::path> trees;

@@ -1,4 +1,5 @@
-// A scratch directory tree for sysfs reader tests, removed afterwards.
+// A scratch directory tree for sysfs reader tests, removed afterwards, and
+// the helpers the platform tests share.
 #pragma once
 
 #include <cstdlib>
@@ -8,6 +9,11 @@
 #include <system_error>
 
 namespace rpm::platform::testing {
+
+/// The fixture trees of tests/fixtures/sysfs, one machine each.
+inline const std::filesystem::path kFixtures = std::filesystem::path(RPM_FIXTURES_DIR) / "sysfs";
+
+inline bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 
 class TempTree {
 public:

@@ -18,7 +18,7 @@ namespace {
 
 using rpm::errc;
 using rpm::pmem::OpenOptions;
-using Region = rpm::pmem::Region;
+using PmRegion = rpm::pmem::Region;
 namespace fs = std::filesystem;
 
 constexpr std::size_t kPage = 4096;
@@ -27,12 +27,7 @@ bool contains(const std::string& text, const std::string& part) {
     return text.find(part) != std::string::npos;
 }
 
-OpenOptions create_opts(std::size_t size) {
-    OpenOptions opts;
-    opts.create = true;
-    opts.size = size;
-    return opts;
-}
+using rpm_test::create_opts;
 
 void make_sized_file(const fs::path& path, std::size_t size) {
     std::ofstream(path).close();
@@ -51,14 +46,14 @@ std::optional<fs::path> any_block_device() {
 class RegionErrors : public rpm_test::ShmPoolTest {};
 
 TEST_F(RegionErrors, MissingPathIsPathNotFound) {
-    auto r = Region::open(path);
+    auto r = PmRegion::open(path);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::path_not_found);
     EXPECT_PRED2(contains, r.error().detail(), path.string());
 }
 
 TEST_F(RegionErrors, CreateWithZeroSizeIsInvalidArgument) {
-    auto r = Region::open(path, create_opts(0));
+    auto r = PmRegion::open(path, create_opts(0));
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::invalid_argument);
     EXPECT_FALSE(fs::exists(path));
@@ -68,7 +63,7 @@ TEST_F(RegionErrors, SizeLargerThanTheFileIsBadSize) {
     make_sized_file(path, kPage);
     OpenOptions opts;
     opts.size = 4 * kPage;
-    auto r = Region::open(path, opts);
+    auto r = PmRegion::open(path, opts);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::bad_size);
     EXPECT_PRED2(contains, r.error().detail(), "4096");
@@ -78,7 +73,7 @@ TEST_F(RegionErrors, SizeLargerThanTheFileIsBadSize) {
 
 TEST_F(RegionErrors, EmptyFileIsBadSize) {
     make_sized_file(path, 0);
-    auto r = Region::open(path);
+    auto r = PmRegion::open(path);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::bad_size);
     EXPECT_PRED2(contains, r.error().detail(), "file is empty");
@@ -86,14 +81,14 @@ TEST_F(RegionErrors, EmptyFileIsBadSize) {
 
 TEST_F(RegionErrors, UnalignedWholeFileIsBadSize) {
     make_sized_file(path, 1000);
-    auto r = Region::open(path);
+    auto r = PmRegion::open(path);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::bad_size);
     EXPECT_PRED2(contains, r.error().detail(), "alignment");
 }
 
 TEST_F(RegionErrors, FailedCreateLeavesNoFileBehind) {
-    auto r = Region::open(path, create_opts(1000));
+    auto r = PmRegion::open(path, create_opts(1000));
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::bad_size);
     EXPECT_FALSE(fs::exists(path));
@@ -102,7 +97,7 @@ TEST_F(RegionErrors, FailedCreateLeavesNoFileBehind) {
 TEST_F(RegionErrors, ByteGranularityOnTmpfsIsNotSupported) {
     auto opts = create_opts(kPage);
     opts.required_granularity = rpm::Granularity::byte;
-    auto r = Region::open(path, opts);
+    auto r = PmRegion::open(path, opts);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::granularity_not_supported);
     EXPECT_PRED2(contains, r.error().detail(),
@@ -115,7 +110,7 @@ TEST_F(RegionErrors, CacheLineGranularityOnTmpfsIsNotSupported) {
     make_sized_file(path, kPage);
     OpenOptions opts;
     opts.required_granularity = rpm::Granularity::cache_line;
-    auto r = Region::open(path, opts);
+    auto r = PmRegion::open(path, opts);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::granularity_not_supported);
     EXPECT_PRED2(contains, r.error().detail(), "offers page granularity");
@@ -124,20 +119,20 @@ TEST_F(RegionErrors, CacheLineGranularityOnTmpfsIsNotSupported) {
 }
 
 TEST_F(RegionErrors, DirectoryIsInvalidArgument) {
-    auto r = Region::open(scratch->path());
+    auto r = PmRegion::open(scratch->path());
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::invalid_argument);
 }
 
 TEST_F(RegionErrors, DevNullIsNotPmem) {
-    auto r = Region::open("/dev/null");
+    auto r = PmRegion::open("/dev/null");
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::not_pmem);
     EXPECT_EQ(r.error().detail(), "/dev/null is a character device that is not a devdax device");
 }
 
 TEST_F(RegionErrors, CreateOnADeviceIsInvalidArgument) {
-    auto r = Region::open("/dev/null", create_opts(kPage));
+    auto r = PmRegion::open("/dev/null", create_opts(kPage));
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::invalid_argument);
 }
@@ -153,7 +148,7 @@ TEST_F(RegionErrors, CharDeviceThatLibpmem2RefusesIsNotPmem) {
     rpm_test::make_link(sysfs.path() / "sys/class/dax", dev / "subsystem");
     OpenOptions opts;
     opts.sysfs_root = sysfs.path();
-    auto r = Region::open("/dev/null", opts);
+    auto r = PmRegion::open("/dev/null", opts);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::not_pmem);
     EXPECT_PRED2(contains, r.error().detail(), "/dev/null");
@@ -162,7 +157,7 @@ TEST_F(RegionErrors, CharDeviceThatLibpmem2RefusesIsNotPmem) {
 TEST_F(RegionErrors, BlockDeviceIsNotPmem) {
     const auto dev = any_block_device();
     if (!dev) GTEST_SKIP() << "no block device under /dev on this machine";
-    auto r = Region::open(*dev);
+    auto r = PmRegion::open(*dev);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::not_pmem);
     EXPECT_PRED2(contains, r.error().detail(), "is a block device");
@@ -173,7 +168,7 @@ TEST_F(RegionErrors, UnreadableFileIsPermissionDenied) {
     make_sized_file(path, kPage);
     fs::permissions(path, fs::perms::none);
     RPM_EXPECT_AS_NOBODY([&] {
-        auto r = Region::open(path);
+        auto r = PmRegion::open(path);
         if (r) return false;
         std::fprintf(stderr, "%s\n", r.error().message().c_str());
         return r.error() == errc::permission_denied;
@@ -181,7 +176,7 @@ TEST_F(RegionErrors, UnreadableFileIsPermissionDenied) {
 }
 
 TEST_F(RegionErrors, DeepFlushOutsideTheRegionIsInvalidArgument) {
-    auto r = Region::open(path, create_opts(4 * kPage));
+    auto r = PmRegion::open(path, create_opts(4 * kPage));
     ASSERT_TRUE(r) << r.error().message();
     const auto* base = r->bytes().data();
     const std::size_t size = r->size();

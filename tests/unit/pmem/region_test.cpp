@@ -21,12 +21,7 @@ namespace fs = std::filesystem;
 constexpr std::size_t kMiB = 1024 * 1024;
 constexpr std::string_view kRecord = "rpm region test record";
 
-OpenOptions create_opts(std::size_t size) {
-    OpenOptions opts;
-    opts.create = true;
-    opts.size = size;
-    return opts;
-}
+using rpm_test::create_opts;
 
 void write_record(const rpm::pmem::Region& r, std::size_t offset) {
     std::memcpy(r.bytes().data() + offset, kRecord.data(), kRecord.size());

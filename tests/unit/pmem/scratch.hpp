@@ -1,6 +1,8 @@
 // Scratch files and fake sysfs trees for the pmem tests.
 #pragma once
 
+#include <rpm/pmem.hpp>
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,6 +17,14 @@
 namespace rpm_test {
 
 namespace fs = std::filesystem;
+
+/// Options that create (or extend) a region of `size` bytes.
+inline rpm::pmem::OpenOptions create_opts(std::size_t size) {
+    rpm::pmem::OpenOptions opts;
+    opts.create = true;
+    opts.size = size;
+    return opts;
+}
 
 inline bool is_tmpfs(const fs::path& dir) {
     struct statfs st {};

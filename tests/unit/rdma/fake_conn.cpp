@@ -8,8 +8,6 @@
 namespace rpm::rdma::fake::fn {
 namespace {
 
-Fabric& F() { return Fabric::current(); }
-
 Ep* find_ep(Fabric& f, const std::string& addr, const std::string& port) {
     auto it = std::find_if(f.eps_.begin(), f.eps_.end(),
                            [&](const Ep* e) { return e->addr == addr && e->port == port; });

@@ -8,8 +8,6 @@
 namespace rpm::rdma::fake::fn {
 namespace {
 
-Fabric& F() { return Fabric::current(); }
-
 constexpr int kOnSuccess = kCompletionAlways & ~kCompletionOnError;
 
 struct Target {

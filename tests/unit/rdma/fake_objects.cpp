@@ -11,8 +11,6 @@
 namespace rpm::rdma::fake::fn {
 namespace {
 
-Fabric& F() { return Fabric::current(); }
-
 template <class T>
 int destroy(Fabric& f, T** p) {
     if (p == nullptr) return kErrInval;

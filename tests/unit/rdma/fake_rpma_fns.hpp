@@ -6,6 +6,9 @@
 
 namespace rpm::rdma::fake::fn {
 
+/// The fabric the calls act on (the test's Harness installs it).
+inline Fabric& F() { return Fabric::current(); }
+
 // helpers (caller holds Fabric::mu_)
 void bump(int fd) noexcept;
 bool take(int fd) noexcept;  // consume one count of an eventfd

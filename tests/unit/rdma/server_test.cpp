@@ -6,7 +6,7 @@
 namespace rpm::rdma::test {
 namespace {
 
-Result<proto::RegionGrant> open(client::Transport& t, const std::string& name,
+Result<proto::RegionGrant> open_region(client::Transport& t, const std::string& name,
                                 std::optional<flush::Method> force = std::nullopt, bool unsafe = false) {
     return t.open_region(proto::OpenRegion{name, force, unsafe});
 }
@@ -24,9 +24,9 @@ TEST(RdmaListener, RegistersEachRegionOnceForWritesReadsAndFlushes) {
     h.listen();
     auto a = h.connect_ok();
     auto b = h.connect_ok();
-    ASSERT_TRUE(open(*a, "raw"));
-    ASSERT_TRUE(open(*b, "raw"));
-    ASSERT_TRUE(open(*a, "raw"));
+    ASSERT_TRUE(open_region(*a, "raw"));
+    ASSERT_TRUE(open_region(*b, "raw"));
+    ASSERT_TRUE(open_region(*a, "raw"));
     const auto regs = region_regs(h, "raw");
     ASSERT_EQ(regs.size(), 1u);
     EXPECT_EQ(regs[0].size, 1u << 16);
@@ -46,7 +46,7 @@ TEST_P(RdmaListenerPeerCfg, DirectWriteToPmemIsDeclaredExactlyForReadAfterWrite)
     Harness h({{"r", domain}});
     h.listen();
     auto t = h.connect_ok();
-    auto g = open(*t, "r");
+    auto g = open_region(*t, "r");
     ASSERT_TRUE(g) << g.error().message();
     EXPECT_EQ(g->method, method);
     const bool direct = method == flush::Method::read_after_write;
@@ -67,10 +67,10 @@ TEST(RdmaListener, AForcedMethodGetsTheMatchingPeerCfg) {
     Harness h({{"adr", PersistenceDomain::memory_controller}});
     h.listen();
     auto t = h.connect_ok();
-    auto refused = open(*t, "adr", flush::Method::read_after_write, false);
+    auto refused = open_region(*t, "adr", flush::Method::read_after_write, false);
     ASSERT_FALSE(refused);
     EXPECT_EQ(refused.error(), errc::invalid_argument);
-    auto g = open(*t, "adr", flush::Method::read_after_write, true);
+    auto g = open_region(*t, "adr", flush::Method::read_after_write, true);
     ASSERT_TRUE(g) << g.error().message();
     EXPECT_EQ(g->method, flush::Method::read_after_write);
     EXPECT_TRUE(h.fabric.peer_cfg_sets().back().second);
@@ -86,7 +86,7 @@ TEST(RdmaListener, TheRnicsDdioComesFromSysfs) {
         h.fabric.device_name = "mlx5_0";
         h.listen();
         auto t = h.connect_ok();
-        auto g = open(*t, "adr");
+        auto g = open_region(*t, "adr");
         ASSERT_TRUE(g) << g.error().message();
         EXPECT_EQ(g->method, method) << fixture << ": " << g->reason;
     }
@@ -98,14 +98,14 @@ TEST(RdmaListener, NativeFlushIsRefusedWithAReason) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}}, "/", ov);
     h.listen();
     auto t = h.connect_ok();
-    auto g = open(*t, "raw");
+    auto g = open_region(*t, "raw");
     ASSERT_FALSE(g);
     EXPECT_EQ(g.error(), errc::unsupported);
     EXPECT_NE(g.error().detail().find("ibv_wr_flush"), std::string::npos) << g.error().message();
     // The build-time probe of rdma-core: Debian 12's v44 has no ibv_wr_flush.
     EXPECT_NE(g.error().detail().find("ibv_wr_flush"), std::string::npos) << g.error().message();
     EXPECT_NE(g.error().detail().find("RPM_NATIVE_FLUSH=no"), std::string::npos) << g.error().message();
-    auto forced = open(*t, "raw", flush::Method::native_flush, true);
+    auto forced = open_region(*t, "raw", flush::Method::native_flush, true);
     ASSERT_FALSE(forced);
     EXPECT_EQ(forced.error(), errc::unsupported);
 }
@@ -114,8 +114,8 @@ TEST(RdmaListener, OnlyPmBackedRegionsAreRegisteredForPersistentFlush) {
     Harness h({{"pm", PersistenceDomain::memory_controller}, {"file", PersistenceDomain::not_pmem}});
     h.listen();
     auto t = h.connect_ok();
-    const auto pm = open(*t, "pm");
-    const auto file = open(*t, "file");
+    const auto pm = open_region(*t, "pm");
+    const auto file = open_region(*t, "file");
     ASSERT_TRUE(pm) << pm.error().message();
     ASSERT_TRUE(file) << file.error().message();
     EXPECT_EQ(file->server_persist, flush::ServerPersist::msync) << file->reason;
@@ -131,7 +131,7 @@ TEST(RdmaListener, OnlyPmBackedRegionsAreRegisteredForPersistentFlush) {
     EXPECT_EQ(usage_of("file"), both | kUsageFlushVisibility);
     // Read-after-write cannot make such memory persistent: forcing it (even
     // unsafe) is refused by the client, which would post the flush.
-    auto forced = open(*t, "file", flush::Method::read_after_write, true);
+    auto forced = open_region(*t, "file", flush::Method::read_after_write, true);
     ASSERT_FALSE(forced);
     EXPECT_EQ(forced.error(), errc::unsupported);
     EXPECT_NE(forced.error().detail().find("needs persistent memory"), std::string::npos) << forced.error().message();
@@ -149,7 +149,7 @@ TEST(RdmaListener, RegionsWithoutRegistrableMemoryAreUnsupported) {
     Harness h({{"model", PersistenceDomain::cpu_cache, 4096, /*registrable=*/false}});
     h.listen();
     auto t = h.connect_ok();
-    auto g = open(*t, "model");
+    auto g = open_region(*t, "model");
     ASSERT_FALSE(g);
     EXPECT_EQ(g.error(), errc::unsupported);
 }
@@ -159,20 +159,20 @@ TEST(RdmaListener, ARegistrationFailureNamesTheRegion) {
     h.listen();
     auto t = h.connect_ok();
     h.fabric.fail_next("rpma_mr_reg", kErrProvider);
-    auto g = open(*t, "raw");
+    auto g = open_region(*t, "raw");
     ASSERT_FALSE(g);
     // What rxe answers for fsdax memory (seen in the lab): the hint says what to do.
     EXPECT_EQ(g.error(), errc::unsupported);
     EXPECT_NE(g.error().detail().find("region 'raw'"), std::string::npos) << g.error().message();
     EXPECT_NE(g.error().detail().find("devdax"), std::string::npos) << g.error().message();
-    EXPECT_TRUE(open(*t, "raw"));  // registered on the next try
+    EXPECT_TRUE(open_region(*t, "raw"));  // registered on the next try
 }
 
 TEST(RdmaListener, UnknownRegionsAndWrongSecrets) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();
     auto t = h.connect_ok();
-    auto g = open(*t, "nope");
+    auto g = open_region(*t, "nope");
     ASSERT_FALSE(g);
     EXPECT_EQ(g.error(), errc::invalid_argument);
     ClientOptions wrong;
@@ -255,7 +255,7 @@ TEST(RdmaListener, RepliesWaitForASendSlotWhenNoneIsFree) {
     Harness h({{"adr", PersistenceDomain::memory_controller}});
     h.listen();
     auto t = h.connect_ok();
-    auto g = open(*t, "adr");
+    auto g = open_region(*t, "adr");
     ASSERT_TRUE(g);
     auto replies = [&] {
         std::size_t n = 0;
@@ -304,7 +304,7 @@ TEST(RdmaListener, ABadFrameIsAnsweredWithRequestIdZeroAndCloses) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();
     auto t = h.connect_ok();
-    auto g = open(*t, "raw");
+    auto g = open_region(*t, "raw");
     ASSERT_TRUE(g);
     h.fabric.inject_to_server(bytes_of("definitely not a frame header"));
     ASSERT_TRUE(eventually([&] {
@@ -329,7 +329,7 @@ TEST(RdmaListener, StopClosesEverySessionAndFreesEverything) {
     h.listen();
     {
         auto t = h.connect_ok();
-        auto g = open(*t, "raw");
+        auto g = open_region(*t, "raw");
         ASSERT_TRUE(g);
         h.listener->stop();
         Waiter w;
@@ -361,7 +361,7 @@ TEST(RdmaListener, ConnectionsPastMaxConnectionsAreRejected) {
         ASSERT_FALSE(logged.empty());
         EXPECT_NE(logged[0].find("max_connections"), std::string::npos) << logged[0];
     }
-    EXPECT_TRUE(open(*b, "raw")) << "an admitted connection stopped being served";
+    EXPECT_TRUE(open_region(*b, "raw")) << "an admitted connection stopped being served";
     a.reset();  // one leaves: a new one is admitted once it is reaped
     EXPECT_TRUE(eventually([&] { return h.connect().has_value(); }));
 }
@@ -424,7 +424,7 @@ TEST(RdmaListener, AnAuthenticatedClientMayIdlePastTheHandshakeTimeout) {
     h.listen();
     auto t = h.connect_ok();
     std::this_thread::sleep_for(400ms);
-    EXPECT_TRUE(open(*t, "raw"));
+    EXPECT_TRUE(open_region(*t, "raw"));
 }
 
 TEST(RdmaListener, AClientThatGoesAwayIsReaped) {
@@ -433,7 +433,7 @@ TEST(RdmaListener, AClientThatGoesAwayIsReaped) {
     { auto t = h.connect_ok(); }
     EXPECT_TRUE(eventually([&] { return !h.listener->send(1, bytes_of("x")); }));
     auto t2 = h.connect_ok();
-    EXPECT_TRUE(open(*t2, "raw"));
+    EXPECT_TRUE(open_region(*t2, "raw"));
 }
 
 } // namespace
