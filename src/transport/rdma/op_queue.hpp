@@ -10,6 +10,7 @@
 #pragma once
 
 #include "client/transport.hpp"
+#include "core/block_cache.hpp"
 #include "core/function_ref.hpp"
 #include "transport/rdma/buffers.hpp"
 #include "transport/rdma/user_memory.hpp"
@@ -147,7 +148,11 @@ private:
     void release_held(Op& op);
     void drop_bounce(Op& op) noexcept;
 
-    std::deque<Op> ops_;  // a deque: posted ops keep their address
+    // A deque: posted ops keep their address. Two Ops fit in one of its
+    // blocks, so it would allocate on every other push: the cache (declared
+    // first, destroyed last) keeps the blocks the pops give back.
+    BlockCache block_cache_;
+    std::deque<Op, BlockCacheAllocator<Op>> ops_{BlockCacheAllocator<Op>(block_cache_)};
     std::uint64_t front_seq_ = 1;
     std::atomic<std::uint64_t> next_seq_{1};  // written under the client's mutex only
     std::size_t unposted_ = 0;  // index of the first op not yet posted
