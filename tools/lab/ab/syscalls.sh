@@ -3,10 +3,11 @@
 # builds' rpm-bench (persist, write, read; 1000 and 3000 operations each,
 # busy mode, 8 B): the difference of the two counts / 2000 is the system
 # calls per operation (docs/benchmarks.md, "The verbs layer"). A third
-# argument picks the completion mode (busy by default), a fourth the tests.
+# argument picks the completion mode (busy by default), a fourth the tests,
+# a fifth the API (callback by default, or sync).
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm eadr --share BEFORE_CHECKOUT -- \
-#     tools/lab/ab/syscalls.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [persist,write,read]
-before=$1 after=$2 comp=${3:-busy} tests=${4:-persist,write,read}; out=${RPM_LAB_OUT:-/tmp}
+#     tools/lab/ab/syscalls.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [persist,write,read] [callback|sync]
+before=$1 after=$2 comp=${3:-busy} tests=${4:-persist,write,read} api=${5:-callback}; out=${RPM_LAB_OUT:-/tmp}
 srvcomp=${3:-adaptive}  # the server: as given, else its default
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
@@ -17,7 +18,7 @@ for build in before after; do
   for i in $(seq 1 100); do grep -q "region pm" $out/server-$build.log && break; sleep 0.2; done
   for t in ${tests//,/ }; do for n in 1000 3000; do
     strace -f -c -o $out/strace-$build-$t-$n.txt $b/rpm-bench --connect "rdma://$addr:7700" --id bench --secret-file /tmp/s.secret --region pm \
-      --tests $t --sizes 8 --qd 1 --threads 1 --ops $n --duration 120 --warmup 0 --rounds 1 --api callback --completion $comp --no-forced --json --output $out/sc-$build-$t-$n.json --quiet > /dev/null 2>&1
+      --tests $t --sizes 8 --qd 1 --threads 1 --ops $n --duration 120 --warmup 0 --rounds 1 --api $api --completion $comp --no-forced --json --output $out/sc-$build-$t-$n.json --quiet > /dev/null 2>&1
     echo "$build $t $n rc=$?"
   done; done
   kill $sp; wait $sp
