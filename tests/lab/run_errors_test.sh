@@ -56,6 +56,7 @@ check three-boots 125 "boot attempt 3 failed" "3 boots failed (the last: QEMU ex
 
 check bad-share 2 "--share $work/none: no such folder" -- "$run" --share "$work/none" -- true
 check bad-kernel 2 "--kernel must be stable or backports, not 'sid'" -- "$run" --kernel sid -- true
+check bad-clock 2 "--clock must be tsc or hpet, not 'kvm'" -- "$run" --clock kvm -- true
 
 # Shares: a checkout copy under /tmp, a build folder beside it, a library
 # folder under /var/tmp named only by an ELF argument's RUNPATH, a folder
