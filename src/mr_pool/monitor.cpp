@@ -74,14 +74,18 @@ void Monitor::ask_give_back() noexcept {
 
 // Idle L2 entries go to the global pool with their last-use time kept:
 // moving is not using, so they may be deregistered as soon as they are
-// idle there too. Retiring entries found on the way are deregistered.
+// idle there too. A retiring entry is left where it is: MrPool::remove,
+// which marked it, takes it out of its bucket and deregisters it before
+// returning, as documented; taken here first, remove would find nothing and
+// the deregistration would come after it returned. One marked after it was
+// collected here is deregistered here.
 void Monitor::reclaim_l2(Clock::time_point now) {
     const auto idle = core_.options().idle_time;
     std::vector<MrEntry*> found;
     for (auto& bucket : core_.buckets()) {
         found.clear();
         bucket.collect([&](const MrEntry& e) {
-            return e.retiring.load(std::memory_order_relaxed) || now - e.last_use >= idle;
+            return !e.retiring.load(std::memory_order_relaxed) && now - e.last_use >= idle;
         }, std::numeric_limits<std::size_t>::max(), found);
         std::uint64_t moved = 0;
         for (MrEntry* e : found) {
