@@ -9,6 +9,8 @@
 #     tools/lab/ab/syscalls.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [persist,write,read] [callback|sync]
 before=$1 after=$2 comp=${3:-busy} tests=${4:-persist,write,read} api=${5:-callback}; out=${RPM_LAB_OUT:-/tmp}
 srvcomp=${3:-adaptive}  # the server: as given, else its default
+case $comp in busy|adaptive|event) ;; *) echo "syscalls.sh: the mode must be busy, adaptive or event, not '$comp'" >&2; exit 2 ;; esac
+case $api in callback|sync) ;; *) echo "syscalls.sh: the API must be callback or sync, not '$api'" >&2; exit 2 ;; esac
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
 for build in before after; do
