@@ -111,7 +111,10 @@ void Monitor::deregister_idle(Clock::time_point now) {
                                    free > o.low_water ? free - o.low_water : 0U, o.replenish_batch});
     std::vector<MrEntry*> found;
     core_.global().collect([&](const MrEntry& e) {
-        if (e.retiring.load(std::memory_order_relaxed)) return true;
+        // A retiring entry is MrPool::remove's to take and deregister before
+        // it returns (as in reclaim_l2): collected here between its marking
+        // and its take, remove found nothing and returned first.
+        if (e.retiring.load(std::memory_order_relaxed)) return false;
         // The pool cannot make MrPool::add memory again: only remove() ends it.
         if (left == 0 || !e.owns_memory || now - e.last_use < o.idle_time) return false;
         --left;
