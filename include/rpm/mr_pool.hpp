@@ -87,6 +87,8 @@ struct MrPoolStats {
     std::uint64_t l1_trims = 0;        ///< L1 entries given back when the pool ran short
                                        ///< (MrPoolUser::trim() is not counted)
     std::uint64_t idle_deregistered = 0; ///< idle global entries deregistered (above the floor)
+    std::uint64_t monitor_rounds = 0;  ///< rounds of the background thread (fewer in a quiet pool:
+                                       ///< it backs off up to 1 s until an entry moves or a get misses)
     std::uint32_t registered = 0;      ///< entries registered now
     std::uint32_t free_global = 0;     ///< free entries in the global pool now
     std::uint32_t free_l2 = 0;         ///< free entries in all L2 buckets now

@@ -29,29 +29,75 @@ void Monitor::note_miss() noexcept {
     cv_.notify_one();
 }
 
+void Monitor::poke() noexcept {
+    // Pairs with the fence in run(): either this sees the thread backed
+    // off, or the thread's second look at the pool sees what the caller did.
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!backed_off_.load(std::memory_order_relaxed)) return;
+    core_.set_coarse_now(Clock::now());  // stale by up to a whole wait
+    {
+        std::lock_guard guard(mu_);
+        woken_.store(true, std::memory_order_relaxed);
+        backed_off_.store(false, std::memory_order_relaxed);
+    }
+    cv_.notify_one();
+}
+
+bool Monitor::quiet() const noexcept {
+    const MrPoolOptions& o = core_.options();
+    MrPoolCore& core = core_;
+    for (auto& bucket : core.buckets())
+        if (bucket.size() != 0) return false;  // idle reclaim comes due
+    const std::uint32_t free = core.global().size();
+    if (free < o.low_water && core.registry().headroom() > 0) return false;  // replenish
+    if (core.registry().registered() > o.floor && free > o.low_water) return false;  // idle deregistration
+    return !missed_.load(std::memory_order_relaxed);
+}
+
 void Monitor::run() {
-    const auto interval = core_.options().monitor_interval;
+    const Clock::duration interval = core_.options().monitor_interval;
+    const Clock::duration cap = std::max<Clock::duration>(interval, kQuietWaitCap);
+    Clock::duration wait = interval;
     std::unique_lock lock(mu_);
     while (!stop_) {
-        cv_.wait_for(lock, interval, [this] { return stop_ || woken_.load(std::memory_order_relaxed); });
+        cv_.wait_for(lock, wait, [this] { return stop_ || woken_.load(std::memory_order_relaxed); });
         if (stop_) break;
-        woken_.store(false, std::memory_order_relaxed);
+        const bool woken = woken_.exchange(false, std::memory_order_relaxed);
         lock.unlock();
-        round(Clock::now());
+        const bool maintained = round(Clock::now());
         lock.lock();
+        if (woken || !maintained || !quiet()) {
+            wait = interval;
+            backed_off_.store(false, std::memory_order_relaxed);
+            continue;
+        }
+        // Quiet: say so first, then look again, so that a caller who
+        // changed the pool meanwhile either is seen here or sees the flag
+        // (and pokes, which needs this lock: after the wait has begun).
+        backed_off_.store(true, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_seq_cst);
+        if (!quiet()) {
+            wait = interval;
+            backed_off_.store(false, std::memory_order_relaxed);
+            continue;
+        }
+        wait = std::min(wait * 2, cap);
     }
 }
 
 // Misses can wake the thread far more often than once per interval; only
-// the cheap, urgent steps run on every wake-up.
-void Monitor::round(Clock::time_point now) {
+// the cheap, urgent steps run on every wake-up. RETURN VALUE: whether the
+// maintenance (idle reclaim) ran too.
+bool Monitor::round(Clock::time_point now) {
+    rounds_.fetch_add(1, std::memory_order_relaxed);
     core_.set_coarse_now(now);
     replenish(now);
     ask_give_back();
-    if (now < next_maintenance_) return;
+    if (now < next_maintenance_) return false;
     next_maintenance_ = now + core_.options().monitor_interval;
     reclaim_l2(now);
     deregister_idle(now);
+    return true;
 }
 
 // Registers outside every pool lock; after a failure waits one interval

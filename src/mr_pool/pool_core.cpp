@@ -51,6 +51,7 @@ MrEntry* MrPoolCore::get_shared(UserCache& u) noexcept {
     if (MrEntry* e = pop_live(global_)) {
         e->origin = Level::global;
         bump(u.counters.global_hits);
+        if (global_.size() < opts_.low_water) monitor_.poke();  // replenish
         return e;
     }
     // Before calling it a miss (a stall for the caller), look in the other
@@ -73,10 +74,12 @@ MrEntry* MrPoolCore::steal(std::uint32_t own) noexcept {
 }
 
 void MrPoolCore::to_global(MrEntry* e, std::optional<Clock::time_point> stamp) noexcept {
+    monitor_.poke();
     if (global_.push(e, stamp) == Pushed::retiring) drop(e);
 }
 
 void MrPoolCore::put_shared(UserCache& u, MrEntry* e) noexcept {
+    monitor_.poke();  // first: it refreshes the stamp of a quiet pool
     const auto now = coarse_now();
     switch (buckets_[u.bucket].push(e, now)) {
     case Pushed::ok: return;
@@ -87,6 +90,7 @@ void MrPoolCore::put_shared(UserCache& u, MrEntry* e) noexcept {
 
 // Entries l1[from, to) go to the global pool; the rest of L1 closes up.
 void MrPoolCore::l1_to_global(UserCache& u, std::uint32_t from, std::uint32_t to) noexcept {
+    if (from < to) monitor_.poke();  // before the stamp is read
     const auto now = coarse_now();
     for (std::uint32_t i = from; i < to; ++i) to_global(u.l1[i], now);
     std::copy(u.l1.get() + to, u.l1.get() + u.l1_count, u.l1.get() + from);
@@ -212,6 +216,7 @@ MrPoolStats MrPoolCore::stats() const {
     // include what they counted.
     s.l2_reclaims = l2_reclaims_.load(std::memory_order_acquire);
     s.idle_deregistered = idle_deregistered_.load(std::memory_order_acquire);
+    s.monitor_rounds = monitor_.rounds();
     s.registered = registry_.registered();
     s.free_global = global_.size();
     for (std::uint32_t i = 0; i < opts_.l2_buckets; ++i) s.free_l2 += buckets_[i].size();

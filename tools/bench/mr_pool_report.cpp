@@ -23,6 +23,7 @@ json stats_json(const rpm::MrPoolStats& s) {
             {"l2_reclaims", s.l2_reclaims},
             {"l1_trims", s.l1_trims},
             {"idle_deregistered", s.idle_deregistered},
+            {"monitor_rounds", s.monitor_rounds},
             {"registered", s.registered},
             {"free_global", s.free_global},
             {"free_l2", s.free_l2},

@@ -3,7 +3,14 @@
 // entries back when the pool is empty and gets are missing, and, once per
 // monitor_interval, moves idle L2 entries to the global pool and
 // deregisters idle global entries above the floor. It wakes every
-// monitor_interval or when a get() misses.
+// monitor_interval or when a get() misses, except in a quiet pool: one
+// with no L2 entry, nothing to register and nothing above the floor it may
+// deregister. There a round finds nothing to do, and the thread doubles its
+// wait each quiet round, up to kQuietWaitCap, until a miss or a poke() (an
+// entry reaching a shared level) brings it back to monitor_interval. Why:
+// every pool's thread woke 100 to 1000 times a second for nothing, which
+// in the lab VM took 13% of a vCPU per idle pool from the fabric's work
+// (docs/benchmarks.md, "Quiet pools sleep").
 #pragma once
 
 #include "mr_pool/detail/mr_entry.hpp"
@@ -30,14 +37,27 @@ public:
     /// A get() found nothing. Never blocks: the wake-up is a notify without
     /// the lock, so one can be lost, costing at most one monitor_interval.
     void note_miss() noexcept;
+    /// An entry is about to reach an L2 bucket or the global pool, or the
+    /// global pool ran below low_water: a round may have work again. A
+    /// relaxed load unless the thread backed off; then it publishes the
+    /// coarse time (entries are stamped with it) and wakes the thread,
+    /// under its lock, so no poke is lost.
+    void poke() noexcept;
+    /// Rounds run so far (MrPoolStats::monitor_rounds).
+    [[nodiscard]] std::uint64_t rounds() const noexcept { return rounds_.load(std::memory_order_relaxed); }
+    /// The longest a quiet pool's thread sleeps between rounds (unless
+    /// monitor_interval is longer).
+    static constexpr std::chrono::milliseconds kQuietWaitCap{1000};
 
 private:
     void run();
-    void round(Clock::time_point now);
+    bool round(Clock::time_point now);
     void replenish(Clock::time_point now);
     void ask_give_back() noexcept;
     void reclaim_l2(Clock::time_point now);
     void deregister_idle(Clock::time_point now);
+    /// Nothing for a round to do until a miss or a poke (see the top).
+    [[nodiscard]] bool quiet() const noexcept;
 
     MrPoolCore& core_;
     std::thread thread_;
@@ -46,6 +66,8 @@ private:
     bool stop_ = false;  // guarded by mu_
     std::atomic<bool> woken_{false};
     std::atomic<bool> missed_{false};
+    std::atomic<bool> backed_off_{false};  // the thread waits longer than monitor_interval
+    std::atomic<std::uint64_t> rounds_{0};
     // Only the thread itself uses these.
     Clock::time_point retry_after_{};      ///< no registration before (after a failure)
     Clock::time_point next_maintenance_{}; ///< idle reclaim runs once per interval

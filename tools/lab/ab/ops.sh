@@ -14,23 +14,29 @@ before=$1 after=$2 comp=${3:-adaptive} rounds=${4:-3} tests=${5:-write,read,pers
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 . "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
-$before/rpm-server --listen "rdma://$addr:7700" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > $out/server-before.log 2>&1 &
-sb=$!
-for i in $(seq 1 100); do grep -q "region pm" $out/server-before.log && break; sleep 0.2; done
-$after/rpm-server --listen "rdma://$addr:7701" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > $out/server-after.log 2>&1 &
-sa=$!
-for i in $(seq 1 100); do grep -q "region pm" $out/server-after.log && break; sleep 0.2; done
+# Only the measured build's server runs: an idle server is not free in a
+# 2-vCPU VM (its pools' threads woke 100 times a second each, 13% of a vCPU:
+# docs/benchmarks.md, "Quiet pools sleep"), and the other build's would
+# weigh on this one's figures.
+start_server() {  # BUILD_BIN PORT LOG: starts it (pid in $srv), waits for its region
+  "$1/rpm-server" --listen "rdma://$addr:$2" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > "$3" 2>&1 &
+  srv=$!
+  for i in $(seq 1 100); do grep -q "region pm" "$3" && break; sleep 0.2; done
+}
 port=18600
 for rep in $(seq 1 "$rounds"); do
   for tool in ib_read_lat ib_write_lat; do
     port=$((port+1)); perftest $tool $rep $port
   done
-  for build in before after; do for api in sync callback; do
-    b=$before; p=7700; [ $build = after ] && b=$after && p=7701
-    timeout 120 $b/rpm-bench --connect "rdma://$addr:$p" --id bench --secret-file /tmp/s.secret --region pm \
-      --tests "$tests" --sizes 8 --qd 1 --threads 1 --duration 1 --warmup 0.2 --rounds 1 --api $api \
-      --completion $comp --no-forced --json --output $out/$build-$api-$rep.json --quiet > /dev/null 2> $out/$build-$api-$rep.err
-    echo "$build $api $rep rc=$?"
-  done; done
+  for build in before after; do
+    b=$before; [ $build = after ] && b=$after
+    port=$((port+1)); start_server "$b" $port "$out/server-$build-$rep.log"
+    for api in sync callback; do
+      timeout 120 $b/rpm-bench --connect "rdma://$addr:$port" --id bench --secret-file /tmp/s.secret --region pm \
+        --tests "$tests" --sizes 8 --qd 1 --threads 1 --duration 1 --warmup 0.2 --rounds 1 --api $api \
+        --completion $comp --no-forced --json --output $out/$build-$api-$rep.json --quiet > /dev/null 2> $out/$build-$api-$rep.err
+      echo "$build $api $rep rc=$?"
+    done
+    kill "$srv"; wait "$srv"
+  done
 done
-kill $sb $sa; wait
