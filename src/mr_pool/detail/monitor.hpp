@@ -9,7 +9,7 @@
 // wait each quiet round, up to kQuietWaitCap, until a miss or a poke() (an
 // entry reaching a shared level) brings it back to monitor_interval. Why:
 // every pool's thread woke 100 to 1000 times a second for nothing, which
-// in the lab VM took 13% of a vCPU per idle pool from the fabric's work
+// in the lab VM took 6% to 13% of a vCPU per idle server from rxe's work
 // (docs/benchmarks.md, "Quiet pools sleep").
 #pragma once
 

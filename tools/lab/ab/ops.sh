@@ -15,7 +15,7 @@ addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 . "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
 # Only the measured build's server runs: an idle server is not free in a
-# 2-vCPU VM (its pools' threads woke 100 times a second each, 13% of a vCPU:
+# 2-vCPU VM (its pools' threads woke 100 times a second each, 6% to 13% of a vCPU:
 # docs/benchmarks.md, "Quiet pools sleep"), and the other build's would
 # weigh on this one's figures.
 start_server() {  # BUILD_BIN PORT LOG: starts it (pid in $srv), waits for its region
