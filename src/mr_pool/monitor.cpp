@@ -30,17 +30,20 @@ void Monitor::note_miss() noexcept {
 }
 
 void Monitor::poke() noexcept {
-    // Pairs with the fence in run(): either this sees the thread backed
-    // off, or the thread's second look at the pool sees what the caller did.
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with run()'s
     if (!backed_off_.load(std::memory_order_relaxed)) return;
-    core_.set_coarse_now(Clock::now());  // stale by up to a whole wait
+    core_.set_coarse_now(Clock::now());  // for stamp_time() once the flag is down
     {
         std::lock_guard guard(mu_);
         woken_.store(true, std::memory_order_relaxed);
-        backed_off_.store(false, std::memory_order_relaxed);
+        backed_off_.store(false, std::memory_order_release);
     }
     cv_.notify_one();
+}
+
+Clock::time_point Monitor::stamp_time() const noexcept {
+    if (backed_off_.load(std::memory_order_acquire)) return Clock::now();
+    return core_.coarse_now();
 }
 
 bool Monitor::quiet() const noexcept {
@@ -72,8 +75,8 @@ void Monitor::run() {
             continue;
         }
         // Quiet: say so first, then look again, so that a caller who
-        // changed the pool meanwhile either is seen here or sees the flag
-        // (and pokes, which needs this lock: after the wait has begun).
+        // changed the pool meanwhile (and pokes after) either is seen here
+        // or sees the flag (its poke needs this lock: after the wait began).
         backed_off_.store(true, std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_seq_cst);
         if (!quiet()) {

@@ -74,15 +74,14 @@ MrEntry* MrPoolCore::steal(std::uint32_t own) noexcept {
 }
 
 void MrPoolCore::to_global(MrEntry* e, std::optional<Clock::time_point> stamp) noexcept {
-    monitor_.poke();
     if (global_.push(e, stamp) == Pushed::retiring) drop(e);
+    else monitor_.poke();
 }
 
 void MrPoolCore::put_shared(UserCache& u, MrEntry* e) noexcept {
-    monitor_.poke();  // first: it refreshes the stamp of a quiet pool
-    const auto now = coarse_now();
+    const auto now = monitor_.stamp_time();
     switch (buckets_[u.bucket].push(e, now)) {
-    case Pushed::ok: return;
+    case Pushed::ok: monitor_.poke(); return;
     case Pushed::retiring: drop(e); return;
     case Pushed::full: to_global(e, now); return;
     }
@@ -90,8 +89,7 @@ void MrPoolCore::put_shared(UserCache& u, MrEntry* e) noexcept {
 
 // Entries l1[from, to) go to the global pool; the rest of L1 closes up.
 void MrPoolCore::l1_to_global(UserCache& u, std::uint32_t from, std::uint32_t to) noexcept {
-    if (from < to) monitor_.poke();  // before the stamp is read
-    const auto now = coarse_now();
+    const auto now = monitor_.stamp_time();
     for (std::uint32_t i = from; i < to; ++i) to_global(u.l1[i], now);
     std::copy(u.l1.get() + to, u.l1.get() + u.l1_count, u.l1.get() + from);
     u.l1_count -= to - from;

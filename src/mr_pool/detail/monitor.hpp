@@ -37,12 +37,17 @@ public:
     /// A get() found nothing. Never blocks: the wake-up is a notify without
     /// the lock, so one can be lost, costing at most one monitor_interval.
     void note_miss() noexcept;
-    /// An entry is about to reach an L2 bucket or the global pool, or the
-    /// global pool ran below low_water: a round may have work again. A
-    /// relaxed load unless the thread backed off; then it publishes the
-    /// coarse time (entries are stamped with it) and wakes the thread,
-    /// under its lock, so no poke is lost.
+    /// An entry has reached an L2 bucket or the global pool, or the global
+    /// pool ran below low_water: a round may have work again. Call it after
+    /// the change. A fence and a relaxed load unless the thread backed off;
+    /// then it publishes the time and wakes the thread under its lock. With
+    /// the fence in run(), no poke is lost: either it sees the thread backed
+    /// off, or the thread's second look at the pool sees the change.
     void poke() noexcept;
+    /// The time to stamp an entry with on its way to a shared level: the
+    /// time the thread publishes each round, or, while it is backed off and
+    /// that may be up to a whole wait old, the clock's.
+    [[nodiscard]] Clock::time_point stamp_time() const noexcept;
     /// Rounds run so far (MrPoolStats::monitor_rounds).
     [[nodiscard]] std::uint64_t rounds() const noexcept { return rounds_.load(std::memory_order_relaxed); }
     /// The longest a quiet pool's thread sleeps between rounds (unless

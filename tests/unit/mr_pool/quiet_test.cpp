@@ -1,6 +1,6 @@
 // A quiet pool's background thread backs off (Monitor, "quiet"), and what
 // brings it back: an entry reaching a shared level (poke), stamped with the
-// time of that moment rather than of the thread's last round.
+// time it got there rather than that of the thread's last round.
 #include "tests/unit/mr_pool/fake_registrar.hpp"
 
 #include <gtest/gtest.h>
@@ -77,7 +77,7 @@ TEST(MrPoolQuiet, AnEntryReachingL2WakesABackedOffThread) {
     EXPECT_EQ(pool->stats().free_l2, 0U);
 }
 
-TEST(MrPoolQuiet, AnEntryIsStampedWithThePokesTimeNotTheLastRounds) {
+TEST(MrPoolQuiet, AnEntryIsStampedWithTheTimeOfItsPutNotTheLastRounds) {
     std::shared_ptr<FakeState> fake;
     MrPoolOptions o = quiet_options();
     o.idle_time = 150ms;
@@ -89,8 +89,8 @@ TEST(MrPoolQuiet, AnEntryIsStampedWithThePokesTimeNotTheLastRounds) {
     ASSERT_TRUE(next_round(*pool));  // the time published now goes stale
     std::this_thread::sleep_for(300ms);
     put_one_to_l2(*user);
-    // Stamped with the round's time, 300 ms old, it would count as idle
-    // (150 ms) at once, and the round the poke runs would move it.
+    // Stamped with the last round's time, 300 ms old, it would count as
+    // idle (150 ms) at once, and the round the poke runs would move it.
     std::this_thread::sleep_for(50ms);
     EXPECT_EQ(pool->stats().l2_reclaims, 0U);
     EXPECT_TRUE(eventually([&] { return pool->stats().l2_reclaims == 1; }));
