@@ -26,6 +26,9 @@ void Monitor::stop() noexcept {
 void Monitor::note_miss() noexcept {
     missed_.store(true, std::memory_order_relaxed);
     woken_.store(true, std::memory_order_relaxed);
+    // A backed-off thread's wait can last a second: pass its lock once, so
+    // that it is either before its check of woken_ or asleep for the notify.
+    if (backed_off_.load(std::memory_order_relaxed)) std::lock_guard guard(mu_);
     cv_.notify_one();
 }
 

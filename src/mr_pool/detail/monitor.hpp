@@ -34,8 +34,10 @@ public:
     void start();
     /// Stop and join the thread; a no-op when it never started.
     void stop() noexcept;
-    /// A get() found nothing. Never blocks: the wake-up is a notify without
-    /// the lock, so one can be lost, costing at most one monitor_interval.
+    /// A get() found nothing. Never blocks at monitor_interval: the wake-up
+    /// is a notify without the lock, so one can be lost, costing at most one
+    /// interval. When the thread has backed off (a wait of up to a second),
+    /// it passes the thread's lock first, so none is lost.
     void note_miss() noexcept;
     /// An entry has reached an L2 bucket or the global pool, or the global
     /// pool ran below low_water: a round may have work again. Call it after
