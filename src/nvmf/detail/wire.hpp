@@ -29,6 +29,8 @@ enum class PduType : std::uint8_t {
     ic_req = 0x00, ic_resp = 0x01, h2c_term = 0x02, c2h_term = 0x03,
     capsule_cmd = 0x04, capsule_resp = 0x05, h2c_data = 0x06, c2h_data = 0x07, r2t = 0x09,
 };
+/// H2CTermReq or C2HTermReq: a PDU that ends the connection.
+inline constexpr bool is_term(PduType t) { return t == PduType::h2c_term || t == PduType::c2h_term; }
 inline constexpr std::uint8_t flag_hdgst = 0x01;      // header digest present
 inline constexpr std::uint8_t flag_ddgst = 0x02;      // data digest present
 inline constexpr std::uint8_t flag_last_pdu = 0x04;   // H2CData / C2HData

@@ -74,7 +74,6 @@ std::size_t encode_ic(std::span<std::uint8_t> out, PduType type, const Ic& r, st
 }
 
 bool is_data(PduType t) { return t == PduType::h2c_data || t == PduType::c2h_data; }
-bool is_term(PduType t) { return t == PduType::h2c_term || t == PduType::c2h_term; }
 
 } // namespace
 

@@ -16,8 +16,6 @@ Refusal refuse(Fes fes, std::uint32_t fei, std::string why) { return Refusal{fes
 
 bool has(const HeaderInfo& h, std::uint8_t flag) { return (h.flags & flag) != 0; }
 
-bool is_term(PduType t) { return t == PduType::h2c_term || t == PduType::c2h_term; }
-
 std::optional<Refusal> check_header_digest(std::span<const std::uint8_t> bytes, const HeaderInfo& h) {
     if (!has(h, wire::flag_hdgst)) return std::nullopt;
     const std::uint32_t got = wire::get32(bytes.data() + h.hlen);

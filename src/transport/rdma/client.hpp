@@ -52,6 +52,8 @@ Result<std::unique_ptr<client::Transport>> connect_rdma_with(const Api& api, con
 /// Work-request contexts: a receive slot has the top bit set, an operation
 /// is its sequence number (never 0: a NULL context is refused).
 inline constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 63;
+/// The work request of a synchronous call's own operation (client_direct.cpp).
+inline constexpr std::uint64_t kDirectTag = std::uint64_t{1} << 62;
 
 /// One connection's state, shared by the Transport object and its I/O thread.
 class ClientConn : public std::enable_shared_from_this<ClientConn> {
@@ -131,6 +133,10 @@ private:
         std::error_code ec;
         std::size_t size = 0;
     };
+    struct Finished {  // a callback deliver_round runs
+        client::Done done;
+        std::error_code ec;
+    };
     enum class Stage { connecting, awaiting_hello, awaiting_welcome, ready };
 
     // client_connect.cpp: set-up
@@ -170,6 +176,8 @@ private:
     /// what those callbacks queued. RETURN VALUE: callbacks run.
     std::size_t deliver();
     std::size_t deliver_round(bool& more);
+    /// A finished op's callback, with a persist's joined status, into `finished`.
+    void take_locked(Op& op, std::vector<Finished>& finished);
     void await_closed() noexcept;
     /// Stop awaiting the reply to `rid`. RETURN VALUE: its op's seq, 0 if none awaited it.
     std::uint64_t forget_request_locked(std::uint32_t rid);
@@ -179,6 +187,18 @@ private:
     void end_drive() noexcept;
     void notify_locked() noexcept;
     void notify_all() noexcept;
+
+    // client_direct.cpp: a synchronous call's own operation, outside the op queue
+    /// Post the read or write of the synchronous call running on this
+    /// thread at once, when it is the call's first and the queue is empty.
+    /// RETURN VALUE: true when it took the operation (and `done`): posted,
+    /// or finished with the post's error; false: the queue must take it.
+    bool try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset, std::span<const std::byte> src,
+                    std::span<std::byte> out, client::Done& done);
+    void on_direct_wc_locked(const ibv_wc& wc);
+    void fail_direct_locked(std::error_code ec);
+    /// deliver_round's first callback: the direct operation's, once over.
+    void take_direct_locked(std::vector<Finished>& finished);
 
     // client_ops.cpp: posting
     void submit_locked(Op&& op);
@@ -235,6 +255,21 @@ private:
         std::error_code ec;
     };
     SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
+    // The connection whose synchronous call this thread is starting: its
+    // first read or write may go direct (call(), try_direct).
+    static thread_local const ClientConn* direct_call_;
+    struct DirectOp {   // under mu_
+        bool active = false;    // posted, its completion not in yet
+        bool finished = false;  // over; its callback not handed out yet
+        OpKind kind = OpKind::none;
+        std::span<std::byte> out;  // a read through `entry`: copied out on completion
+        MrBuffer* entry = nullptr;
+        std::shared_ptr<UserMemory> user;
+        std::uint64_t before_seq = 0;  // the queue's next sequence number when it was posted
+        std::error_code ec;
+        client::Done done;
+    };
+    DirectOp direct_;
     WaitPlan plan_{-1, false};  // as of the last deliver(), under drive_mu_
 
     // Held by whoever polls the CQ and runs callbacks: the I/O thread for
@@ -255,10 +290,6 @@ private:
     std::deque<std::vector<std::byte>> inbox_;
     std::deque<RecvWaiter> waiters_;
     std::vector<ReadyRecv> ready_recvs_;
-    struct Finished {
-        client::Done done;
-        std::error_code ec;
-    };
     std::vector<Finished> finished_scratch_;  // deliver()'s, under drive_mu_
     std::vector<ReadyRecv> recv_scratch_;     // deliver()'s, under drive_mu_
     bool batching_ = false;  // persist() is queueing: post once it is done

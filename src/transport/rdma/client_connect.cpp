@@ -55,6 +55,8 @@ void ClientConn::release_buffers() noexcept {
     // connection of the device.
     req_.reset();
     conn_.reset();
+    // An entry a direct operation still held (the connection was never failed).
+    if (direct_.entry) ops_.end_direct(std::exchange(direct_.entry, nullptr), true);
     ops_.release_buffers();
     if (msgs_) msgs_->release();
 }

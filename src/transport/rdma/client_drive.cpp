@@ -113,11 +113,13 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
         // that runs after its call timed out finds a newer generation.
         const std::uint64_t gen = ++sync_.gen;
         sync_.done = false;
+        direct_call_ = this;  // its first read or write may go direct (client_direct.cpp)
         start([this, gen](std::error_code e) {
             if (sync_.gen != gen) return;
             sync_.ec = e;
             sync_.done = true;
         });
+        direct_call_ = nullptr;
         finished = drive_until(sync_.done, deadline);
         ec = sync_.ec;
         t_driving = nullptr;
@@ -141,7 +143,12 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
         const Ready r = waiter.wait(cq_fd_, event_fd_, drive_wake_,
                                     plan.timeout_ms < 0 ? ms : std::min(plan.timeout_ms, ms), drain, plan.in_flight);
         if (r.wake) drive_wake_.drain();
-        work(r);
+        // Progress from the spin: its drain just emptied the CQ, and polling
+        // it again at once would find nothing (one poll per operation).
+        if (r.progress && !r.cq && !r.event)
+            deliver();
+        else
+            work(r);
     }
     return true;
 }
@@ -151,7 +158,9 @@ void ClientConn::end_drive() noexcept {
     --drivers_;
     // Operations other threads queued meanwhile, or a recv() waiting for a
     // message, need the CQ watched again (unless another caller drives on).
-    if (drivers_ == 0 && io_parked_ && (ops_.size() > 0 || !waiters_.empty() || !ready_recvs_.empty() || failed_)) wake_.notify();
+    if (drivers_ == 0 && io_parked_ &&
+        (ops_.size() > 0 || direct_.active || direct_.finished || !waiters_.empty() || !ready_recvs_.empty() || failed_))
+        wake_.notify();
 }
 
 void ClientConn::notify_locked() noexcept {

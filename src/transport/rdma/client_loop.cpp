@@ -19,7 +19,7 @@ ClientConn::WaitPlan ClientConn::plan_locked() const {
     // A posted op (a request stays so until its reply): a completion is
     // coming, and adaptive spins through its round trip. Ops that wait for
     // a bounce entry are not on the wire: those sleep between retries.
-    return {ops_.starved() ? kBounceRetryMs : -1, ops_.posted()};
+    return {ops_.starved() ? kBounceRetryMs : -1, ops_.posted() || direct_.active};
 }
 
 void ClientConn::run() {
@@ -114,6 +114,7 @@ void ClientConn::on_event() {
 void ClientConn::on_wc_locked(const ibv_wc& wc) {
     // Only wr_id and status are valid in a failed completion.
     if (wc.wr_id & kRecvTag) return on_recv_locked(static_cast<std::uint32_t>(wc.wr_id & ~kRecvTag), wc);
+    if (wc.wr_id == kDirectTag) return on_direct_wc_locked(wc);
     on_op_wc_locked(wc.wr_id, wc);
 }
 
@@ -231,6 +232,7 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     fail_ec_ = ec;
     fail_why_ = why;
     ops_.fail_all(ec);
+    fail_direct_locked(ec);
     awaiting_.clear();
     // Nothing is posted after a failure; the server learns it from the
     // disconnect (and conn_delete expects one after kConnClosed too).
@@ -260,6 +262,16 @@ std::size_t ClientConn::deliver() {
     }
 }
 
+void ClientConn::take_locked(Op& op, std::vector<Finished>& finished) {
+    // A persist's writes come before its flush and join its callback
+    // (Op::joins_next), which gets the first error of them all.
+    if (op.joins_next) {
+        if (op.ec && !joined_ec_) joined_ec_ = op.ec;
+        return;
+    }
+    finished.push_back({std::move(op.done), joined_ec_ ? std::exchange(joined_ec_, {}) : op.ec});
+}
+
 std::size_t ClientConn::deliver_round(bool& more) {
     // Only under drive_mu_ (whoever polls), so one caller uses the scratch
     // vectors at a time; taken out and put back, they keep their capacity
@@ -270,15 +282,9 @@ std::size_t ClientConn::deliver_round(bool& more) {
     std::uint64_t pushed = 0;
     {
         std::lock_guard lock(mu_);
-        ops_.take_finished([this, &finished](Op& op) {
-            // A persist's writes come before its flush and join its callback
-            // (Op::joins_next), which gets the first error of them all.
-            if (op.joins_next) {
-                if (op.ec && !joined_ec_) joined_ec_ = op.ec;
-                return;
-            }
-            finished.push_back({std::move(op.done), joined_ec_ ? std::exchange(joined_ec_, {}) : op.ec});
-        });
+        // A direct operation's callback runs in its place in posting order.
+        take_direct_locked(finished);
+        if (!direct_.active) ops_.take_finished([this, &finished](Op& op) { take_locked(op, finished); });
         recvs.swap(ready_recvs_);
         // Entries given back (here or by other connections) may let queued
         // operations go.

@@ -44,6 +44,26 @@ bool OpQueue::acquire(Op& op) {
     return true;
 }
 
+bool OpQueue::take_direct(bool bounce, MrBuffer*& entry) {
+    entry = nullptr;
+    if (credits_ == 0) return false;
+    if (bounce) {
+        entry = bounce_ ? bounce_->get() : nullptr;
+        if (!entry) return false;
+    }
+    --credits_;
+    return true;
+}
+
+void OpQueue::end_direct(MrBuffer* entry, bool wr_pending) {
+    ++credits_;
+    if (entry == nullptr) return;
+    if (wr_pending)
+        kept_aside_.push_back(entry);
+    else
+        bounce_->put(entry);
+}
+
 void OpQueue::release_held(Op& op) {
     if (op.holds_credit) ++credits_;
     op.holds_credit = false;
@@ -189,8 +209,8 @@ void OpQueue::fail_all(std::error_code ec) {
     }
 }
 
-void OpQueue::take_finished(FunctionRef<void(Op&)> take) {
-    while (!ops_.empty() && ops_.front().finished) {
+void OpQueue::take_finished(FunctionRef<void(Op&)> take, std::uint64_t before) {
+    while (!ops_.empty() && ops_.front().finished && ops_.front().seq < before) {
         Op& op = ops_.front();
         // A failed connection never completes these work requests; nothing
         // is posted after a failure, so their credit can go back (their

@@ -110,6 +110,16 @@ public:
     /// A post failed right behind an unsignaled op, which no completion will
     /// ever retire now: the connection must fail. Reading clears it.
     [[nodiscard]] bool take_orphaned() noexcept { return std::exchange(orphaned_, false); }
+    /// A synchronous call's own operation, posted outside the queue
+    /// (ClientConn::try_direct, only while the queue is empty): take its
+    /// send-queue credit and, when `bounce`, an entry of the pool.
+    /// RETURN VALUE: false, taking nothing, when either is short (the call
+    /// then goes through the queue, which waits for them).
+    bool take_direct(bool bounce, MrBuffer*& entry);
+    /// That operation is over: its credit comes back, and its entry (if
+    /// any) goes back to the pool, or aside when its work request may
+    /// still be on the wire (`wr_pending`: the connection failed first).
+    void end_direct(MrBuffer* entry, bool wr_pending);
     /// Finish every unfinished operation with `ec` (the connection failed).
     void fail_all(std::error_code ec);
     /// Hand each finished operation at the front, in posting order, to
@@ -117,11 +127,20 @@ public:
     /// status) and drop it; their bounce entries go back to the pool. An entry whose work request
     /// never completed (the connection failed) is kept aside instead: the
     /// RNIC may still touch it until the queue pair is destroyed.
-    void take_finished(FunctionRef<void(Op&)> take);
+    /// Only operations before sequence number `before` (a direct one's
+    /// callback runs in between: ClientConn::deliver_round).
+    void take_finished(FunctionRef<void(Op&)> take, std::uint64_t before = UINT64_MAX);
     /// Give back every entry still held (ops left in the queue, those kept
     /// aside). Only after the connection is deleted.
     void release_buffers() noexcept;
     [[nodiscard]] bool front_finished() const noexcept { return !ops_.empty() && ops_.front().finished; }
+    /// Every queued operation has finished (their callbacks wait): nothing
+    /// of the queue is on the wire, nor will be.
+    [[nodiscard]] bool all_finished() const noexcept {
+        for (const auto& op : ops_)
+            if (!op.finished) return false;
+        return true;
+    }
     [[nodiscard]] std::size_t size() const noexcept { return ops_.size(); }
     /// Operations queued so far. The one member safe to read without the
     /// client's mutex: the thread that runs callbacks compares it before

@@ -1,0 +1,202 @@
+// A synchronous call's own read or write goes direct (client_direct.cpp):
+// posted at once, signaled, with its own tag, outside the op queue, when the
+// queue is empty. The work request it posts, field by field; posting order
+// against what other threads queue meanwhile; a failed post; a connection
+// lost under it; every completion mode.
+#include "support.hpp"
+
+#include <atomic>
+#include <thread>
+
+namespace rpm::rdma::test {
+namespace {
+
+class Direct : public ::testing::TestWithParam<CompletionMode> {
+protected:
+    void SetUp() override {
+        h_ = std::make_unique<Harness>(std::vector<RegionSpec>{{"pm", PersistenceDomain::cpu_cache}}, "/",
+                                       rpm::Overrides{}, [](ServerOptions& o) { o.completion = GetParam(); });
+        h_->listen();
+        ClientOptions o;
+        o.completion = GetParam();
+        auto t = h_->connect(o);
+        ASSERT_TRUE(t) << t.error().message();
+        t_ = std::move(*t);
+        g_ = open(*t_, "pm");
+        remote_ = h_->targets["pm"];
+        // The device's bounce pool fills in the background: until it has
+        // an entry, a call's operation queues and waits for one.
+        ASSERT_TRUE(eventually([&] { return client_pools(*h_)->bounce().stats().free_global > 0; }));
+    }
+    std::error_code sync_read(std::uint64_t at, std::span<std::byte> out, std::chrono::milliseconds timeout = 5s) {
+        return t_->call([&](client::Done d) { t_->read(g_, at, out, std::move(d)); }, timeout);
+    }
+    std::error_code sync_write(std::uint64_t at, std::span<const std::byte> data) {
+        return t_->call([&](client::Done d) { t_->write(g_, at, data, std::move(d)); }, 5s);
+    }
+    std::uint32_t bounce_in_use() const { return client_pools(*h_)->bounce().stats().in_use; }
+
+    std::unique_ptr<Harness> h_;
+    std::unique_ptr<client::Transport> t_;
+    proto::RegionGrant g_;
+    MemTarget* remote_ = nullptr;
+};
+
+const void* direct_ctx() { return reinterpret_cast<const void*>(kDirectTag); }
+
+TEST_P(Direct, ASynchronousWriteIsOneSignaledWorkRequestPostedAtOnce) {
+    const auto data = bytes_of("direct write");
+    const auto before = h_->fabric.writes().size();
+    ASSERT_FALSE(sync_write(4096, data));
+    const auto writes = h_->fabric.writes();
+    ASSERT_EQ(writes.size(), before + 1);
+    const auto& w = writes.back();
+    EXPECT_EQ(w.ctx, direct_ctx()) << "the call's write went through the op queue";
+    // Signaled, and rung by the post itself (no chain to join).
+    EXPECT_EQ(w.flags, kCompletionAlways);
+    EXPECT_EQ(w.dst_offset, 4096u);
+    EXPECT_EQ(w.len, data.size());
+    EXPECT_EQ(w.src_offset, 0u);
+    EXPECT_TRUE(is_bounce_entry(*h_, w.src));
+    EXPECT_EQ(w.data, data);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), remote_->bytes().begin() + 4096));
+    EXPECT_EQ(bounce_in_use(), 0u) << "the entry was not given back";
+}
+
+TEST_P(Direct, ASynchronousReadIsOneSignaledWorkRequestAndCopiesOut) {
+    const auto want = bytes_of("remote bytes");
+    std::copy(want.begin(), want.end(), remote_->bytes().begin() + 512);
+    std::vector<std::byte> got(want.size());
+    ASSERT_FALSE(sync_read(512, got));
+    EXPECT_EQ(got, want);
+    const auto reads = h_->fabric.reads();
+    ASSERT_FALSE(reads.empty());
+    const auto& r = reads.back();
+    EXPECT_EQ(r.ctx, direct_ctx()) << "the call's read went through the op queue";
+    EXPECT_EQ(r.flags, kCompletionAlways);
+    EXPECT_EQ(r.src_offset, 512u);
+    EXPECT_EQ(r.len, want.size());
+    EXPECT_EQ(r.dst_offset, 0u);
+    EXPECT_TRUE(is_bounce_entry(*h_, r.dst));
+    EXPECT_EQ(bounce_in_use(), 0u) << "the entry was not given back";
+}
+
+TEST_P(Direct, RegisteredMemoryIsReadIntoWithoutABounceEntry) {
+    std::vector<std::byte> app(1 << 12);
+    auto reg = t_->register_memory(app);
+    ASSERT_TRUE(reg) << reg.error().message();
+    const auto want = bytes_of("zero copy");
+    std::copy(want.begin(), want.end(), remote_->bytes().begin() + 64);
+    ASSERT_FALSE(sync_read(64, std::span(app).subspan(100, want.size())));
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), app.begin() + 100));
+    const auto r = h_->fabric.reads().back();
+    EXPECT_EQ(r.ctx, direct_ctx());
+    EXPECT_EQ(r.dst->ptr, app.data()) << "not read into the application's registration";
+    EXPECT_EQ(r.dst_offset, 100u);
+}
+
+// Only the call's first operation, and only on an empty queue: what the
+// start posts after it queues behind it, and so do the chunks of a large one.
+TEST_P(Direct, TheCallsSecondOperationAndChunkedOnesQueue) {
+    const auto a = bytes_of("first"), b = bytes_of("second");
+    ASSERT_FALSE(t_->call(
+        [&](client::Done d) {
+            t_->write(g_, 0, a, nullptr);
+            t_->write(g_, 64, b, std::move(d));
+        },
+        5s));
+    auto writes = h_->fabric.writes();
+    ASSERT_GE(writes.size(), 2u);
+    EXPECT_EQ(writes[writes.size() - 2].ctx, direct_ctx());
+    EXPECT_NE(writes.back().ctx, direct_ctx()) << "a second operation of one call went direct";
+    EXPECT_TRUE(std::equal(b.begin(), b.end(), remote_->bytes().begin() + 64));
+    std::vector<std::byte> big(kMaxChunk + 10, std::byte{7});
+    ASSERT_FALSE(sync_write(1 << 16, big));
+    writes = h_->fabric.writes();
+    EXPECT_NE(writes.back().ctx, direct_ctx()) << "a write of two chunks went direct";
+    EXPECT_EQ(remote_->bytes()[(1 << 16) + kMaxChunk + 9], std::byte{7});
+}
+
+// Another thread's operations, queued while the call's own is on the wire,
+// are posted behind it and have their callbacks run after its.
+TEST_P(Direct, OperationsQueuedMeanwhileFinishAfterIt) {
+    h_->fabric.hold_client_completions(true);
+    std::mutex mu;
+    std::vector<int> order;
+    std::vector<std::byte> out(8);
+    const auto reads_before = h_->fabric.reads().size();
+    std::thread caller([&] {
+        const auto ec = t_->call(
+            [&](client::Done d) {
+                t_->read(g_, 0, out, [&, d = std::move(d)](std::error_code e) {
+                    {
+                        std::lock_guard lock(mu);
+                        order.push_back(1);
+                    }
+                    d(e);
+                });
+            },
+            5s);
+        EXPECT_FALSE(ec);
+    });
+    ASSERT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
+    Waiter w;
+    const auto data = bytes_of("queued");
+    t_->write(g_, 128, data, [&, d = w.done()](std::error_code e) {
+        {
+            std::lock_guard lock(mu);
+            order.push_back(2);
+        }
+        d(e);
+    });
+    ASSERT_TRUE(eventually([&] { return h_->fabric.writes().size() > 0 && h_->fabric.writes().back().data == data; }))
+        << "the queued write was not posted while the direct read was on the wire";
+    h_->fabric.hold_client_completions(false);
+    h_->fabric.release_held();
+    caller.join();
+    EXPECT_FALSE(w.get());
+    std::lock_guard lock(mu);
+    EXPECT_EQ(order, (std::vector<int>{1, 2})) << "callbacks out of posting order";
+}
+
+// A post that fails fails the call, as in the queue; the connection stays.
+TEST_P(Direct, AFailedPostFailsTheCallNotTheConnection) {
+    h_->fabric.fail_next("rpma_read", kErrInval);
+    std::vector<std::byte> out(8);
+    EXPECT_TRUE(sync_read(0, out)) << "a failed post was reported as success";
+    EXPECT_EQ(bounce_in_use(), 0u) << "the failed post kept its entry";
+    EXPECT_FALSE(sync_read(0, out)) << "the connection did not survive a failed post";
+}
+
+// Lost while its read is on the wire: the call fails at once, not at its
+// timeout, and the entry the device may still write stays out of the pool
+// until the queue pair is gone.
+TEST_P(Direct, AConnectionLostUnderIt) {
+    h_->fabric.hold_client_completions(true);
+    std::vector<std::byte> out(8);
+    const auto reads_before = h_->fabric.reads().size();
+    std::atomic<bool> returned{false};
+    std::error_code ec;
+    std::thread caller([&] {
+        ec = sync_read(0, out, 60s);
+        returned = true;
+    });
+    ASSERT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
+    h_->fabric.drop_all();
+    const bool in_time = eventually([&] { return returned.load(); }, 20s);
+    h_->fabric.hold_client_completions(false);
+    caller.join();
+    EXPECT_TRUE(in_time) << "the call waited for its timeout, not for the connection's failure";
+    EXPECT_EQ(ec, errc::io_error);
+    EXPECT_EQ(bounce_in_use(), 1u) << "the entry of a read still on the wire went back to the pool";
+    const auto pools = client_pools(*h_);  // outlives the connection now
+    t_.reset();
+    EXPECT_EQ(pools->bounce().stats().in_use, 0u) << "the entry was not given back with the queue pair";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, Direct,
+                         ::testing::Values(CompletionMode::busy, CompletionMode::adaptive, CompletionMode::event),
+                         [](const ::testing::TestParamInfo<CompletionMode>& p) { return std::string(to_string(p.param)); });
+
+} // namespace
+} // namespace rpm::rdma::test
