@@ -177,7 +177,15 @@ private:
     std::size_t deliver();
     std::size_t deliver_round(bool& more);
     /// A finished op's callback, with a persist's joined status, into `finished`.
-    void take_locked(Op& op, std::vector<Finished>& finished);
+    void take_locked(Op& op, std::vector<Finished>& finished) {
+        // A persist's writes come before its flush and join its callback
+        // (Op::joins_next), which gets the first error of them all.
+        if (op.joins_next) {
+            if (op.ec && !joined_ec_) joined_ec_ = op.ec;
+            return;
+        }
+        finished.push_back({std::move(op.done), joined_ec_ ? std::exchange(joined_ec_, {}) : op.ec});
+    }
     void await_closed() noexcept;
     /// Stop awaiting the reply to `rid`. RETURN VALUE: its op's seq, 0 if none awaited it.
     std::uint64_t forget_request_locked(std::uint32_t rid);
@@ -199,6 +207,7 @@ private:
     void fail_direct_locked(std::error_code ec);
     /// deliver_round's first callback: the direct operation's, once over.
     void take_direct_locked(std::vector<Finished>& finished);
+    [[nodiscard]] bool direct_pending_locked() const noexcept { return direct_.active || direct_.finished; }
 
     // client_ops.cpp: posting
     void submit_locked(Op&& op);
@@ -255,9 +264,10 @@ private:
         std::error_code ec;
     };
     SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
-    // The connection whose synchronous call this thread is starting: its
-    // first read or write may go direct (call(), try_direct).
-    static thread_local const ClientConn* direct_call_;
+    // The thread whose synchronous call is starting: its first read or
+    // write may go direct (call(), try_direct). Not a thread_local: in a
+    // shared library each access to one is a call (__tls_get_addr).
+    std::atomic<std::thread::id> direct_caller_{};
     struct DirectOp {   // under mu_
         bool active = false;    // posted, its completion not in yet
         bool finished = false;  // over; its callback not handed out yet

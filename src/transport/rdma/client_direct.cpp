@@ -20,12 +20,11 @@
 
 namespace rpm::rdma {
 
-thread_local const ClientConn* ClientConn::direct_call_ = nullptr;
-
 bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset,
                             std::span<const std::byte> src, std::span<std::byte> out, client::Done& done) {
-    if (direct_call_ != this) return false;
-    direct_call_ = nullptr;  // the call's first operation only
+    // Relaxed: only the thread that stored its own id can read it back.
+    if (direct_caller_.load(std::memory_order_relaxed) != std::this_thread::get_id()) return false;
+    direct_caller_.store({}, std::memory_order_relaxed);  // the call's first operation only
     const std::size_t length = kind == OpKind::write ? src.size() : out.size();
     if (length == 0) return false;
     std::lock_guard lock(mu_);
@@ -101,7 +100,6 @@ void ClientConn::fail_direct_locked(std::error_code ec) {
 }
 
 void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
-    if (!direct_.active && !direct_.finished) return;
     // What was queued before it goes first, then it, then what came after
     // (a later op that failed at once waits behind it, as in the queue).
     ops_.take_finished([&](Op& op) { take_locked(op, finished); }, direct_.before_seq);

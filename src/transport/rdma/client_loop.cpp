@@ -262,16 +262,6 @@ std::size_t ClientConn::deliver() {
     }
 }
 
-void ClientConn::take_locked(Op& op, std::vector<Finished>& finished) {
-    // A persist's writes come before its flush and join its callback
-    // (Op::joins_next), which gets the first error of them all.
-    if (op.joins_next) {
-        if (op.ec && !joined_ec_) joined_ec_ = op.ec;
-        return;
-    }
-    finished.push_back({std::move(op.done), joined_ec_ ? std::exchange(joined_ec_, {}) : op.ec});
-}
-
 std::size_t ClientConn::deliver_round(bool& more) {
     // Only under drive_mu_ (whoever polls), so one caller uses the scratch
     // vectors at a time; taken out and put back, they keep their capacity
@@ -283,7 +273,7 @@ std::size_t ClientConn::deliver_round(bool& more) {
     {
         std::lock_guard lock(mu_);
         // A direct operation's callback runs in its place in posting order.
-        take_direct_locked(finished);
+        if (direct_pending_locked()) take_direct_locked(finished);
         if (!direct_.active) ops_.take_finished([this, &finished](Op& op) { take_locked(op, finished); });
         recvs.swap(ready_recvs_);
         // Entries given back (here or by other connections) may let queued
