@@ -103,6 +103,12 @@ void Reader::method(std::optional<flush::Method>& v, std::string_view field) {
 }
 
 void Reader::str16(std::string& v, std::size_t limit, std::string_view field) {
+    std::string_view view;
+    str16(view, limit, field);
+    if (ok()) v = view;
+}
+
+void Reader::str16(std::string_view& v, std::size_t limit, std::string_view field) {
     std::uint16_t n = 0;
     u16(n, field);
     if (ok() && n > limit)

@@ -106,6 +106,8 @@ public:
             for (std::size_t i = 0; i < N; ++i) v[i] = static_cast<std::uint8_t>(s[i]);
     }
     void str16(std::string& v, std::size_t limit, std::string_view field);
+    /// The same checks, the string left in the body (valid while it is).
+    void str16(std::string_view& v, std::size_t limit, std::string_view field);
     void str32(std::string& v, std::string_view field);
     void bytes32(std::vector<std::uint8_t>& v, std::string_view field);
     /// Everything not read yet (the data of Write and Response).

@@ -162,6 +162,11 @@ struct Response {
     std::string message;
     std::span<const std::byte> data;  ///< READ data; points into the decoded buffer
 };
+/// A Response's status and data, without its message (response_view).
+struct ResponseView {
+    std::uint32_t status = 0;
+    std::span<const std::byte> data;
+};
 
 // Encoders append one whole frame (header + body) to `out`. They cannot
 // fail: Response.message is cut at kMaxMessage; a name over kMaxName or
@@ -209,6 +214,10 @@ Result<Read> decode_read(std::span<const std::byte> body);
 Result<AtomicWrite> decode_atomic_write(std::span<const std::byte> body);
 Result<Flush> decode_flush(std::span<const std::byte> body);
 Result<Response> decode_response(std::span<const std::byte> body);
+/// A well-formed Response's status and data, without building its message
+/// or an error (a client's every reply: the hot path). RETURN VALUE:
+/// nullopt where decode_response would fail.
+std::optional<ResponseView> response_view(std::span<const std::byte> body) noexcept;
 /// Decodes into `out`, reusing its slice vector (no allocation once it has
 /// grown): the server's hot path. ERRORS: as the others; a count of 0 or
 /// over kMaxRanges, or lengths that do not add up to the body, are malformed.

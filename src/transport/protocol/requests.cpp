@@ -129,6 +129,23 @@ Result<Response> decode_response(std::span<const std::byte> body) {
     return r.finish(std::move(m));
 }
 
+std::optional<ResponseView> response_view(std::span<const std::byte> body) noexcept {
+    // A malformed reply is rare: building the failure's detail there (which
+    // may throw bad_alloc) counts as no status.
+    try {
+        Reader r(body, "response");
+        ResponseView v;
+        std::string_view message;
+        r.u32(v.status, "status");
+        r.str16(message, kMaxMessage, "message");
+        v.data = r.rest();
+        if (!r.ok()) return std::nullopt;
+        return v;
+    } catch (...) {
+        return std::nullopt;
+    }
+}
+
 void encode_response_head(std::vector<std::byte>& out, std::uint32_t request_id, std::size_t data_size) {
     FrameWriter w(out, Type::response, request_id);
     w.u32(0);

@@ -32,9 +32,8 @@ std::error_code status_code(std::uint32_t status) noexcept {
 
 std::error_code response_status(const proto::Header& h, std::span<const std::byte> body) {
     if (h.type != proto::Type::response) return errc::io_error;
-    auto r = proto::decode_response(body);
-    if (!r) return errc::io_error;
-    return status_code(r->status);
+    const auto r = proto::response_view(body);
+    return r ? status_code(r->status) : std::error_code(errc::io_error);
 }
 
 Error unexpected_reply(const proto::Header& h, std::span<const std::byte> body, std::string_view expected) {

@@ -41,7 +41,7 @@ void TcpClient::on_answer_locked(const proto::Header& h, std::span<const std::by
         return;
     }
     if (h.type != proto::Type::response) return complete_locked(p, errc::io_error, out);
-    auto r = proto::decode_response(body);
+    const auto r = proto::response_view(body);  // the message is not needed here
     if (!r) return complete_locked(p, errc::io_error, out);
     if (r->status != 0) return complete_locked(p, status_code(r->status), out);
     if (p.kind == Kind::read) {

@@ -25,6 +25,12 @@ std::optional<rpm::Error> run_persist(std::span<const std::byte> body) {
     return r.error();
 }
 
+// response_view answers nullopt wherever decode_response fails.
+std::optional<rpm::Error> run_view(std::span<const std::byte> body) {
+    if (response_view(body)) return std::nullopt;
+    return rpm::Error(rpm::errc::invalid_argument, "response_view body: malformed");
+}
+
 struct Case {
     std::string name;
     std::vector<std::byte> frame;
@@ -48,6 +54,7 @@ std::vector<Case> cases() {
         {"atomic_write", frame_of(AtomicWrite{1, 2, 3}), run<decode_atomic_write>, {}},
         {"flush", frame_of(sample_flush()), run<decode_flush>, {}},
         {"response", frame_of(Response{5, "why", data}), run<decode_response>, 4 + 2 + 3},
+        {"response_view", frame_of(Response{5, "why", data}), run_view, 4 + 2 + 3},
         // Every byte of a persist is accounted for by its slice lengths: any
         // cut or addition breaks it.
         {"persist", frame_of(sample_persist()), run_persist, {}},
@@ -134,6 +141,23 @@ TEST(ProtoDecode, ResponseMessageOverTheLimitFails) {
     auto err = decode_response(body);
     ASSERT_FALSE(err);
     EXPECT_EQ(err.error().detail(), "response body: message: 1025 bytes exceed the limit of 1024");
+    EXPECT_FALSE(response_view(body));
+}
+
+TEST(ProtoDecode, AResponsesViewHasItsStatusAndData) {
+    for (const Response& r : {Response{0, "", {}}, Response{5, "why", bytes_of("data")},
+                              Response{0xfffffffe, std::string(kMaxMessage, 'm'), {}}}) {
+        const auto frame = frame_of(r);
+        const auto body = body_of(frame);
+        const auto full = decode_response(body);
+        ASSERT_TRUE(full);
+        const auto view = response_view(body);
+        ASSERT_TRUE(view) << r.message.size();
+        EXPECT_EQ(view->status, full->status);
+        EXPECT_EQ(view->status, r.status);
+        EXPECT_EQ(view->data.data(), full->data.data());
+        EXPECT_EQ(view->data.size(), r.data.size());
+    }
 }
 
 TEST(ProtoDecode, LengthsBeyondTheBodyFail) {
