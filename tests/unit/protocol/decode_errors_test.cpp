@@ -145,7 +145,8 @@ TEST(ProtoDecode, ResponseMessageOverTheLimitFails) {
 }
 
 TEST(ProtoDecode, AResponsesViewHasItsStatusAndData) {
-    for (const Response& r : {Response{0, "", {}}, Response{5, "why", bytes_of("data")},
+    const auto data = bytes_of("data");  // outlives the Responses that point into it
+    for (const Response& r : {Response{0, "", {}}, Response{5, "why", data},
                               Response{0xfffffffe, std::string(kMaxMessage, 'm'), {}}}) {
         const auto frame = frame_of(r);
         const auto body = body_of(frame);
