@@ -39,7 +39,6 @@ void require(bool ok, const char* what) {
 
 bool has(std::uint8_t flags, std::uint8_t f) { return (flags & f) != 0; }
 bool is_ic(PduType t) { return t == PduType::ic_req || t == PduType::ic_resp; }
-bool is_term(PduType t) { return t == PduType::h2c_term || t == PduType::c2h_term; }
 bool is_data(PduType t) { return t == PduType::h2c_data || t == PduType::c2h_data; }
 
 Receiver receiver_of(PduType t) {
