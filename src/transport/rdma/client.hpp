@@ -197,8 +197,8 @@ private:
     void notify_all() noexcept;
 
     // client_direct.cpp: a synchronous call's own operation, outside the op queue
-    /// Post the read or write of the synchronous call running on this
-    /// thread at once, when it is the call's first and the queue is empty.
+    /// Post a read or write at once, when the queue holds nothing
+    /// unfinished and no other direct operation is pending.
     /// RETURN VALUE: true when it took the operation (and `done`): posted,
     /// or finished with the post's error; false: the queue must take it.
     bool try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset, std::span<const std::byte> src,
@@ -208,6 +208,10 @@ private:
     /// deliver_round's first callback: the direct operation's, once over.
     void take_direct_locked(std::vector<Finished>& finished);
     [[nodiscard]] bool direct_pending_locked() const noexcept { return direct_.active || direct_.finished; }
+    /// Operations queued and posted direct so far (without the lock: both atomic).
+    [[nodiscard]] std::uint64_t issued() const noexcept {
+        return ops_.pushed() + direct_posts_.load(std::memory_order_relaxed);
+    }
 
     // client_ops.cpp: posting
     void submit_locked(Op&& op);
@@ -264,10 +268,10 @@ private:
         std::error_code ec;
     };
     SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
-    // The thread whose synchronous call is starting: its first read or
-    // write may go direct (call(), try_direct). Not a thread_local: in a
-    // shared library each access to one is a call (__tls_get_addr).
-    std::atomic<std::thread::id> direct_caller_{};
+    // Direct operations posted so far: deliver_round compares it around
+    // the callbacks it runs, as it does the queue's count, to see whether
+    // they posted anything (the driver's next wait then expects a completion).
+    std::atomic<std::uint64_t> direct_posts_{0};
     struct DirectOp {   // under mu_
         bool active = false;    // posted, its completion not in yet
         bool finished = false;  // over; its callback not handed out yet

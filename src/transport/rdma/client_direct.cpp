@@ -1,18 +1,20 @@
-// A synchronous call's own operation, posted outside the op queue.
+// An operation posted outside the op queue, when nothing is queued.
 //
-// A blocking read or write on a connection with nothing else queued is the
-// common case of the synchronous API (a key-value store's get, a log's
-// record write), and it needs none of the queue's work: no ordering behind
-// other operations, no waiting for resources, no hand-out of callbacks in
-// order. That work was about a third of rpm's own instructions per
-// synchronous read (docs/benchmarks.md, "A synchronous call's own
-// operation"). So call() lets the first operation its start posts go
-// direct when the queue is empty and a credit (and, without registered
-// memory, a bounce entry) is free at once: posted signaled under the
-// connection's lock with its own tag (kDirectTag), settled by its
-// completion or by the connection's failure. Posting order still holds:
-// whatever is queued after it is posted after it, completes after it (RC,
-// one send queue) and has its callback run after it (deliver_round).
+// A read or write on a connection with nothing else in flight is the
+// common case at queue depth 1 (a key-value store's get, a log's record
+// write, a synchronous call, a callback that issues the next operation),
+// and it needs none of the queue's work: no ordering behind other
+// operations, no waiting for resources, no hand-out of callbacks in order.
+// That work was about a third of rpm's own instructions per read
+// (docs/benchmarks.md, "A synchronous call's own operation"). So a read or
+// write goes direct when the queue holds nothing unfinished, no other
+// direct operation is over but unreported, and a credit (and, without
+// registered memory, a bounce entry) is free at once: posted signaled
+// under the connection's lock with its own tag (kDirectTag), settled by
+// its completion or by the connection's failure. One at a time: the next
+// queues behind it. Posting order still holds: whatever is queued after it
+// is posted after it, completes after it (RC, one send queue) and has its
+// callback run after it (deliver_round).
 #include "transport/rdma/client.hpp"
 
 #include <cstring>
@@ -22,9 +24,6 @@ namespace rpm::rdma {
 
 bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset,
                             std::span<const std::byte> src, std::span<std::byte> out, client::Done& done) {
-    // Relaxed: only the thread that stored its own id can read it back.
-    if (direct_caller_.load(std::memory_order_relaxed) != std::this_thread::get_id()) return false;
-    direct_caller_.store({}, std::memory_order_relaxed);  // the call's first operation only
     const std::size_t length = kind == OpKind::write ? src.size() : out.size();
     if (length == 0) return false;
     std::lock_guard lock(mu_);
@@ -53,12 +52,14 @@ bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t o
     }
     direct_.done = std::move(done);
     direct_.before_seq = ops_.pushed() + 1;  // its place in posting order
+    direct_posts_.fetch_add(1, std::memory_order_relaxed);
     if (ret != 0) {
         // Nothing was posted: the call fails, the connection does not (as
         // a failed post in the queue).
         ops_.end_direct(entry, false);
         direct_.ec = code_of(ret);
         direct_.finished = true;
+        notify_locked();  // its callback waits for whoever delivers next
         return true;
     }
     direct_.active = true;
@@ -67,6 +68,9 @@ bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t o
     direct_.entry = entry;
     direct_.user = std::move(user);
     direct_.ec = {};
+    // Nobody may be watching the CQ: the I/O thread parks after a
+    // synchronous call and is woken only for work (as in submit_locked).
+    if (io_parked_ && drivers_ == 0) notify_locked();
     return true;
 }
 

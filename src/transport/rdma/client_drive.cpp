@@ -113,14 +113,11 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
         // that runs after its call timed out finds a newer generation.
         const std::uint64_t gen = ++sync_.gen;
         sync_.done = false;
-        // Its first read or write may go direct (client_direct.cpp).
-        direct_caller_.store(std::this_thread::get_id(), std::memory_order_relaxed);
         start([this, gen](std::error_code e) {
             if (sync_.gen != gen) return;
             sync_.ec = e;
             sync_.done = true;
         });
-        direct_caller_.store({}, std::memory_order_relaxed);
         finished = drive_until(sync_.done, deadline);
         ec = sync_.ec;
         t_driving = nullptr;

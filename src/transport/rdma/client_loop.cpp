@@ -269,7 +269,7 @@ std::size_t ClientConn::deliver_round(bool& more) {
     // empty, not in use.
     std::vector<Finished> finished = std::move(finished_scratch_);
     std::vector<ReadyRecv> recvs = std::move(recv_scratch_);
-    std::uint64_t pushed = 0;
+    std::uint64_t issued_before = 0;
     {
         std::lock_guard lock(mu_);
         // A direct operation's callback runs in its place in posting order.
@@ -281,7 +281,7 @@ std::size_t ClientConn::deliver_round(bool& more) {
         if (!failed_) pump_locked();
         // A post that failed just now finished its op at once.
         more = ops_.front_finished();
-        pushed = ops_.pushed();
+        issued_before = issued();
         // A driver's next wait (drive_until) plans by this: it runs right
         // before, and whatever changes the plan meanwhile (another thread's
         // operation) notifies the driver, which delivers again.
@@ -295,7 +295,7 @@ std::size_t ClientConn::deliver_round(bool& more) {
     // Another round only if a callback queued work here (which may have
     // finished at once): what other threads queue meanwhile notifies the
     // thread that polls (submit_locked, recv), which delivers again then.
-    if (n > 0 && ops_.pushed() != pushed) more = true;
+    if (n > 0 && issued() != issued_before) more = true;
     finished.clear();
     recvs.clear();
     finished_scratch_ = std::move(finished);

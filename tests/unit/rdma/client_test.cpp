@@ -4,6 +4,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 
 namespace rpm::rdma::test {
@@ -79,54 +80,88 @@ TEST(RdmaClient, ConnectRegistersBuffersAndPostsReceivesBeforeConnecting) {
     EXPECT_TRUE(pooled) << "the receive slots are not in a message-pool entry";
 }
 
+// A lone write goes direct (client_direct.cpp): signaled, rung by its own
+// post. One behind an operation on the wire goes through the op queue:
+// signaled, its doorbell deferred to the round's ring, its op's seq as wr_id.
 TEST(RdmaClient, WritePostsRpmaWriteFromTheBounceBuffer) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();
     auto t = h.connect_ok();
     auto g = open(*t, "raw");
+    auto& mem = h.targets["raw"]->bytes();
+    const auto check = [&](const fake::WriteCall& c, std::uint64_t at, const std::vector<std::byte>& data) {
+        EXPECT_FALSE(c.conn->passive);
+        EXPECT_EQ(c.dst_offset, at);
+        EXPECT_EQ(c.dst->size, 1u << 20);
+        EXPECT_EQ(c.src->usage, kBounceUsage);
+        EXPECT_EQ(c.src->size, kMaxChunk);
+        EXPECT_TRUE(is_bounce_entry(h, c.src));
+        EXPECT_EQ(c.src_offset, 0u);
+        EXPECT_EQ(c.len, data.size());
+        EXPECT_EQ(c.data, data);
+        EXPECT_TRUE(std::equal(data.begin(), data.end(), mem.begin() + static_cast<std::ptrdiff_t>(at)));
+    };
     const auto data = bytes_of("persistent bytes");
     Waiter w;
     t->write(g, 4096, data, w.done());
     ASSERT_FALSE(w.get());
-    const auto writes = h.fabric.writes();
+    auto writes = h.fabric.writes();
     ASSERT_EQ(writes.size(), 1u);
-    const auto& c = writes[0];
-    EXPECT_FALSE(c.conn->passive);
-    EXPECT_EQ(c.dst_offset, 4096u);
-    EXPECT_EQ(c.dst->size, 1u << 20);
-    EXPECT_EQ(c.src->usage, kBounceUsage);
-    EXPECT_EQ(c.src->size, kMaxChunk);
-    EXPECT_TRUE(is_bounce_entry(h, c.src));
-    EXPECT_EQ(c.src_offset, 0u);
-    EXPECT_EQ(c.len, data.size());
-    EXPECT_EQ(c.flags, kCompletionAlways | kDeferDoorbell);
-    EXPECT_TRUE(is_op_ctx(c.ctx));
-    EXPECT_EQ(c.data, data);
-    auto& mem = h.targets["raw"]->bytes();
-    EXPECT_TRUE(std::equal(data.begin(), data.end(), mem.begin() + 4096));
+    check(writes[0], 4096, data);
+    EXPECT_EQ(writes[0].flags, kCompletionAlways);
+    EXPECT_EQ(writes[0].ctx, direct_ctx());
+
+    DirectHeld held(h, *t, g);
+    const auto queued = bytes_of("queued bytes");
+    Waiter q;
+    t->write(g, 8192, queued, q.done());
+    ASSERT_TRUE(eventually([&] { return h.fabric.writes().size() == 2; }));
+    ASSERT_FALSE(held.release());
+    ASSERT_FALSE(q.get());
+    writes = h.fabric.writes();
+    check(writes[1], 8192, queued);
+    EXPECT_EQ(writes[1].flags, kCompletionAlways | kDeferDoorbell);
+    EXPECT_TRUE(is_op_ctx(writes[1].ctx));
+    EXPECT_NE(writes[1].ctx, direct_ctx());
 }
 
 TEST(RdmaClient, ReadPostsRpmaReadIntoTheBounceBufferAndCopiesOut) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     auto& mem = h.targets["raw"]->bytes();
-    for (std::size_t i = 0; i < 64; ++i) mem[128 + i] = static_cast<std::byte>(i);
+    for (std::size_t i = 0; i < 256; ++i) mem[128 + i] = static_cast<std::byte>(i);
     h.listen();
     auto t = h.connect_ok();
     auto g = open(*t, "raw");
+    const auto check = [&](const fake::ReadCall& r, std::uint64_t at, const std::vector<std::byte>& out) {
+        EXPECT_EQ(r.dst->usage, kBounceUsage);
+        EXPECT_TRUE(is_bounce_entry(h, r.dst));
+        EXPECT_EQ(r.dst_offset, 0u);
+        EXPECT_EQ(r.src_offset, at);
+        EXPECT_EQ(r.len, out.size());
+        EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.begin() + static_cast<std::ptrdiff_t>(at)));
+    };
     std::vector<std::byte> out(64);
     Waiter w;
     t->read(g, 128, out, w.done());
     ASSERT_FALSE(w.get());
-    const auto reads = h.fabric.reads();
+    auto reads = h.fabric.reads();
     ASSERT_EQ(reads.size(), 1u);
-    EXPECT_EQ(reads[0].dst->usage, kBounceUsage);
-    EXPECT_TRUE(is_bounce_entry(h, reads[0].dst));
-    EXPECT_EQ(reads[0].dst_offset, 0u);
-    EXPECT_EQ(reads[0].src_offset, 128u);
-    EXPECT_EQ(reads[0].len, 64u);
-    EXPECT_EQ(reads[0].flags, kCompletionAlways | kDeferDoorbell);
-    EXPECT_TRUE(is_op_ctx(reads[0].ctx));
-    EXPECT_TRUE(std::equal(out.begin(), out.end(), mem.begin() + 128));
+    check(reads[0], 128, out);
+    EXPECT_EQ(reads[0].flags, kCompletionAlways);
+    EXPECT_EQ(reads[0].ctx, direct_ctx());
+
+    DirectHeld held(h, *t, g);  // reads()[1]
+    std::vector<std::byte> queued(32);
+    Waiter q;
+    t->read(g, 256, queued, q.done());
+    ASSERT_TRUE(eventually([&] { return h.fabric.reads().size() == 3; }));
+    ASSERT_FALSE(held.release());
+    ASSERT_FALSE(q.get());
+    reads = h.fabric.reads();
+    check(reads[2], 256, queued);
+    EXPECT_EQ(reads[2].flags, kCompletionAlways | kDeferDoorbell);
+    EXPECT_TRUE(is_op_ctx(reads[2].ctx));
+    EXPECT_NE(reads[2].ctx, direct_ctx());
 }
 
 // Which atomic write ran is visible: the method the connection's device
@@ -157,12 +192,16 @@ TEST(RdmaClient, AFailedDoorbellFailsTheConnection) {
         h.listen();
         auto t = h.connect_ok();
         auto g = open(*t, "raw");
+        // A lone write would go direct, rung by its own post: queue it.
+        std::optional<DirectHeld> held;
+        if (!atomic) held.emplace(h, *t, g);
         h.fabric.fail_next("ring", kErrProvider);
         Waiter first;
         if (atomic)
             t->atomic_write(g, 8, 1, first.done());
         else
             t->write(g, 0, bytes_of("lost?"), first.done());
+        if (held) (void)held->release();  // the connection failed under it
         (void)first.get();  // the op itself may have completed before the failure was seen
         Waiter later;
         t->write(g, 64, bytes_of("after"), later.done());

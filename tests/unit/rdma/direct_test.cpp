@@ -1,6 +1,6 @@
-// A synchronous call's own read or write goes direct (client_direct.cpp):
+// A read or write on an idle connection goes direct (client_direct.cpp):
 // posted at once, signaled, with its own tag, outside the op queue, when the
-// queue is empty. The work request it posts, field by field; posting order
+// queue holds nothing unfinished (a synchronous call's, a callback's). The work request it posts, field by field; posting order
 // against what other threads queue meanwhile; a failed post; a connection
 // lost under it; every completion mode.
 #include "support.hpp"
@@ -41,8 +41,6 @@ protected:
     proto::RegionGrant g_;
     MemTarget* remote_ = nullptr;
 };
-
-const void* direct_ctx() { return reinterpret_cast<const void*>(kDirectTag); }
 
 TEST_P(Direct, ASynchronousWriteIsOneSignaledWorkRequestPostedAtOnce) {
     const auto data = bytes_of("direct write");
@@ -95,7 +93,7 @@ TEST_P(Direct, RegisteredMemoryIsReadIntoWithoutABounceEntry) {
     EXPECT_EQ(r.dst_offset, 100u);
 }
 
-// Only the call's first operation, and only on an empty queue: what the
+// One direct operation at a time, and only on an empty queue: what the
 // start posts after it queues behind it, and so do the chunks of a large one.
 TEST_P(Direct, TheCallsSecondOperationAndChunkedOnesQueue) {
     const auto a = bytes_of("first"), b = bytes_of("second");
@@ -157,6 +155,44 @@ TEST_P(Direct, OperationsQueuedMeanwhileFinishAfterIt) {
     EXPECT_FALSE(w.get());
     std::lock_guard lock(mu);
     EXPECT_EQ(order, (std::vector<int>{1, 2})) << "callbacks out of posting order";
+}
+
+// Not only synchronous calls: a callback-API read on an idle connection goes
+// direct, and so does the next operation a callback issues (queue depth 1,
+// as rpm-bench drives it), the callbacks on the thread that polls.
+TEST_P(Direct, CallbackOperationsGoDirectToo) {
+    const auto want = bytes_of("callback read");
+    std::copy(want.begin(), want.end(), remote_->bytes().begin() + 256);
+    std::vector<std::byte> got(want.size());
+    const auto data = bytes_of("issued by a callback");
+    Waiter w;
+    t_->read(g_, 256, got, [&, d = w.done()](std::error_code e) {
+        if (e) return d(e);
+        t_->write(g_, 1024, data, d);
+    });
+    ASSERT_FALSE(w.get());
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(h_->fabric.reads().back().ctx, direct_ctx()) << "the callback API's read went through the queue";
+    const auto w2 = h_->fabric.writes().back();
+    EXPECT_EQ(w2.ctx, direct_ctx()) << "the write a callback issued went through the queue";
+    EXPECT_EQ(w2.flags, kCompletionAlways);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), remote_->bytes().begin() + 1024));
+    EXPECT_EQ(bounce_in_use(), 0u);
+}
+
+// A callback-API operation whose post fails gets its callback (on the
+// polling thread, which the failure wakes), and the connection stays.
+TEST_P(Direct, AFailedPostOfACallbackOperationCallsBack) {
+    h_->fabric.fail_next("rpma_write", kErrInval);
+    Waiter w;
+    t_->write(g_, 0, bytes_of("refused"), w.done());
+    const auto ec = w.get();
+    EXPECT_TRUE(ec) << "a failed post was reported as success";
+    EXPECT_NE(ec, std::make_error_code(std::errc::timed_out)) << "its callback never ran";
+    EXPECT_EQ(bounce_in_use(), 0u) << "the failed post kept its entry";
+    Waiter again;
+    t_->write(g_, 0, bytes_of("accepted"), again.done());
+    EXPECT_FALSE(again.get()) << "the connection did not survive a failed post";
 }
 
 // A post that fails fails the call, as in the queue; the connection stays.

@@ -73,10 +73,20 @@ TEST_P(Drive, ACallsCallbackRunsOnTheCallingThread) {
 
 TEST_P(Drive, AnAsynchronousOperationAfterACallCompletesWithoutAnother) {
     park_io_thread();
-    // Only the submission can wake the parked I/O thread.
+    // Only the submission can wake the parked I/O thread, whether the write
+    // goes direct (client_direct.cpp) or, behind an operation on the wire,
+    // through the queue.
     Waiter w;
     t_->write(g_, 64, bytes_of("later"), w.done());
     EXPECT_FALSE(w.get(5s)) << "an asynchronous write after a synchronous call never completed";
+    EXPECT_EQ(h_->fabric.writes().back().ctx, direct_ctx());
+    park_io_thread();
+    DirectHeld held(*h_, *t_, g_);
+    Waiter queued;
+    t_->write(g_, 128, bytes_of("queued"), queued.done());
+    EXPECT_FALSE(held.release());
+    EXPECT_FALSE(queued.get(5s)) << "a queued write after a synchronous call never completed";
+    EXPECT_NE(h_->fabric.writes().back().ctx, direct_ctx());
 }
 
 TEST_P(Drive, ARecvAfterACallGetsTheServersMessage) {

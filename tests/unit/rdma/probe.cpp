@@ -9,14 +9,20 @@
 //   done
 //   # per operation: (thread 1's total at 1100 - at 100) / 1000
 //
-// Usage: rdma_probe read|write|persist|send_flush N [event]
+// Usage: rdma_probe read|write|persist|send_flush N [event] [callback]
 //   persist: read_after_write (a cpu_cache region); send_flush: a
 //   memory_controller region. event: both ends in CompletionMode::event
-//   (so no thread's count includes spinning). Not a test: not run by ctest.
+//   (so no thread's count includes spinning). callback: the callback API,
+//   one operation at a time, each issued from the last one's callback (as
+//   rpm-bench's qd 1 does): count every client thread, the I/O thread runs
+//   them. Not a test: not run by ctest.
 #include "support.hpp"
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <functional>
+#include <mutex>
 #include <cstdlib>
 #include <string>
 
@@ -25,15 +31,74 @@ using namespace rpm::rdma;
 using namespace rpm::rdma::test;
 using namespace std::chrono_literals;
 
+namespace {
+
+struct Args {
+    std::string op;
+    int n = 0;
+    bool event = false;
+    bool callback = false;
+};
+
+bool parse(int argc, char** argv, Args& a) {
+    a.op = argc > 1 ? argv[1] : "";
+    a.n = argc > 2 ? std::atoi(argv[2]) : 0;
+    for (int i = 3; i < argc; ++i) {
+        const std::string f = argv[i];
+        if (f == "event") a.event = true;
+        else if (f == "callback") a.callback = true;
+        else return false;
+    }
+    return (a.op == "read" || a.op == "write" || a.op == "persist" || a.op == "send_flush") && a.n > 0;
+}
+
+// Issue operation i of n from the callback of operation i - 1.
+struct Loop {
+    client::Transport& t;
+    const proto::RegionGrant& g;
+    const Args& a;
+    std::vector<std::byte>& buf;
+    std::span<const proto::Slice> slices;
+    int left;
+    std::error_code ec;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool over = false;
+
+    void next() {
+        client::Done d = [this](std::error_code e) {
+            if (e || --left == 0) return finish(e);
+            next();
+        };
+        if (a.op == "read") t.read(g, 0, buf, std::move(d));
+        else if (a.op == "write") t.write(g, 0, buf, std::move(d));
+        else t.persist(g, slices, std::move(d));
+    }
+    void finish(std::error_code e) {
+        std::lock_guard lock(mu);
+        ec = e;
+        over = true;
+        cv.notify_all();
+    }
+    std::error_code run() {
+        next();
+        std::unique_lock lock(mu);
+        if (!cv.wait_for(lock, 60s, [this] { return over; })) return std::make_error_code(std::errc::timed_out);
+        return ec;
+    }
+};
+
+} // namespace
+
 int main(int argc, char** argv) {
-    const std::string op = argc > 1 ? argv[1] : "";
-    const int n = argc > 2 ? std::atoi(argv[2]) : 0;
-    const bool event = argc > 3 && std::string(argv[3]) == "event";
-    if ((op != "read" && op != "write" && op != "persist" && op != "send_flush") || n <= 0 ||
-        (argc > 3 && !event) || argc > 4) {
-        std::fprintf(stderr, "usage: rdma_probe read|write|persist|send_flush N [event]\n");
+    Args a;
+    if (!parse(argc, argv, a)) {
+        std::fprintf(stderr, "usage: rdma_probe read|write|persist|send_flush N [event] [callback]\n");
         return 2;
     }
+    const std::string& op = a.op;
+    const int n = a.n;
+    const bool event = a.event;
     const auto domain = op == "send_flush" ? PersistenceDomain::memory_controller : PersistenceDomain::cpu_cache;
     Harness h({{"pm", domain}}, "/", {}, [&](ServerOptions& o) {
         if (event) o.completion = CompletionMode::event;
@@ -48,7 +113,14 @@ int main(int argc, char** argv) {
     std::vector<std::byte> buf(8);
     const std::vector<proto::Slice> slices{proto::Slice{0, std::span<const std::byte>(buf)}};
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < n; ++i) {
+    if (a.callback) {
+        Loop loop{*t, g, a, buf, slices, n, {}, {}, {}, false};
+        if (auto ec = loop.run()) {
+            std::fprintf(stderr, "rdma_probe: %s failed: %s\n", op.c_str(), ec.message().c_str());
+            return 1;
+        }
+    }
+    for (int i = 0; i < n && !a.callback; ++i) {
         std::error_code ec;
         if (op == "read") ec = t->call([&](client::Done d) { t->read(g, 0, buf, std::move(d)); }, 5s);
         else if (op == "write") ec = t->call([&](client::Done d) { t->write(g, 0, buf, std::move(d)); }, 5s);

@@ -96,6 +96,25 @@ std::size_t count_calls(const Harness& h, std::string_view call) {
     return static_cast<std::size_t>(std::count(calls.begin(), calls.end(), call));
 }
 
+DirectHeld::DirectHeld(Harness& h, client::Transport& t, const proto::RegionGrant& g) : h_(h) {
+    h_.fabric.hold_client_completions(true);
+    const auto before = h_.fabric.reads().size();
+    t.read(g, 0, out_, w_.done());
+    const bool posted = eventually([&] { return h_.fabric.reads().size() > before; });
+    EXPECT_TRUE(posted) << "the held read was not posted";
+    if (posted) {
+        EXPECT_EQ(h_.fabric.reads().back().ctx, direct_ctx()) << "the held read did not go direct";
+    }
+}
+
+std::error_code DirectHeld::release() {
+    if (released_) return {};
+    released_ = true;
+    h_.fabric.hold_client_completions(false);
+    h_.fabric.release_held();
+    return w_.get();
+}
+
 bool eventually(const std::function<bool()>& pred, std::chrono::milliseconds t) {
     const auto end = std::chrono::steady_clock::now() + t;
     while (std::chrono::steady_clock::now() < end) {

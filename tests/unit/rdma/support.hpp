@@ -128,6 +128,29 @@ struct Waiter {
     }
 };
 
+/// Keeps a connection's one direct operation (client_direct.cpp) on the
+/// wire, so that every read or write after it goes through the op queue:
+/// an 8-byte read at offset 0 posted with the client's completions held.
+/// release() lets completions flow again (queued ones too) and returns
+/// the read's status.
+class DirectHeld {
+public:
+    DirectHeld(Harness& h, client::Transport& t, const proto::RegionGrant& g);
+    ~DirectHeld() { (void)release(); }
+    DirectHeld(const DirectHeld&) = delete;
+    DirectHeld& operator=(const DirectHeld&) = delete;
+    std::error_code release();
+
+private:
+    Harness& h_;
+    std::vector<std::byte> out_ = std::vector<std::byte>(8);
+    Waiter w_;
+    bool released_ = false;
+};
+
+/// The wr_id a direct operation is posted with.
+inline const void* direct_ctx() { return reinterpret_cast<const void*>(kDirectTag); }
+
 /// The client connections' pools on the fake device (null while none is open).
 std::shared_ptr<DevicePools> client_pools(const Harness& h);
 /// The registrations made with `peer` for `usage`, in order.

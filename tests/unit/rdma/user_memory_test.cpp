@@ -55,7 +55,8 @@ TEST_F(UserMemoryTest, AWriteFromRegisteredMemoryIsPostedOnItsMr) {
     EXPECT_EQ(writes[0].src_offset, 1000u);
     EXPECT_EQ(writes[0].dst_offset, 4096u);
     EXPECT_EQ(writes[0].len, rec.size());
-    EXPECT_EQ(writes[0].flags, kCompletionAlways | kDeferDoorbell);
+    EXPECT_EQ(writes[0].flags, kCompletionAlways);  // a lone write goes direct
+    EXPECT_EQ(writes[0].ctx, direct_ctx());
     EXPECT_EQ(writes[0].data, rec);
     EXPECT_TRUE(std::equal(rec.begin(), rec.end(), h_.targets["raw"]->bytes().begin() + 4096));
 }
