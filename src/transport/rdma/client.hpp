@@ -37,6 +37,10 @@ struct ClientLimits {
     std::size_t slot_size = kSlotSize;
     /// Work-request size of writes and reads; at most the bounce entry size.
     std::size_t chunk = kMaxChunk;
+    /// Reads, writes and one-slice persists on an idle connection go direct
+    /// (client_direct.cpp). Off, everything goes through the op queue: for
+    /// tests of the queue's own work requests, and to compare the two.
+    bool direct = true;
     /// The device's pools, applied only by the connection that creates them
     /// (the first on its device in this process). buffer_size is derived:
     /// `chunk` for bounce entries, the slot layout for message buffers.
@@ -52,8 +56,10 @@ Result<std::unique_ptr<client::Transport>> connect_rdma_with(const Api& api, con
 /// Work-request contexts: a receive slot has the top bit set, an operation
 /// is its sequence number (never 0: a NULL context is refused).
 inline constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 63;
-/// The work request of a synchronous call's own operation (client_direct.cpp).
+/// The work request of a direct operation (client_direct.cpp).
 inline constexpr std::uint64_t kDirectTag = std::uint64_t{1} << 62;
+/// A direct persist's unsignaled write (its completion comes only on failure).
+inline constexpr std::uint64_t kDirectWriteTag = kDirectTag | 1;
 
 /// One connection's state, shared by the Transport object and its I/O thread.
 class ClientConn : public std::enable_shared_from_this<ClientConn> {
@@ -196,14 +202,26 @@ private:
     void notify_locked() noexcept;
     void notify_all() noexcept;
 
-    // client_direct.cpp: a synchronous call's own operation, outside the op queue
+    // client_direct.cpp: an operation on an idle connection, outside the op queue
     /// Post a read or write at once, when the queue holds nothing
     /// unfinished and no other direct operation is pending.
     /// RETURN VALUE: true when it took the operation (and `done`): posted,
     /// or finished with the post's error; false: the queue must take it.
     bool try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset, std::span<const std::byte> src,
                     std::span<std::byte> out, client::Done& done);
+    /// The same for a persist of one slice (not a commit word): its write
+    /// and its flush (read_after_write's read, send_flush's Flush) under one
+    /// doorbell. RETURN VALUE: as try_direct.
+    bool try_direct_persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done& done);
+    [[nodiscard]] bool direct_idle_locked() const noexcept;
+    void begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
+                             std::span<std::byte> out, client::Done& done);
+    void direct_post_failed_locked(int ret);
     void on_direct_wc_locked(const ibv_wc& wc);
+    /// A Response to the direct persist's Flush. RETURN VALUE: false when
+    /// the frame answers something else.
+    bool on_direct_reply_locked(const proto::Header& h, std::span<const std::byte> body);
+    void settle_direct_locked(std::error_code ec);
     void fail_direct_locked(std::error_code ec);
     /// deliver_round's first callback: the direct operation's, once over.
     void take_direct_locked(std::vector<Finished>& finished);
@@ -273,17 +291,21 @@ private:
     // they posted anything (the driver's next wait then expects a completion).
     std::atomic<std::uint64_t> direct_posts_{0};
     struct DirectOp {   // under mu_
-        bool active = false;    // posted, its completion not in yet
+        bool active = false;    // posted, its completion (and reply) not all in yet
         bool finished = false;  // over; its callback not handed out yet
-        OpKind kind = OpKind::none;
-        std::span<std::byte> out;  // a read through `entry`: copied out on completion
-        MrBuffer* entry = nullptr;
+        OpKind kind = OpKind::none;  // write, read; flush or request: a persist's
+        int owed = 0;           // the signaled completion, and a send_flush persist's reply
+        bool wc_done = false;   // its signaled work request completed: nothing of it is on the wire
+        std::uint32_t rid = 0;  // a send_flush persist's Flush, awaiting its Response
+        std::span<std::byte> out;  // a read through the entry: copied out on completion
+        OpQueue::DirectHold hold;
         std::shared_ptr<UserMemory> user;
         std::uint64_t before_seq = 0;  // the queue's next sequence number when it was posted
         std::error_code ec;
         client::Done done;
     };
     DirectOp direct_;
+    std::vector<std::byte> direct_frame_;  // a direct persist's Flush frame (keeps its capacity), under mu_
     WaitPlan plan_{-1, false};  // as of the last deliver(), under drive_mu_
 
     // Held by whoever polls the CQ and runs callbacks: the I/O thread for

@@ -56,7 +56,7 @@ void ClientConn::release_buffers() noexcept {
     req_.reset();
     conn_.reset();
     // An entry a direct operation still held (the connection was never failed).
-    if (direct_.entry) ops_.end_direct(std::exchange(direct_.entry, nullptr), true);
+    if (direct_.hold.entry || direct_.hold.slot) ops_.end_direct(direct_.hold, true);
     ops_.release_buffers();
     if (msgs_) msgs_->release();
 }

@@ -6,8 +6,9 @@
 // and it needs none of the queue's work: no ordering behind other
 // operations, no waiting for resources, no hand-out of callbacks in order.
 // That work was about a third of rpm's own instructions per read
-// (docs/benchmarks.md, "A synchronous call's own operation"). So a read or
-// write goes direct when the queue holds nothing unfinished, no other
+// (docs/benchmarks.md, "A synchronous call's own operation"). So a read,
+// a write, or a persist of one slice (its write and its flush under one
+// doorbell) goes direct when the queue holds nothing unfinished, no other
 // direct operation is over but unreported, and a credit (and, without
 // registered memory, a bounce entry) is free at once: posted signaled
 // under the connection's lock with its own tag (kDirectTag), settled by
@@ -16,89 +17,187 @@
 // is posted after it, completes after it (RC, one send queue) and has its
 // callback run after it (deliver_round).
 #include "transport/rdma/client.hpp"
+#include "transport/rdma/frames.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
 namespace rpm::rdma {
+namespace {
+
+const void* tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
+
+LocalMr* local_mr(const OpQueue::DirectHold& hold, const UserMemory* user) noexcept {
+    return user ? user->mr.get() : static_cast<LocalMr*>(hold.entry->handle());
+}
+
+} // namespace
+
+bool ClientConn::direct_idle_locked() const noexcept {
+    // Anything in flight or waiting to be posted (another thread's
+    // operations) keeps the order only if this one queues behind it. Ops
+    // that finished and wait for their callbacks (a reply the I/O thread has
+    // not handed out yet) are no such thing: theirs run first (deliver_round).
+    return lim_.direct && !failed_ && !batching_ && ring_error_ == 0 && ops_.all_finished() && !direct_.active && !direct_.finished;
+}
 
 bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset,
                             std::span<const std::byte> src, std::span<std::byte> out, client::Done& done) {
     const std::size_t length = kind == OpKind::write ? src.size() : out.size();
     if (length == 0) return false;
     std::lock_guard lock(mu_);
-    // Anything in flight or waiting to be posted (another thread's
-    // operations) keeps the order only if this one queues behind it. Ops
-    // that finished and wait for their callbacks (a reply the I/O thread has
-    // not handed out yet) are no such thing: theirs run first (deliver_round).
-    if (failed_ || batching_ || ring_error_ != 0 || !ops_.all_finished() || direct_.active || direct_.finished)
-        return false;
+    if (!direct_idle_locked()) return false;
     const RemoteRegion* r = region_locked(grant_id);
     if (!r) return false;  // the queue reports the error
     auto user = user_memory_locked(kind == OpKind::write ? src.data() : out.data(), length);
     if (length > (user ? kMaxUserChunk : lim_.chunk)) return false;  // chunks: the queue's
-    MrBuffer* entry = nullptr;
-    if (!ops_.take_direct(!user, entry)) return false;
-    const void* ctx = reinterpret_cast<const void*>(kDirectTag);
-    LocalMr* local = user ? user->mr.get() : static_cast<LocalMr*>(entry->handle());
+    OpQueue::DirectHold hold;
+    if (!ops_.take_direct(1, !user, false, hold)) return false;
+    LocalMr* local = local_mr(hold, user.get());
     int ret = 0;
     if (kind == OpKind::write) {
-        if (!user) std::memcpy(entry->data(), src.data(), length);
+        if (!user) std::memcpy(hold.entry->data(), src.data(), length);
         ret = api_.write(conn_.get(), r->mr.get(), offset, local, user ? user->offset_of(src.data()) : 0, length,
-                         kCompletionAlways, ctx);
+                         kCompletionAlways, tag(kDirectTag));
     } else {
         ret = api_.read(conn_.get(), local, user ? user->offset_of(out.data()) : 0, r->mr.get(), offset, length,
-                        kCompletionAlways, ctx);
+                        kCompletionAlways, tag(kDirectTag));
     }
+    begin_direct_locked(kind, hold, std::move(user), out, done);
+    if (ret != 0) direct_post_failed_locked(ret);
+    return true;
+}
+
+bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices,
+                                    client::Done& done) {
+    if (slices.size() != 1 || slices[0].data.empty()) return false;
+    const proto::Slice& s = slices[0];
+    const std::size_t length = s.data.size();
+    std::lock_guard lock(mu_);
+    if (!direct_idle_locked() || commit_word(s)) return false;
+    const RemoteRegion* r = region_locked(g.id);
+    if (!r) return false;
+    const bool raw = r->method == flush::Method::read_after_write;
+    if (!raw && r->method != flush::Method::send_flush) return false;
+    auto user = user_memory_locked(s.data.data(), length);
+    if (length > (user ? kMaxUserChunk : lim_.chunk)) return false;
+    std::uint32_t rid = 0;
+    if (!raw) {
+        rid = next_request_id();
+        direct_frame_.clear();
+        const proto::Range range{s.offset, length};
+        proto::encode_flush(direct_frame_, rid, g.id, std::span(&range, 1));
+        if (frame_fits(direct_frame_)) return false;
+    }
+    OpQueue::DirectHold hold;
+    if (!ops_.take_direct(2, !user, !raw, hold)) return false;
+    if (!user) std::memcpy(hold.entry->data(), s.data.data(), length);
+    // The write goes unsignaled right in front of its flush: RC completes
+    // in order, so the flush's completion retires it (as OpQueue::pump).
+    int ret = api_.write(conn_.get(), r->mr.get(), s.offset, local_mr(hold, user.get()),
+                         user ? user->offset_of(s.data.data()) : 0, length, kCompletionOnError | kDeferDoorbell,
+                         tag(kDirectWriteTag));
+    begin_direct_locked(raw ? OpKind::flush : OpKind::request, hold, std::move(user), {}, done);
+    if (ret != 0) {
+        direct_post_failed_locked(ret);
+        return true;
+    }
+    direct_.rid = rid;
+    direct_.owed = raw ? 1 : 2;  // the flush's completion; the send's and the Response
+    if (raw) {
+        // One 8-byte read inside the region covers every write before it.
+        const std::uint64_t last = r->size >= 8 ? r->size - 8 : 0;
+        ret = api_.flush(conn_.get(), r->mr.get(), std::min(s.offset, last), length, kFlushPersistent,
+                         kCompletionAlways | kDeferDoorbell, tag(kDirectTag));
+    } else {
+        const std::size_t at = layout_.send_offset(*direct_.hold.slot);
+        std::memcpy(msgs_->data() + at, direct_frame_.data(), direct_frame_.size());
+        ret = api_.send(conn_.get(), msgs_->mr(), at, direct_frame_.size(), kCompletionAlways | kDeferDoorbell,
+                        tag(kDirectTag));
+    }
+    // The write is queued in the verbs layer either way: post it, and when
+    // its flush could not join it, no completion will retire it (as in
+    // pump_locked): the connection fails, and the persist with it.
+    const int rang = api_.ring(conn_.get());
+    if (ret != 0) {
+        fail_locked(errc::io_error, where_ + ": a persist's flush could not be posted behind its write");
+    } else if (rang != 0) {
+        fail_locked(errc::io_error, call_failure(errc::io_error, where_, "posting work requests", rang).detail());
+    }
+    return true;
+}
+
+void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
+                                     std::span<std::byte> out, client::Done& done) {
+    direct_.active = true;
+    direct_.kind = kind;
+    direct_.owed = 1;
+    direct_.wc_done = false;
+    direct_.rid = 0;
+    direct_.out = out;
+    direct_.hold = std::exchange(hold, {});
+    direct_.user = std::move(user);
+    direct_.ec = {};
     direct_.done = std::move(done);
     direct_.before_seq = ops_.pushed() + 1;  // its place in posting order
     direct_posts_.fetch_add(1, std::memory_order_relaxed);
-    if (ret != 0) {
-        // Nothing was posted: the call fails, the connection does not (as
-        // a failed post in the queue).
-        ops_.end_direct(entry, false);
-        direct_.ec = code_of(ret);
-        direct_.finished = true;
-        notify_locked();  // its callback waits for whoever delivers next
-        return true;
-    }
-    direct_.active = true;
-    direct_.kind = kind;
-    direct_.out = out;
-    direct_.entry = entry;
-    direct_.user = std::move(user);
-    direct_.ec = {};
     // Nobody may be watching the CQ: the I/O thread parks after a
     // synchronous call and is woken only for work (as in submit_locked).
     if (io_parked_ && drivers_ == 0) notify_locked();
-    return true;
+}
+
+void ClientConn::direct_post_failed_locked(int ret) {
+    // Nothing was posted: the operation fails, the connection does not (as
+    // a failed post in the queue).
+    direct_.active = false;
+    ops_.end_direct(direct_.hold, false);
+    direct_.ec = code_of(ret);
+    direct_.finished = true;
+    notify_locked();  // its callback waits for whoever delivers next
 }
 
 void ClientConn::on_direct_wc_locked(const ibv_wc& wc) {
     if (!direct_.active) return;  // it failed with the connection already
-    direct_.active = false;
-    const bool ok = wc.status == IBV_WC_SUCCESS;
-    if (ok) {
-        // RC completes in order: what went unsignaled before it is done too.
-        ops_.retire_unsignaled_before(direct_.before_seq);
-        if (direct_.kind == OpKind::read && direct_.entry)
-            std::memcpy(direct_.out.data(), direct_.entry->data(), direct_.out.size());
-    }
-    ops_.end_direct(std::exchange(direct_.entry, nullptr), false);
-    direct_.ec = ok ? std::error_code{} : std::error_code(errc::io_error);
-    direct_.finished = true;
-    if (!ok)
+    if (wc.status != IBV_WC_SUCCESS) {
+        // RC: the queue pair is in error. The signaled request's failure
+        // means nothing of the operation is on the wire any more; the
+        // persist's write failing says nothing of the flush behind it.
+        direct_.wc_done = wc.wr_id == kDirectTag;
         return fail_locked(errc::io_error, where_ + ": work request failed: " + ibv_wc_status_str(wc.status));
-    // Its credit may let queued operations go.
+    }
+    direct_.wc_done = true;
+    // RC completes in order: what went unsignaled before it is done too.
+    ops_.retire_unsignaled_before(direct_.before_seq);
+    if (direct_.kind == OpKind::read && direct_.hold.entry)
+        std::memcpy(direct_.out.data(), direct_.hold.entry->data(), direct_.out.size());
+    settle_direct_locked({});
+}
+
+bool ClientConn::on_direct_reply_locked(const proto::Header& h, std::span<const std::byte> body) {
+    if (!direct_.active || direct_.rid == 0 || h.request_id != direct_.rid) return false;
+    direct_.rid = 0;
+    settle_direct_locked(response_status(h, body));
+    return true;
+}
+
+void ClientConn::settle_direct_locked(std::error_code ec) {
+    if (ec && !direct_.ec) direct_.ec = ec;
+    if (--direct_.owed > 0) return;
+    direct_.active = false;
+    ops_.end_direct(direct_.hold, false);
+    direct_.finished = true;
+    // Its credits may let queued operations go.
     pump_locked();
 }
 
 void ClientConn::fail_direct_locked(std::error_code ec) {
     if (!direct_.active) return;
     direct_.active = false;
-    // Its work request may still be on the wire: the device may write the
-    // entry until the queue pair is gone (OpQueue keeps it aside).
-    ops_.end_direct(std::exchange(direct_.entry, nullptr), true);
+    direct_.rid = 0;
+    // Its work request may still be on the wire: the device may read or
+    // write the entry until the queue pair is gone (OpQueue keeps it aside).
+    ops_.end_direct(direct_.hold, !direct_.wc_done);
     direct_.ec = ec;
     direct_.finished = true;
 }

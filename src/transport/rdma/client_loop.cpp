@@ -114,7 +114,7 @@ void ClientConn::on_event() {
 void ClientConn::on_wc_locked(const ibv_wc& wc) {
     // Only wr_id and status are valid in a failed completion.
     if (wc.wr_id & kRecvTag) return on_recv_locked(static_cast<std::uint32_t>(wc.wr_id & ~kRecvTag), wc);
-    if (wc.wr_id == kDirectTag) return on_direct_wc_locked(wc);
+    if (wc.wr_id == kDirectTag || wc.wr_id == kDirectWriteTag) return on_direct_wc_locked(wc);
     on_op_wc_locked(wc.wr_id, wc);
 }
 
@@ -165,6 +165,7 @@ void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::by
     case proto::Type::response: break;
     default: return fail_locked(errc::io_error, where_ + ": unexpected " + std::string(proto::type_name(h.type)) + " frame");
     }
+    if (h.type == proto::Type::response && on_direct_reply_locked(h, body)) return;
     const std::uint64_t seq = forget_request_locked(h.request_id);
     if (seq == 0) return;  // the request already failed
     // The server had the frame: the writes in front of it were placed

@@ -289,6 +289,7 @@ void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Sli
     // flush, so it needs no completion of its own (OpQueue::pump). The
     // writes have no callback: they join the flush's (Op::joins_next), and
     // the caller hears the first error of them all.
+    if (try_direct_persist(g, slices, done)) return;
     SmallBuffer<proto::Range, 8> room(slices.size());
     const std::span<proto::Range> ranges = room.all();
     std::lock_guard lock(mu_);

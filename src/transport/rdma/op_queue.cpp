@@ -44,19 +44,24 @@ bool OpQueue::acquire(Op& op) {
     return true;
 }
 
-bool OpQueue::take_direct(bool bounce, MrBuffer*& entry) {
-    entry = nullptr;
-    if (credits_ == 0) return false;
+bool OpQueue::take_direct(std::uint32_t credits, bool bounce, bool slot, DirectHold& out) {
+    out = {};
+    if (credits_ < credits || (slot && slots_.free_count() == 0)) return false;
     if (bounce) {
-        entry = bounce_ ? bounce_->get() : nullptr;
-        if (!entry) return false;
+        out.entry = bounce_ ? bounce_->get() : nullptr;
+        if (!out.entry) return false;
     }
-    --credits_;
+    if (slot) out.slot = slots_.acquire();
+    credits_ -= credits;
+    out.credits = credits;
     return true;
 }
 
-void OpQueue::end_direct(MrBuffer* entry, bool wr_pending) {
-    ++credits_;
+void OpQueue::end_direct(DirectHold& hold, bool wr_pending) {
+    credits_ += std::exchange(hold.credits, 0);
+    if (hold.slot) slots_.release(*hold.slot);
+    hold.slot.reset();
+    MrBuffer* entry = std::exchange(hold.entry, nullptr);
     if (entry == nullptr) return;
     if (wr_pending)
         kept_aside_.push_back(entry);

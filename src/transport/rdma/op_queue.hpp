@@ -110,16 +110,23 @@ public:
     /// A post failed right behind an unsignaled op, which no completion will
     /// ever retire now: the connection must fail. Reading clears it.
     [[nodiscard]] bool take_orphaned() noexcept { return std::exchange(orphaned_, false); }
-    /// A synchronous call's own operation, posted outside the queue
-    /// (ClientConn::try_direct, only while the queue is empty): take its
-    /// send-queue credit and, when `bounce`, an entry of the pool.
-    /// RETURN VALUE: false, taking nothing, when either is short (the call
-    /// then goes through the queue, which waits for them).
-    bool take_direct(bool bounce, MrBuffer*& entry);
-    /// That operation is over: its credit comes back, and its entry (if
-    /// any) goes back to the pool, or aside when its work request may
-    /// still be on the wire (`wr_pending`: the connection failed first).
-    void end_direct(MrBuffer* entry, bool wr_pending);
+    /// What an operation posted outside the queue (ClientConn's direct
+    /// operation, only while the queue holds nothing unfinished) holds of
+    /// the queue's resources.
+    struct DirectHold {
+        std::uint32_t credits = 0;
+        MrBuffer* entry = nullptr;           ///< a bounce entry, when the data is not registered memory
+        std::optional<std::uint32_t> slot;   ///< a send slot, for a request
+    };
+    /// Take `credits` send-queue credits, a bounce entry of the pool when
+    /// `bounce`, and a send slot when `slot`. RETURN VALUE: false, taking
+    /// nothing, when any is short (the operation then goes through the
+    /// queue, which waits for them).
+    bool take_direct(std::uint32_t credits, bool bounce, bool slot, DirectHold& out);
+    /// That operation is over: its credits and slot come back, and its
+    /// entry (if any) goes back to the pool, or aside when its work request
+    /// may still be on the wire (`wr_pending`: the connection failed first).
+    void end_direct(DirectHold& hold, bool wr_pending);
     /// Finish every unfinished operation with `ec` (the connection failed).
     void fail_all(std::error_code ec);
     /// Hand each finished operation at the front, in posting order, to

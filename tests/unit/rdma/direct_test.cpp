@@ -1,8 +1,9 @@
 // A read or write on an idle connection goes direct (client_direct.cpp):
 // posted at once, signaled, with its own tag, outside the op queue, when the
-// queue holds nothing unfinished (a synchronous call's, a callback's). The work request it posts, field by field; posting order
-// against what other threads queue meanwhile; a failed post; a connection
-// lost under it; every completion mode.
+// queue holds nothing unfinished (a synchronous call's, a callback's). The
+// work request it posts, field by field; posting order against what other
+// threads queue meanwhile; a failed post; a connection lost under it; every
+// completion mode. Persists: direct_persist_test.cpp.
 #include "support.hpp"
 
 #include <atomic>
@@ -11,19 +12,10 @@
 namespace rpm::rdma::test {
 namespace {
 
-class Direct : public ::testing::TestWithParam<CompletionMode> {
+class Direct : public ModeTest {
 protected:
     void SetUp() override {
-        h_ = std::make_unique<Harness>(std::vector<RegionSpec>{{"pm", PersistenceDomain::cpu_cache}}, "/",
-                                       rpm::Overrides{}, [](ServerOptions& o) { o.completion = GetParam(); });
-        h_->listen();
-        ClientOptions o;
-        o.completion = GetParam();
-        auto t = h_->connect(o);
-        ASSERT_TRUE(t) << t.error().message();
-        t_ = std::move(*t);
-        g_ = open(*t_, "pm");
-        remote_ = h_->targets["pm"];
+        ModeTest::SetUp();
         // The device's bounce pool fills in the background: until it has
         // an entry, a call's operation queues and waits for one.
         ASSERT_TRUE(eventually([&] { return client_pools(*h_)->bounce().stats().free_global > 0; }));
@@ -35,11 +27,6 @@ protected:
         return t_->call([&](client::Done d) { t_->write(g_, at, data, std::move(d)); }, 5s);
     }
     std::uint32_t bounce_in_use() const { return client_pools(*h_)->bounce().stats().in_use; }
-
-    std::unique_ptr<Harness> h_;
-    std::unique_ptr<client::Transport> t_;
-    proto::RegionGrant g_;
-    MemTarget* remote_ = nullptr;
 };
 
 TEST_P(Direct, ASynchronousWriteIsOneSignaledWorkRequestPostedAtOnce) {

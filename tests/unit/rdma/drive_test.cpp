@@ -9,23 +9,10 @@
 namespace rpm::rdma::test {
 namespace {
 
-class Drive : public ::testing::TestWithParam<CompletionMode> {
+class Drive : public ModeTest {
 protected:
-    void SetUp() override {
-        h_ = std::make_unique<Harness>(std::vector<RegionSpec>{{"pm", PersistenceDomain::cpu_cache}}, "/",
-                                       rpm::Overrides{}, [this](ServerOptions& o) {
-                                           o.completion = GetParam();
-                                           o.on_message = [this](std::uint64_t s, std::span<const std::byte>) {
-                                               session_ = s;
-                                           };
-                                       });
-        h_->listen();
-        ClientOptions o;
-        o.completion = GetParam();
-        auto t = h_->connect(o);
-        ASSERT_TRUE(t) << t.error().message();
-        t_ = std::move(*t);
-        g_ = open(*t_, "pm");
+    void tune(ServerOptions& o) override {
+        o.on_message = [this](std::uint64_t s, std::span<const std::byte>) { session_ = s; };
     }
     // A synchronous write through call(): its status, and the thread its callback ran on.
     std::pair<std::error_code, std::thread::id> sync_write(std::uint64_t at, std::span<const std::byte> data,
@@ -55,9 +42,6 @@ protected:
             5s));
         EXPECT_TRUE(conn.io_thread_parked());
     }
-    std::unique_ptr<Harness> h_;
-    std::unique_ptr<client::Transport> t_;
-    proto::RegionGrant g_;
     std::atomic<std::uint64_t> session_{0};
 };
 

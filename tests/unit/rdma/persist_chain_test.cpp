@@ -17,6 +17,14 @@ std::error_code persist(client::Transport& t, const proto::RegionGrant& g, std::
     return w.get();
 }
 
+// The queue's chain (a one-slice persist on an idle connection goes
+// direct: direct_test.cpp).
+ClientLimits queue_only(bool direct = false) {
+    ClientLimits lim;
+    lim.direct = direct;
+    return lim;
+}
+
 constexpr int kQueuedUnsignaled = kCompletionOnError | kDeferDoorbell;
 constexpr int kQueuedSignaled = kCompletionAlways | kDeferDoorbell;
 
@@ -33,7 +41,7 @@ std::size_t count(const std::vector<std::string>& v, const std::string& s) {
 }
 
 TEST(PersistChain, ReadAfterWriteTheWriteBeforeTheFlushIsUnsignaled) {
-    OneRegion one({"raw", PersistenceDomain::cpu_cache});
+    OneRegion one({"raw", PersistenceDomain::cpu_cache}, queue_only());
     auto& [h, t, g] = one;
     ASSERT_EQ(g.method, flush::Method::read_after_write);
     const auto rec = bytes_of("a record");
@@ -54,7 +62,7 @@ TEST(PersistChain, ReadAfterWriteTheWriteBeforeTheFlushIsUnsignaled) {
 }
 
 TEST(PersistChain, SendFlushTheWriteBeforeTheFlushFrameIsUnsignaled) {
-    OneRegion one({"adr", PersistenceDomain::memory_controller});
+    OneRegion one({"adr", PersistenceDomain::memory_controller}, queue_only());
     auto& [h, t, g] = one;
     ASSERT_EQ(g.method, flush::Method::send_flush);
     const auto sends_before = h.fabric.sends().size();
@@ -117,7 +125,7 @@ TEST(PersistChain, CreditsComeBackThroughTheFlushesCompletions) {
 // work requests a persist, 40 persists stall unless it does.
 TEST(PersistChain, RequestSendsAreSignaledOneInSignalEvery) {
     for (const std::uint32_t depth : {8u, kSqDepth}) {
-        ClientLimits lim;
+        ClientLimits lim = queue_only();
         lim.sq_depth = depth;
         OneRegion one({"adr", PersistenceDomain::memory_controller}, lim);
         auto& [h, t, g] = one;
@@ -156,12 +164,15 @@ TEST(PersistChain, RequestSendsAreSignaledOneInSignalEvery) {
     }
 }
 
+// Through the queue and direct alike.
 TEST(PersistChain, AFailedUnsignaledWriteFailsThePersist) {
-    OneRegion one({"raw", PersistenceDomain::cpu_cache});
-    auto& [h, t, g] = one;
-    h.fabric.fail_wc_next("write", IBV_WC_REM_ACCESS_ERR);
-    EXPECT_EQ(persist(*t, g, {{0, bytes_of("lost")}}), errc::io_error);
-    EXPECT_EQ(persist(*t, g, {{0, bytes_of("after")}}), errc::io_error);  // the queue pair is in error
+    for (const bool direct : {false, true}) {
+        OneRegion one({"raw", PersistenceDomain::cpu_cache}, queue_only(direct));
+        auto& [h, t, g] = one;
+        h.fabric.fail_wc_next("write", IBV_WC_REM_ACCESS_ERR);
+        EXPECT_EQ(persist(*t, g, {{0, bytes_of("lost")}}), errc::io_error) << direct;
+        EXPECT_EQ(persist(*t, g, {{0, bytes_of("after")}}), errc::io_error) << direct;  // the queue pair is in error
+    }
 }
 
 // A persist's writes have no callback of their own (Op::joins_next): the
@@ -186,14 +197,16 @@ TEST(PersistChain, AWriteThatCannotBePostedFailsThePersistItsFlushStillRuns) {
 }
 
 TEST(PersistChain, AFlushThatCannotBePostedBehindAnUnsignaledWriteFailsTheConnection) {
-    OneRegion one({"raw", PersistenceDomain::cpu_cache});
-    auto& [h, t, g] = one;
-    h.fabric.fail_next("rpma_flush", kErrProvider);
-    // No completion will ever retire the write: the durability is unknown.
-    EXPECT_EQ(persist(*t, g, {{0, bytes_of("orphan")}}), errc::io_error);
-    Waiter later;
-    t->write(g, 0, bytes_of("x"), later.done());
-    EXPECT_EQ(later.get(), errc::io_error);
+    for (const bool direct : {false, true}) {
+        OneRegion one({"raw", PersistenceDomain::cpu_cache}, queue_only(direct));
+        auto& [h, t, g] = one;
+        h.fabric.fail_next("rpma_flush", kErrProvider);
+        // No completion will ever retire the write: the durability is unknown.
+        EXPECT_EQ(persist(*t, g, {{0, bytes_of("orphan")}}), errc::io_error) << direct;
+        Waiter later;
+        t->write(g, 0, bytes_of("x"), later.done());
+        EXPECT_EQ(later.get(), errc::io_error) << direct;
+    }
 }
 
 // A log record's commit word (an aligned 8-byte slice) goes as a native

@@ -96,6 +96,24 @@ std::size_t count_calls(const Harness& h, std::string_view call) {
     return static_cast<std::size_t>(std::count(calls.begin(), calls.end(), call));
 }
 
+void ModeTest::SetUp() {
+    h_ = std::make_unique<Harness>(
+        std::vector<RegionSpec>{{"pm", PersistenceDomain::cpu_cache}, {"adr", PersistenceDomain::memory_controller}},
+        "/", rpm::Overrides{}, [this](ServerOptions& o) {
+            o.completion = GetParam();
+            tune(o);
+        });
+    h_->listen();
+    ClientOptions o;
+    o.completion = GetParam();
+    auto t = h_->connect(o);
+    ASSERT_TRUE(t) << t.error().message();
+    t_ = std::move(*t);
+    g_ = open(*t_, "pm");
+    adr_ = open(*t_, "adr");
+    remote_ = h_->targets["pm"];
+}
+
 DirectHeld::DirectHeld(Harness& h, client::Transport& t, const proto::RegionGrant& g) : h_(h) {
     h_.fabric.hold_client_completions(true);
     const auto before = h_.fabric.reads().size();

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -40,6 +41,7 @@ public:
             std::unique_lock gate(gate_mu_);
             gate_cv_.wait(gate, [this] { return !held_; });
         }
+        if (fail_persist_) return Error(errc::io_error, "persist failed (injected)");
         std::lock_guard lock(mu_);
         persists_.push_back({step, {ranges.begin(), ranges.end()}});
         return {};
@@ -64,6 +66,8 @@ public:
         gate_cv_.notify_all();
     }
     bool registrable_ = true;
+    /// While set, every persist step fails (the server answers with an error).
+    std::atomic<bool> fail_persist_{false};
 
 private:
     std::mutex gate_mu_;
@@ -126,6 +130,22 @@ struct Waiter {
         if (f.wait_for(t) != std::future_status::ready) return std::make_error_code(std::errc::timed_out);
         return f.get();
     }
+};
+
+/// Both ends in one completion mode (the test's parameter): a
+/// read_after_write region "pm" (g_, remote_) and a send_flush region "adr"
+/// (adr_), one client connected with both opened. tune() adds to the
+/// server's options.
+class ModeTest : public ::testing::TestWithParam<CompletionMode> {
+protected:
+    void SetUp() override;
+    virtual void tune(ServerOptions&) {}
+
+    std::unique_ptr<Harness> h_;
+    std::unique_ptr<client::Transport> t_;
+    proto::RegionGrant g_;
+    proto::RegionGrant adr_;
+    MemTarget* remote_ = nullptr;
 };
 
 /// Keeps a connection's one direct operation (client_direct.cpp) on the
