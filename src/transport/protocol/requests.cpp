@@ -90,11 +90,10 @@ void encode_flush(std::vector<std::byte>& out, std::uint32_t request_id, std::ui
     w.finish();
 }
 
-Result<Flush> decode_flush(std::span<const std::byte> body) {
+Result<void> decode_flush(std::span<const std::byte> body, Flush& out) {
     Reader r(body, "flush");
-    Flush m;
     std::uint32_t count = 0;
-    r.u32(m.region, "region");
+    r.u32(out.region, "region");
     r.u32(count, "count");
     if (r.ok() && count > kMaxRanges)
         r.fail("count " + std::to_string(count) + " exceeds the limit of " + std::to_string(kMaxRanges));
@@ -102,12 +101,19 @@ Result<Flush> decode_flush(std::span<const std::byte> body) {
     if (r.ok() && r.remaining() != count * kRangeSize)
         r.fail("count " + std::to_string(count) + " needs " + std::to_string(count * kRangeSize) +
                " bytes of ranges, the body has " + std::to_string(r.remaining()));
-    if (r.ok()) m.ranges.resize(count);
-    for (Range& range : m.ranges) {
+    out.ranges.resize(r.ok() ? count : 0);
+    for (Range& range : out.ranges) {
         r.u64(range.offset, "range.offset");
         r.u64(range.length, "range.length");
     }
-    return r.finish(std::move(m));
+    if (auto done = r.finish(0); !done) return done.error();
+    return {};
+}
+
+Result<Flush> decode_flush(std::span<const std::byte> body) {
+    Flush m;
+    if (auto r = decode_flush(body, m); !r) return r.error();
+    return m;
 }
 
 // The message is for people; one longer than kMaxMessage is cut rather than

@@ -165,6 +165,7 @@ private:
     std::deque<std::vector<std::byte>> outbox_;
     std::vector<std::byte> request_copy_;  // the frame being handled (on_recv), the session thread's
     std::vector<std::byte> reply_copy_;    // a success reply being made (reply_ok), the session thread's
+    proto::Flush flush_;                   // the Flush being handled (on_flush), the session thread's
     SlotPool slots_;
     bool established_ = false;
     bool peer_closed_ = false;

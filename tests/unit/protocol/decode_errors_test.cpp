@@ -25,6 +25,20 @@ std::optional<rpm::Error> run_persist(std::span<const std::byte> body) {
     return r.error();
 }
 
+std::optional<rpm::Error> run_flush(std::span<const std::byte> body) {
+    auto r = decode_flush(body);
+    if (r) return std::nullopt;
+    return r.error();
+}
+
+// The same into a Flush that held another one's ranges (the rdma:// session's).
+std::optional<rpm::Error> run_flush_into(std::span<const std::byte> body) {
+    Flush reused{9, std::vector<Range>(5, Range{1, 2})};
+    auto r = decode_flush(body, reused);
+    if (r) return std::nullopt;
+    return r.error();
+}
+
 // response_view answers nullopt wherever decode_response fails.
 std::optional<rpm::Error> run_view(std::span<const std::byte> body) {
     if (response_view(body)) return std::nullopt;
@@ -52,7 +66,8 @@ std::vector<Case> cases() {
         {"write", frame_of(Write{1, 2, data}), run<decode_write>, 12},
         {"read", frame_of(Read{1, 2, 3}), run<decode_read>, {}},
         {"atomic_write", frame_of(AtomicWrite{1, 2, 3}), run<decode_atomic_write>, {}},
-        {"flush", frame_of(sample_flush()), run<decode_flush>, {}},
+        {"flush", frame_of(sample_flush()), run_flush, {}},
+        {"flush", frame_of(sample_flush()), run_flush_into, {}},
         {"response", frame_of(Response{5, "why", data}), run<decode_response>, 4 + 2 + 3},
         {"response_view", frame_of(Response{5, "why", data}), run_view, 4 + 2 + 3},
         // Every byte of a persist is accounted for by its slice lengths: any
@@ -188,6 +203,25 @@ TEST(ProtoDecode, FlushCountMustMatchTheRanges) {
     auto huge = decode_flush(patched(f, 7, 0xff));
     ASSERT_FALSE(huge);
     EXPECT_NE(huge.error().detail().find("exceeds the limit"), std::string::npos);
+}
+
+// Decoding into a kept Flush replaces what it held, whatever its size.
+TEST(ProtoDecode, AFlushDecodedIntoAKeptOneReplacesItsRanges) {
+    Flush kept{9, std::vector<Range>(5, Range{1, 2})};
+    const Flush three = sample_flush();
+    ASSERT_TRUE(decode_flush(body_of(frame_of(three)), kept));
+    EXPECT_EQ(kept.region, three.region);
+    ASSERT_EQ(kept.ranges.size(), three.ranges.size());
+    for (std::size_t i = 0; i < three.ranges.size(); ++i) {
+        EXPECT_EQ(kept.ranges[i].offset, three.ranges[i].offset);
+        EXPECT_EQ(kept.ranges[i].length, three.ranges[i].length);
+    }
+    const Flush one{4, {Range{4096, 8}}};
+    ASSERT_TRUE(decode_flush(body_of(frame_of(one)), kept));
+    EXPECT_EQ(kept.region, 4u);
+    ASSERT_EQ(kept.ranges.size(), 1u);
+    EXPECT_EQ(kept.ranges[0].offset, 4096u);
+    EXPECT_EQ(kept.ranges[0].length, 8u);
 }
 
 TEST(ProtoDecode, PersistCountMustBeWithinTheLimits) {

@@ -144,7 +144,7 @@ TEST(ProtoRoundTrip, AtomicWrite) {
 }
 
 void expect_flush(const Flush& in) {
-    auto m = reparse(frame_of(in), Type::flush, decode_flush);
+    auto m = reparse(frame_of(in), Type::flush, [](std::span<const std::byte> b) { return decode_flush(b); });
     ASSERT_TRUE(m) << m.error().message();
     EXPECT_EQ(m->region, in.region);
     ASSERT_EQ(m->ranges.size(), in.ranges.size());
