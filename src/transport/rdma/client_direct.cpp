@@ -39,7 +39,8 @@ bool ClientConn::direct_idle_locked() const noexcept {
     // operations) keeps the order only if this one queues behind it. Ops
     // that finished and wait for their callbacks (a reply the I/O thread has
     // not handed out yet) are no such thing: theirs run first (deliver_round).
-    return lim_.direct && !failed_ && !batching_ && ring_error_ == 0 && ops_.all_finished() && !direct_.active && !direct_.finished;
+    return lim_.direct && !failed_ && !batching_ && ring_error_ == 0 && ops_.all_finished() && !direct_.active &&
+           !direct_.finished;
 }
 
 bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset,

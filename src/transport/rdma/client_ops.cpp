@@ -284,12 +284,13 @@ Op ClientConn::flush_op_locked(const proto::RegionGrant& g, std::span<const prot
 }
 
 void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) {
+    // One slice on an idle connection: straight to the verbs layer (client_direct.cpp).
+    if (try_direct_persist(g, slices, done)) return;
     // A write per slice, then one flush of their ranges, queued under one
     // lock and posted together: the last write goes right in front of the
     // flush, so it needs no completion of its own (OpQueue::pump). The
     // writes have no callback: they join the flush's (Op::joins_next), and
     // the caller hears the first error of them all.
-    if (try_direct_persist(g, slices, done)) return;
     SmallBuffer<proto::Range, 8> room(slices.size());
     const std::span<proto::Range> ranges = room.all();
     std::lock_guard lock(mu_);
