@@ -10,9 +10,10 @@
 // a write, or a persist of one slice (its write and its flush under one
 // doorbell) goes direct when the queue holds nothing unfinished, no other
 // direct operation is over but unreported, and a credit (and, without
-// registered memory, a bounce entry) is free at once: posted signaled
-// under the connection's lock with its own tag (kDirectTag), settled by
-// its completion or by the connection's failure. One at a time: the next
+// registered memory, a bounce entry) is free at once: posted under the
+// connection's lock with its own tag (kDirectTag), settled by its
+// completion (send_flush's: by the server's Response) or by the
+// connection's failure. One at a time: the next
 // queues behind it. Posting order still holds: whatever is queued after it
 // is posted after it, completes after it (RC, one send queue) and has its
 // callback run after it (deliver_round).
@@ -105,7 +106,10 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
         return true;
     }
     direct_.rid = rid;
-    direct_.owed = raw ? 1 : 2;  // the flush's completion; the send's and the Response
+    // The flush's completion; send_flush's Response, and the send's
+    // completion only when it goes signaled.
+    const bool quiet = !raw && ops_.may_go_unsignaled(2);
+    direct_.owed = raw || quiet ? 1 : 2;
     if (raw) {
         // One 8-byte read inside the region covers every write before it.
         const std::uint64_t last = r->size >= 8 ? r->size - 8 : 0;
@@ -114,8 +118,15 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
     } else {
         const std::size_t at = layout_.send_offset(*direct_.hold.slot);
         std::memcpy(msgs_->data() + at, direct_frame_.data(), direct_frame_.size());
-        ret = api_.send(conn_.get(), msgs_->mr(), at, direct_frame_.size(), kCompletionAlways | kDeferDoorbell,
-                        tag(kDirectTag));
+        // Unsignaled as a queued request's (OpQueue::unsignaled): the
+        // Response says the server had the frame, so the write before it
+        // was placed and both entries were read; the send's completion
+        // would say no more, and cost a completion (and in event mode a
+        // wake-up) per persist. Their send-queue credits come back with a
+        // later completion; one persist in signal_every_ / 2 brings one.
+        ret = api_.send(conn_.get(), msgs_->mr(), at, direct_frame_.size(),
+                        (quiet ? kCompletionOnError : kCompletionAlways) | kDeferDoorbell, tag(kDirectTag));
+        if (ret == 0 && quiet) ops_.defer_direct(direct_.hold);
     }
     // The write is queued in the verbs layer either way: post it, and when
     // its flush could not join it, no completion will retire it (as in
@@ -159,14 +170,16 @@ void ClientConn::direct_post_failed_locked(int ret) {
 }
 
 void ClientConn::on_direct_wc_locked(const ibv_wc& wc) {
-    if (!direct_.active) return;  // it failed with the connection already
     if (wc.status != IBV_WC_SUCCESS) {
-        // RC: the queue pair is in error. The signaled request's failure
-        // means nothing of the operation is on the wire any more; the
-        // persist's write failing says nothing of the flush behind it.
-        direct_.wc_done = wc.wr_id == kDirectTag;
+        // RC: the queue pair is in error, even when the operation is over
+        // (an unsignaled send whose Response came first). The signaled
+        // request's failure means nothing of the operation is on the wire
+        // any more; the persist's write failing says nothing of the flush
+        // behind it.
+        if (direct_.active) direct_.wc_done = wc.wr_id == kDirectTag;
         return fail_locked(errc::io_error, where_ + ": work request failed: " + ibv_wc_status_str(wc.status));
     }
+    if (!direct_.active) return;  // it failed with the connection already
     direct_.wc_done = true;
     // RC completes in order: what went unsignaled before it is done too.
     ops_.retire_unsignaled_before(direct_.before_seq);

@@ -69,6 +69,14 @@ void OpQueue::end_direct(DirectHold& hold, bool wr_pending) {
         bounce_->put(entry);
 }
 
+void OpQueue::defer_direct(DirectHold& hold) {
+    // Keyed as the last op queued before it: any later op's completion,
+    // and a later direct one's (retire_unsignaled_before(its before_seq)),
+    // comes after it on the send queue.
+    const std::uint64_t key = next_seq_.load(std::memory_order_relaxed) - 1;
+    for (; hold.credits > 0; --hold.credits) unsignaled_credits_.push_back(key);
+}
+
 void OpQueue::release_held(Op& op) {
     if (op.holds_credit) ++credits_;
     op.holds_credit = false;
@@ -117,7 +125,7 @@ bool OpQueue::unsignaled(const Op& op, const Op* next) const noexcept {
     // the frame was received: the send's own completion tells nothing more.
     // Unsignaled but one in signal_every_, so that a signaled completion
     // gives the credits of the unsignaled ones back in time.
-    return op.kind == OpKind::request && unsignaled_credits_.size() + 1 < signal_every_;
+    return op.kind == OpKind::request && may_go_unsignaled(1);
 }
 
 void OpQueue::posted_unsignaled(Op& op) {

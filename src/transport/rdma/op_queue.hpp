@@ -127,6 +127,16 @@ public:
     /// entry (if any) goes back to the pool, or aside when its work request
     /// may still be on the wire (`wr_pending`: the connection failed first).
     void end_direct(DirectHold& hold, bool wr_pending);
+    /// Whether `n` more work requests may go unsignaled: fewer than
+    /// signal_every_ send-queue entries then wait for a later completion,
+    /// so one is always free for a signaled work request that retires them.
+    [[nodiscard]] bool may_go_unsignaled(std::uint32_t n) const noexcept {
+        return unsignaled_credits_.size() + n < signal_every_;
+    }
+    /// The direct operation's work requests went unsignaled: their credits
+    /// come back with the next completion (retire_unsignaled_before), in
+    /// posting order after what was queued before it, not with end_direct.
+    void defer_direct(DirectHold& hold);
     /// Finish every unfinished operation with `ec` (the connection failed).
     void fail_all(std::error_code ec);
     /// Hand each finished operation at the front, in posting order, to
@@ -186,8 +196,9 @@ private:
     // Sequence numbers of unsignaled work requests whose send-queue entry
     // (credit) waits for a later completion, in posting order: at most
     // signal_every_ (OpQueue::unsignaled lets a request go unsignaled only
-    // while fewer than signal_every_ - 1 wait; a persist's write may join
-    // them right in front of the signaled one).
+    // while fewer than signal_every_ - 1 wait, a direct persist its two
+    // only while fewer than signal_every_ - 2 do; a persist's write may
+    // join them right in front of the signaled one).
     std::deque<std::uint64_t> unsignaled_credits_;
     std::uint32_t signal_every_;
     SlotPool slots_;

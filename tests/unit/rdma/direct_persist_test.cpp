@@ -1,7 +1,8 @@
 // A persist of one slice on an idle connection goes direct
-// (client_direct.cpp): its write, unsignaled, and its flush (read_after_write's
-// 8-byte read, send_flush's Flush frame), signaled, under one doorbell,
-// outside the op queue. The work requests field by field; that the callback
+// (client_direct.cpp): its write, unsignaled, and its flush
+// (read_after_write's 8-byte read, signaled; send_flush's Flush frame,
+// unsignaled but one in every few), under one doorbell, outside the op
+// queue. The work requests field by field; that the callback
 // waits for the flush's completion and, for send_flush, the server's
 // Response after its persist step; the server's error; a connection lost
 // under it; what still queues. Every completion mode.
@@ -104,7 +105,8 @@ TEST_P(DirectPersist, SendFlushIsTheWriteAndTheFlushFrameUnderOneDoorbell) {
     ASSERT_EQ(sends.size(), sends_before + 1);
     const auto& s = sends.back();
     EXPECT_EQ(s.ctx, direct_ctx());
-    EXPECT_EQ(s.flags, kChainedSignaled);
+    // Unsignaled: the Response finishes it (PersistChain.RequestSendsAreSignaledOneInSignalEvery).
+    EXPECT_EQ(s.flags, kChainedUnsignaled);
     auto frame = parse_frame(s.bytes, kSlotSize);
     ASSERT_TRUE(frame);
     EXPECT_EQ(frame->first.type, proto::Type::flush);
@@ -173,6 +175,15 @@ TEST_P(DirectPersist, AConnectionLostUnderItFailsIt) {
     const auto pools = client_pools(*h_);
     t_.reset();
     EXPECT_EQ(pools->bounce().stats().in_use, 0u) << "the entry was not given back with the queue pair";
+}
+
+// The send goes unsignaled, but a failed one still completes (with its
+// error): the queue pair is in error, so the persist and the connection
+// fail, even though the server had the frame and answers.
+TEST_P(DirectPersist, AFailedUnsignaledSendFailsThePersistAndTheConnection) {
+    h_->fabric.fail_wc_next("send", IBV_WC_RETRY_EXC_ERR);
+    EXPECT_EQ(persist(adr_, 0, bytes_of("sent, not acknowledged")), errc::io_error);
+    EXPECT_EQ(persist(adr_, 0, bytes_of("after")), errc::io_error);
 }
 
 // A failed post of the write: nothing was posted, the persist fails, the

@@ -122,45 +122,54 @@ TEST(PersistChain, CreditsComeBackThroughTheFlushesCompletions) {
 // so its send goes unsignaled too, but for one work request in
 // min(kSignalEvery, sq_depth / 2) of those that go unsignaled: that
 // completion gives back their send-queue credits. With 8 credits and two
-// work requests a persist, 40 persists stall unless it does.
+// work requests a persist, 40 persists stall unless it does. Through the
+// queue and direct alike (client_direct.cpp): a direct persist's send goes
+// unsignaled by the same count (OpQueue::may_go_unsignaled), its two
+// credits waiting with the queue's (OpQueue::defer_direct).
 TEST(PersistChain, RequestSendsAreSignaledOneInSignalEvery) {
-    for (const std::uint32_t depth : {8u, kSqDepth}) {
-        ClientLimits lim = queue_only();
-        lim.sq_depth = depth;
-        OneRegion one({"adr", PersistenceDomain::memory_controller}, lim);
-        auto& [h, t, g] = one;
-        ASSERT_TRUE(t);
-        ASSERT_EQ(g.method, flush::Method::send_flush);
-        const auto rec = bytes_of("again and again");
-        for (int i = 0; i < 40; ++i)
-            ASSERT_FALSE(persist(*t, g, {{static_cast<std::uint64_t>(i) * 64, rec}})) << depth << " " << i;
-        const auto every = std::min<std::uint32_t>(depth / 2, kSignalEvery);
-        // Every request of the connection (Auth, OpenRegion, then the Flush
-        // frames, each behind its persist's unsignaled write) goes signaled
-        // once the unsignaled entries waiting for a completion would reach
-        // `every`; that completion gives all of them back.
-        std::size_t waiting = 0, signaled = 0, flushes = 0;
-        for (const auto& s : h.fabric.sends()) {
-            if (s.passive) continue;
-            auto f = parse_frame(s.bytes, kSlotSize);
-            ASSERT_TRUE(f);
-            if (f->first.type == proto::Type::flush) {
-                ++flushes;
-                waiting += 1;  // the persist's write
+    for (const bool direct : {false, true}) {
+        for (const std::uint32_t depth : {8u, kSqDepth}) {
+            ClientLimits lim = queue_only(direct);
+            lim.sq_depth = depth;
+            OneRegion one({"adr", PersistenceDomain::memory_controller}, lim);
+            auto& [h, t, g] = one;
+            ASSERT_TRUE(t);
+            ASSERT_EQ(g.method, flush::Method::send_flush);
+            const auto rec = bytes_of("again and again");
+            for (int i = 0; i < 40; ++i)
+                ASSERT_FALSE(persist(*t, g, {{static_cast<std::uint64_t>(i) * 64, rec}})) << depth << " " << i;
+            const auto every = std::min<std::uint32_t>(depth / 2, kSignalEvery);
+            const std::string what = (direct ? "direct, depth " : "queued, depth ") + std::to_string(depth);
+            // Every request of the connection (Auth, OpenRegion, then the
+            // Flush frames, each behind its persist's unsignaled write) goes
+            // signaled once the unsignaled entries waiting for a completion
+            // would reach `every`; that completion gives all of them back.
+            std::size_t waiting = 0, signaled = 0, flushes = 0;
+            for (const auto& s : h.fabric.sends()) {
+                if (s.passive) continue;
+                auto f = parse_frame(s.bytes, kSlotSize);
+                ASSERT_TRUE(f);
+                if (f->first.type == proto::Type::flush) {
+                    ++flushes;
+                    waiting += 1;  // the persist's write
+                }
+                if (waiting + 1 < every) {
+                    EXPECT_EQ(s.flags, kQueuedUnsignaled) << what << ", flush " << flushes;
+                    waiting += 1;
+                } else {
+                    EXPECT_EQ(s.flags, kQueuedSignaled) << what << ", flush " << flushes;
+                    ++signaled;
+                    waiting = 0;
+                }
             }
-            if (waiting + 1 < every) {
-                EXPECT_EQ(s.flags, kQueuedUnsignaled) << depth << " flush " << flushes;
-                waiting += 1;
-            } else {
-                EXPECT_EQ(s.flags, kQueuedSignaled) << depth << " flush " << flushes;
-                ++signaled;
-                waiting = 0;
+            EXPECT_EQ(flushes, 40u);
+            EXPECT_GE(signaled, 40u / every);
+            EXPECT_LT(signaled, 40u);
+            for (const auto& w : h.fabric.writes()) {
+                EXPECT_EQ(w.flags, kQueuedUnsignaled) << what;
+                EXPECT_EQ(w.ctx == reinterpret_cast<const void*>(kDirectWriteTag), direct) << what;
             }
         }
-        EXPECT_EQ(flushes, 40u);
-        EXPECT_GE(signaled, 40u / every);
-        EXPECT_LT(signaled, 40u);
-        for (const auto& w : h.fabric.writes()) EXPECT_EQ(w.flags, kQueuedUnsignaled);
     }
 }
 

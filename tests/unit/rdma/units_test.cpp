@@ -148,6 +148,42 @@ TEST(RdmaOpQueue, AnUnsignaledRequestFinishesWithItsReplyAndItsCreditWaitsForACo
     EXPECT_EQ(take_finished(q).size(), 1u);
 }
 
+// A direct persist's send went unsignaled: its two credits wait, in
+// posting order, for the completion of something posted after it, as a
+// queued request's do; and only while fewer than signal_every_ wait.
+TEST(RdmaOpQueue, ADirectOperationsDeferredCreditsComeBackWithALaterCompletion) {
+    OpQueue q(8, 2);  // signal_every_ = 4
+    auto post = [](Op&) { return std::error_code{}; };
+    q.push(op_of(OpKind::request));  // seq 1: unsignaled, one credit waits
+    q.pump(post);
+    ASSERT_TRUE(q.find(1)->unsignaled);
+    q.settle(*q.find(1), {});  // its reply
+    EXPECT_EQ(take_finished(q).size(), 1u);
+    EXPECT_TRUE(q.may_go_unsignaled(2));  // 1 + 2 < 4
+    OpQueue::DirectHold hold;
+    ASSERT_TRUE(q.take_direct(2, false, true, hold));
+    q.defer_direct(hold);
+    EXPECT_EQ(hold.credits, 0u);
+    EXPECT_FALSE(q.may_go_unsignaled(2)) << "the next direct persist must go signaled";
+    EXPECT_TRUE(q.may_go_unsignaled(0));
+    q.end_direct(hold, false);  // its Response: the slot comes back, the credits do not
+    EXPECT_EQ(q.credits(), 5u);
+    EXPECT_EQ(q.slots().free_count(), 2u);
+    // A completion of what came before it (seq 1's, had it been signaled)
+    // gives back nothing posted after that.
+    q.retire_unsignaled_before(1);
+    EXPECT_EQ(q.credits(), 5u);
+    // A later op's completion (or a later direct one's: its before_seq is
+    // 2) gives back all three.
+    q.push(op_of(OpKind::atomic_write));  // seq 2
+    q.pump(post);
+    Op* later = q.find(2);
+    q.retire_wr(*later);
+    q.retire_unsignaled_before(2);
+    EXPECT_EQ(q.credits(), 8u);
+    EXPECT_TRUE(q.may_go_unsignaled(2));
+}
+
 TEST(RdmaOpQueue, CallbacksComeOutInPostingOrderWhateverOrderCompletionsArrive) {
     auto pool = fixed_pool(1);
     auto user = pool.create_user();
