@@ -274,11 +274,17 @@ int run(const Options& o) {
     if (!baselines.error().empty()) return std::cerr << "rpm-bench: baselines: " << baselines.error() << "\n", 1;
     const auto opening = baselines.stream(static_cast<std::size_t>(-1));
     baselines.measure(opening, {o.duration, o.op_count});
+    // Closed before the measurements: an idle connection is not free. In
+    // busy mode its I/O thread and its server session spin for nothing, two
+    // more spinning threads next to the measured connection's (4 on the lab
+    // VM's 2 vCPUs: send_flush persists then waited whole timeslices, a
+    // p50 of 16 ms in 3 of 5 rounds; docs/benchmarks.md, "An idle
+    // connection in busy mode").
+    probe->close();
     Runner runner(o, *target, report, baselines, progress, opening);
     bool connected = true;
     for (unsigned threads : o.threads)
         if (!(connected = runner.run_threads(threads, variants)) || report.interrupted) break;
-    probe->close();
     const int status = emit(o, report);
     return connected ? status : 1;
 }

@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace rpm::rdma {
@@ -156,15 +157,18 @@ private:
 
     // client_loop.cpp: the I/O thread
     void run();
-    bool park();
-    void work(const Ready& r);
     /// The I/O thread's next wait: its timeout (a retry for a bounce
     /// entry, else -1) and whether a completion is expected (Waiter::wait).
     struct WaitPlan {
         int timeout_ms;
         bool in_flight;
     };
-    WaitPlan wait_plan();
+    /// Park while a caller drives (RETURN VALUE: empty, once woken), else
+    /// the next wait's plan: one lock for both, on every turn of the loop.
+    std::optional<WaitPlan> park_or_plan();
+    /// `by_driver`: a synchronous caller's round, whose next wait plans by
+    /// plan_ (deliver_round); the I/O thread's plans afresh (park_or_plan).
+    void work(const Ready& r, bool by_driver);
     WaitPlan plan_locked() const;
     std::size_t poll_cq(bool had_event);
     void on_event();
@@ -180,8 +184,8 @@ private:
     void settle_handshake_locked(Result<void> r);
     /// Run the callbacks of what finished, in posting order, and again for
     /// what those callbacks queued. RETURN VALUE: callbacks run.
-    std::size_t deliver();
-    std::size_t deliver_round(bool& more);
+    std::size_t deliver(bool by_driver = true);
+    std::size_t deliver_round(bool& more, bool by_driver);
     /// A finished op's callback, with a persist's joined status, into `finished`.
     void take_locked(Op& op, std::vector<Finished>& finished) {
         // A persist's writes come before its flush and join its callback
@@ -286,9 +290,9 @@ private:
         std::error_code ec;
     };
     SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
-    // Direct operations posted so far: deliver_round compares it around
-    // the callbacks it runs, as it does the queue's count, to see whether
-    // they posted anything (the driver's next wait then expects a completion).
+    // Direct operations posted so far: a driver's deliver_round compares it
+    // around the callbacks it runs, as it does the queue's count, to see
+    // whether they posted anything (its next wait then expects a completion).
     std::atomic<std::uint64_t> direct_posts_{0};
     struct DirectOp {   // under mu_
         bool active = false;    // posted, its completion (and reply) not all in yet

@@ -146,7 +146,7 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
         if (r.progress && !r.cq && !r.event)
             deliver();
         else
-            work(r);
+            work(r, true);
     }
     return true;
 }

@@ -8,11 +8,6 @@
 
 namespace rpm::rdma {
 
-ClientConn::WaitPlan ClientConn::wait_plan() {
-    std::lock_guard lock(mu_);
-    return plan_locked();
-}
-
 ClientConn::WaitPlan ClientConn::plan_locked() const {
     // Entries come back from other connections and the pool's thread, and
     // neither can wake this one: ask the pool again soon.
@@ -30,14 +25,14 @@ void ClientConn::run() {
         return drive ? poll_cq(false) : 1;
     };
     while (!stop_) {
-        if (park()) continue;
-        const WaitPlan plan = wait_plan();
-        const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, plan.timeout_ms, drain, plan.in_flight);
+        const std::optional<WaitPlan> plan = park_or_plan();
+        if (!plan) continue;
+        const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, plan->timeout_ms, drain, plan->in_flight);
         if (r.wake) wake_.drain();
         // Held: a caller drives (it counted itself in first), and what woke
         // us (its completions on the channel) is its business: go park.
         std::unique_lock drive(drive_mu_, std::try_to_lock);
-        if (drive) work(r);
+        if (drive) work(r, false);
     }
     std::lock_guard drive(drive_mu_);
     deliver();
@@ -48,10 +43,10 @@ void ClientConn::run() {
 // the connection's events only: were it to watch the completion channel,
 // every one of the caller's completions would wake it for nothing. It stays
 // asleep after the call until someone needs it (notify_locked, end_drive).
-bool ClientConn::park() {
+std::optional<ClientConn::WaitPlan> ClientConn::park_or_plan() {
     {
         std::lock_guard lock(mu_);
-        if (drivers_ == 0) return false;
+        if (drivers_ == 0) return plan_locked();
         io_parked_ = true;
         // Under mu_, where every notify_locked() runs: a notify from now on
         // writes the eventfd.
@@ -68,18 +63,18 @@ bool ClientConn::park() {
         // A connection event: the driver watches for it too; if none holds
         // the lock any more, it is ours.
         std::unique_lock drive(drive_mu_, std::try_to_lock);
-        if (drive) work(r);
+        if (drive) work(r, false);
     }
-    return true;
+    return std::nullopt;
 }
 
 // One round of work, by the I/O thread or a driving caller (holding drive_mu_).
-void ClientConn::work(const Ready& r) {
+void ClientConn::work(const Ready& r, bool by_driver) {
     // Completions first: what the server sent before closing (a refusal,
     // a reply) must be seen before its disconnect fails everything.
     poll_cq(r.cq);
     if (r.event) on_event();
-    deliver();
+    deliver(by_driver);
 }
 
 std::size_t ClientConn::poll_cq(bool had_event) {
@@ -253,24 +248,24 @@ std::uint64_t ClientConn::forget_request_locked(std::uint32_t rid) {
     return seq;
 }
 
-std::size_t ClientConn::deliver() {
+std::size_t ClientConn::deliver(bool by_driver) {
     std::size_t total = 0;
     for (;;) {
         bool more = false;
-        const std::size_t n = deliver_round(more);
+        const std::size_t n = deliver_round(more, by_driver);
         total += n;
         if (n == 0 || !more) return total;
     }
 }
 
-std::size_t ClientConn::deliver_round(bool& more) {
+std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     // Only under drive_mu_ (whoever polls), so one caller uses the scratch
     // vectors at a time; taken out and put back, they keep their capacity
     // (no allocation per operation) and a nested deliver() would find them
     // empty, not in use.
     std::vector<Finished> finished = std::move(finished_scratch_);
     std::vector<ReadyRecv> recvs = std::move(recv_scratch_);
-    std::uint64_t issued_before = 0;
+    std::uint64_t pushed_before = 0, issued_before = 0;
     {
         std::lock_guard lock(mu_);
         // A direct operation's callback runs in its place in posting order.
@@ -282,6 +277,7 @@ std::size_t ClientConn::deliver_round(bool& more) {
         if (!failed_) pump_locked();
         // A post that failed just now finished its op at once.
         more = ops_.front_finished();
+        pushed_before = ops_.pushed();
         issued_before = issued();
         // A driver's next wait (drive_until) plans by this: it runs right
         // before, and whatever changes the plan meanwhile (another thread's
@@ -296,7 +292,11 @@ std::size_t ClientConn::deliver_round(bool& more) {
     // Another round only if a callback queued work here (which may have
     // finished at once): what other threads queue meanwhile notifies the
     // thread that polls (submit_locked, recv), which delivers again then.
-    if (n > 0 && issued() != issued_before) more = true;
+    // A direct post needs one only for a driver, whose next wait plans by
+    // plan_ (now stale: a completion is coming). The I/O thread plans
+    // afresh (park_or_plan), and a direct post that failed notifies it
+    // (direct_post_failed_locked): a round per operation saved.
+    if (n > 0 && (ops_.pushed() != pushed_before || (by_driver && issued() != issued_before))) more = true;
     finished.clear();
     recvs.clear();
     finished_scratch_ = std::move(finished);

@@ -182,6 +182,29 @@ TEST_P(Direct, AFailedPostOfACallbackOperationCallsBack) {
     EXPECT_FALSE(again.get()) << "the connection did not survive a failed post";
 }
 
+// The same from a callback the I/O thread runs: it delivers no second
+// round for a direct post (ClientConn::deliver_round), so the failed
+// post's own wake-up (direct_post_failed_locked) must bring its callback.
+TEST_P(Direct, AFailedPostOfAnOperationACallbackIssuedCallsBack) {
+    h_->fabric.hold_client_completions(true);
+    const auto writes = h_->fabric.writes().size();
+    Waiter first, second;
+    const auto rec = bytes_of("refused");
+    t_->write(g_, 0, bytes_of("first"), [&, d = first.done()](std::error_code ec) {
+        d(ec);
+        t_->write(g_, 0, rec, second.done());
+    });
+    ASSERT_TRUE(eventually([&] { return h_->fabric.writes().size() > writes; }));
+    h_->fabric.fail_next("rpma_write", kErrInval);
+    h_->fabric.hold_client_completions(false);
+    h_->fabric.release_held();
+    EXPECT_FALSE(first.get());
+    const auto ec = second.get();
+    EXPECT_TRUE(ec) << "a failed post was reported as success";
+    EXPECT_NE(ec, std::make_error_code(std::errc::timed_out)) << "its callback never ran";
+    EXPECT_EQ(bounce_in_use(), 0u) << "the failed post kept its entry";
+}
+
 // A post that fails fails the call, as in the queue; the connection stays.
 TEST_P(Direct, AFailedPostFailsTheCallNotTheConnection) {
     h_->fabric.fail_next("rpma_read", kErrInval);
