@@ -278,8 +278,8 @@ int run(const Options& o) {
     // busy mode its I/O thread and its server session spin for nothing, two
     // more spinning threads next to the measured connection's (4 on the lab
     // VM's 2 vCPUs: send_flush persists then waited whole timeslices, a
-    // p50 of 16 ms in 3 of 5 rounds; docs/benchmarks.md, "An idle
-    // connection in busy mode").
+    // p50 of 16 ms in 3 of 5 rounds; docs/benchmarks.md, "Unsignaled
+    // direct sends, one delivery round, an idle connection in busy mode").
     probe->close();
     Runner runner(o, *target, report, baselines, progress, opening);
     bool connected = true;

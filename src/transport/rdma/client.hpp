@@ -230,10 +230,6 @@ private:
     /// deliver_round's first callback: the direct operation's, once over.
     void take_direct_locked(std::vector<Finished>& finished);
     [[nodiscard]] bool direct_pending_locked() const noexcept { return direct_.active || direct_.finished; }
-    /// Operations queued and posted direct so far (without the lock: both atomic).
-    [[nodiscard]] std::uint64_t issued() const noexcept {
-        return ops_.pushed() + direct_posts_.load(std::memory_order_relaxed);
-    }
 
     // client_ops.cpp: posting
     void submit_locked(Op&& op);

@@ -265,7 +265,7 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     // empty, not in use.
     std::vector<Finished> finished = std::move(finished_scratch_);
     std::vector<ReadyRecv> recvs = std::move(recv_scratch_);
-    std::uint64_t pushed_before = 0, issued_before = 0;
+    std::uint64_t pushed_before = 0, direct_before = 0;
     {
         std::lock_guard lock(mu_);
         // A direct operation's callback runs in its place in posting order.
@@ -278,7 +278,7 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
         // A post that failed just now finished its op at once.
         more = ops_.front_finished();
         pushed_before = ops_.pushed();
-        issued_before = issued();
+        direct_before = direct_posts_.load(std::memory_order_relaxed);
         // A driver's next wait (drive_until) plans by this: it runs right
         // before, and whatever changes the plan meanwhile (another thread's
         // operation) notifies the driver, which delivers again.
@@ -296,7 +296,9 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     // plan_ (now stale: a completion is coming). The I/O thread plans
     // afresh (park_or_plan), and a direct post that failed notifies it
     // (direct_post_failed_locked): a round per operation saved.
-    if (n > 0 && (ops_.pushed() != pushed_before || (by_driver && issued() != issued_before))) more = true;
+    const bool queued = ops_.pushed() != pushed_before;
+    const bool direct = direct_posts_.load(std::memory_order_relaxed) != direct_before;
+    if (n > 0 && (queued || (by_driver && direct))) more = true;
     finished.clear();
     recvs.clear();
     finished_scratch_ = std::move(finished);
