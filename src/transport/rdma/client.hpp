@@ -96,6 +96,8 @@ public:
     /// on a thread that holds the polling: a nested call there must not
     /// drive (it would wait for itself).
     [[nodiscard]] bool can_drive() const noexcept;
+    /// This thread drives this connection's synchronous call (call()).
+    [[nodiscard]] bool driving_here() const noexcept;
     /// Take over the completion work on this thread until end_hold(), as a
     /// synchronous call does for its own operation (client::PollHold).
     /// RETURN VALUE: false when another thread holds it, can_drive() is
@@ -170,7 +172,11 @@ private:
     /// plan_ (deliver_round); the I/O thread's plans afresh (park_or_plan).
     void work(const Ready& r, bool by_driver);
     WaitPlan plan_locked() const;
+    /// Poll the CQ into polled_ (RETURN VALUE: how many, or 1 when the
+    /// verbs layer failed and the connection with it); the next delivery
+    /// round handles them (handle_polled_locked). Under drive_mu_.
     std::size_t poll_cq(bool had_event);
+    void handle_polled_locked();
     void on_event();
     void on_wc_locked(const ibv_wc& wc);
     void on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc);
@@ -307,6 +313,11 @@ private:
     DirectOp direct_;
     std::vector<std::byte> direct_frame_;  // a direct persist's Flush frame (keeps its capacity), under mu_
     WaitPlan plan_{-1, false};  // as of the last deliver(), under drive_mu_
+    std::vector<ibv_wc> polled_;  // polled, not handled yet (poll_cq), under drive_mu_
+    // The driver's start() posted its operation direct with nothing else to
+    // hand out: its first round would find nothing (drive_until skips it).
+    // Set by begin_direct_locked on the driving thread, under drive_mu_.
+    bool drive_fresh_ = false;
 
     // Held by whoever polls the CQ and runs callbacks: the I/O thread for
     // one round of work, a synchronous caller for its whole call. Taken

@@ -154,6 +154,9 @@ void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std
     direct_.done = std::move(done);
     direct_.before_seq = ops_.pushed() + 1;  // its place in posting order
     direct_posts_.fetch_add(1, std::memory_order_relaxed);
+    // The driver's own operation, and nothing finished waits for its
+    // callback: the driver's first round may be skipped (drive_until).
+    if (driving_here()) drive_fresh_ = ops_.size() == 0 && ready_recvs_.empty() && polled_.empty();
     // Nobody may be watching the CQ: the I/O thread parks after a
     // synchronous call and is woken only for work (as in submit_locked).
     if (io_parked_ && drivers_ == 0) notify_locked();
@@ -166,6 +169,7 @@ void ClientConn::direct_post_failed_locked(int ret) {
     ops_.end_direct(direct_.hold, false);
     direct_.ec = code_of(ret);
     direct_.finished = true;
+    if (driving_here()) drive_fresh_ = false;  // its callback is there to run
     notify_locked();  // its callback waits for whoever delivers next
 }
 

@@ -11,19 +11,30 @@
 #include "transport/rdma/client.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace rpm::rdma {
 namespace {
 
+// Both are read on every synchronous call. initial-exec makes each access
+// one load relative to the thread pointer; a shared library's default model
+// calls __tls_get_addr for it (five calls per read), and under the lab's
+// emulation a call costs tens of nanoseconds (docs/benchmarks.md, "A call
+// costs more than its instructions in the lab"). The price: the library
+// takes a few bytes of the static TLS block, which glibc keeps spare for a
+// library loaded by dlopen too.
+//
 // The connection whose synchronous call this thread is driving: a callback
 // run by the driver that makes another call must not drive again.
-thread_local const ClientConn* t_driving = nullptr;
+[[gnu::tls_model("initial-exec")]] thread_local const ClientConn* t_driving = nullptr;
 // The connections whose polling this thread holds (a Replicator's members).
-thread_local std::vector<const ClientConn*> t_held;
+[[gnu::tls_model("initial-exec")]] thread_local std::vector<const ClientConn*> t_held;
 
 bool held_here(const ClientConn* c) noexcept { return std::find(t_held.begin(), t_held.end(), c) != t_held.end(); }
 
 } // namespace
+
+bool ClientConn::driving_here() const noexcept { return t_driving == this; }
 
 bool ClientConn::can_drive() const noexcept {
     return t_driving != this && !held_here(this) && std::this_thread::get_id() != thread_.get_id();
@@ -113,6 +124,7 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
         // that runs after its call timed out finds a newer generation.
         const std::uint64_t gen = ++sync_.gen;
         sync_.done = false;
+        drive_fresh_ = false;
         start([this, gen](std::error_code e) {
             if (sync_.gen != gen) return;
             sync_.ec = e;
@@ -131,8 +143,14 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
 bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_point deadline) {
     Waiter& waiter = drive_waiter_;  // under drive_mu_: one caller drives at a time
     const auto drain = [this] { return poll_cq(false); };
-    // Whatever start() finished at once (a refused call) runs first.
-    deliver();
+    // Whatever start() finished at once (a refused call) runs first; not
+    // when it posted direct with nothing else to hand out, the common case:
+    // that round (a lock, the queue's scan, the plan) would find nothing,
+    // and the plan is known, a completion on its way.
+    if (std::exchange(drive_fresh_, false))
+        plan_ = {-1, true};
+    else
+        deliver();
     while (!done) {
         const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - coarse_now());
         if (left.count() <= 0) return false;

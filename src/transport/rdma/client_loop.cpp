@@ -78,16 +78,22 @@ void ClientConn::work(const Ready& r, bool by_driver) {
 }
 
 std::size_t ClientConn::poll_cq(bool had_event) {
-    auto r = drain_cq(api_, cq_, had_event, [this](const ibv_wc& wc) {
-        std::lock_guard lock(mu_);
-        on_wc_locked(wc);
-    });
+    // The completions wait in polled_ for the delivery round that follows
+    // (deliver_round), which handles them under the lock it takes anyway:
+    // one lock per round, not one more per completion.
+    auto r = drain_cq(api_, cq_, had_event, [this](const ibv_wc& wc) { polled_.push_back(wc); });
     if (!r) {
         std::lock_guard lock(mu_);
+        handle_polled_locked();
         fail_locked(errc::io_error, r.error().detail());
         return 1;  // something happened: the loop must look
     }
     return *r;
+}
+
+void ClientConn::handle_polled_locked() {
+    for (const ibv_wc& wc : polled_) on_wc_locked(wc);
+    polled_.clear();
 }
 
 void ClientConn::on_event() {
@@ -97,9 +103,11 @@ void ClientConn::on_event() {
     ConnEvent ev = kConnUndefined;
     const int ret = api_.conn_next_event(conn_.get(), &ev);
     if (ret == kErrNoEvent || (ret == 0 && ev == kConnEstablished)) return;
-    // A completion that raced the event is still the server's last word.
+    // A completion that raced the event is still the server's last word:
+    // it, and any polled before, count before the failure.
     if (ret == 0) poll_cq(false);
     std::lock_guard lock(mu_);
+    handle_polled_locked();
     if (ret != 0)
         return fail_locked(errc::io_error, call_failure(errc::io_error, where_, "conn_next_event", ret).detail());
     closed_event_ = true;
@@ -268,6 +276,7 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     std::uint64_t pushed_before = 0, direct_before = 0;
     {
         std::lock_guard lock(mu_);
+        handle_polled_locked();
         // A direct operation's callback runs in its place in posting order.
         if (direct_pending_locked()) take_direct_locked(finished);
         if (!direct_.active) ops_.take_finished([this, &finished](Op& op) { take_locked(op, finished); });
