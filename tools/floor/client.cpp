@@ -4,6 +4,7 @@
 // std::chrono::steady_clock, as rpm-bench times rpm's, so the two are
 // comparable in the same VM run whatever the clock costs there.
 #include "floor.hpp"
+#include "calls.hpp"
 #include "transport/rdma/handles.hpp"
 #include "transport/rdma/loop.hpp"
 
@@ -166,8 +167,12 @@ Result<bool> op_done(Client& c, Pattern p) {
 /// One operation on every connection, from the first post to the
 /// quorum-th completion. RETURN VALUE: its microseconds; the rest of the
 /// completions are awaited (untimed) so the next operation starts clean.
-Result<double> one_op(std::vector<std::unique_ptr<Client>>& cs, Pattern p, std::size_t size, unsigned quorum) {
+std::uint64_t g_mixed = 1;  // run_calls' result, kept so the calls stay
+
+Result<double> one_op(std::vector<std::unique_ptr<Client>>& cs, Pattern p, std::size_t size, unsigned quorum,
+                      unsigned calls) {
     const auto t0 = Clock::now();
+    if (calls > 0) g_mixed = run_calls(calls, g_mixed);
     for (auto& c : cs)
         if (auto r = post_op(*c, p, size); !r) return r.error();
     std::uint64_t pending = (std::uint64_t{1} << cs.size()) - 1;  // at most kMaxServers
@@ -208,12 +213,12 @@ Figures summarize(Pattern p, unsigned round, std::size_t size, std::vector<doubl
 Result<Figures> run_pattern(std::vector<std::unique_ptr<Client>>& cs, Pattern p, const ClientOptions& o,
                             unsigned round, unsigned quorum) {
     for (unsigned i = 0; i < o.warmup; ++i)
-        if (auto r = one_op(cs, p, o.size, quorum); !r) return r.error();
+        if (auto r = one_op(cs, p, o.size, quorum, o.calls); !r) return r.error();
     std::vector<double> us;
     us.reserve(o.ops);
     const double cpu0 = cpu_seconds();
     for (unsigned i = 0; i < o.ops; ++i) {
-        auto r = one_op(cs, p, o.size, quorum);
+        auto r = one_op(cs, p, o.size, quorum, o.calls);
         if (!r) return r.error();
         us.push_back(*r);
     }
@@ -229,6 +234,10 @@ Result<std::vector<Figures>> measure(const ClientOptions& o) {
         return Error(errc::invalid_argument, "--size must be 1 to " + std::to_string(kMaxSize) + " bytes");
     if (o.servers.empty() || o.servers.size() > kMaxServers)
         return Error(errc::invalid_argument, "--connect names 1 to " + std::to_string(kMaxServers) + " servers");
+    if (o.calls > kMaxCalls)
+        return Error(errc::invalid_argument, "--calls must be 0 to " + std::to_string(kMaxCalls));
+    // The calls' own time, before any connection: the code hot, nothing else running.
+    const double alone_us = o.calls > 0 ? calls_alone_ns(o.calls) / 1000 : 0;
     const auto n = static_cast<unsigned>(o.servers.size());
     const unsigned quorum = o.quorum == 0 ? n : o.quorum;
     if (quorum > n)
@@ -252,6 +261,8 @@ Result<std::vector<Figures>> measure(const ClientOptions& o) {
         for (Pattern p : o.patterns) {
             auto f = run_pattern(cs, p, o, round, quorum);
             if (!f) return Error(f.error().code(), std::string(name(p)) + ": " + f.error().detail());
+            f->calls = o.calls;
+            f->calls_alone_us = alone_us;
             out.push_back(*f);
         }
     for (auto& c : cs) c->conn.disconnect();

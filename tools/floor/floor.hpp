@@ -68,6 +68,9 @@ struct ClientOptions {
     unsigned warmup = 200;
     unsigned rounds = 3;
     std::chrono::seconds timeout{300};
+    /// Calls of distinct small functions per operation, before its post
+    /// (calls.hpp): a library's own code, to scale its cost. 0: none.
+    unsigned calls = 0;
 };
 
 /// One pattern's figures in one round.
@@ -79,6 +82,8 @@ struct Figures {
     unsigned servers = 1, quorum = 1;
     double p50_us = 0, p90_us = 0, p99_us = 0, mean_us = 0;
     double cpu_us_per_op = 0;     ///< the client process's CPU time per operation
+    unsigned calls = 0;           ///< ClientOptions::calls
+    double calls_alone_us = 0;    ///< those calls' own time, run alone (calls_alone_ns)
 };
 
 /// The wire: the server's first message, and a send_flush request/answer.

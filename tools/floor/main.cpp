@@ -1,7 +1,7 @@
 // rpm-floor: the fabric's cost of rpm's operations, without rpm (floor.hpp).
 //   rpm-floor --listen ADDR[:PORT] [--region PATH] [--wait busy|event] [--timeout S]
 //   rpm-floor --connect ADDR[:PORT][,ADDR[:PORT]...] [--quorum K] [--patterns LIST]
-//             [--size N] [--ops N] [--warmup N] [--rounds N] [--json FILE]
+//             [--size N] [--ops N] [--warmup N] [--rounds N] [--calls N] [--json FILE]
 // Exit status: 0 done, 1 a failure (printed), 2 bad usage.
 #include "floor.hpp"
 
@@ -37,6 +37,9 @@ void print(const std::vector<rpm::floor::Figures>& fs) {
     for (const auto& f : fs)
         std::printf("%-17s %7zu %3u/%-2u %5u %6u %9.2f %9.2f %9.2f %9.2f %10.2f\n", rpm::floor::name(f.pattern), f.size,
                     f.quorum, f.servers, f.round, f.ops, f.p50_us, f.p90_us, f.p99_us, f.mean_us, f.cpu_us_per_op);
+    if (!fs.empty() && fs.front().calls > 0)
+        std::printf("with %u calls per operation (--calls), which take %.2f us alone\n", fs.front().calls,
+                    fs.front().calls_alone_us);
 }
 
 bool write_json(const std::string& path, const std::vector<rpm::floor::Figures>& fs) {
@@ -45,7 +48,8 @@ bool write_json(const std::string& path, const std::vector<rpm::floor::Figures>&
         rows.push_back({{"pattern", rpm::floor::name(f.pattern)}, {"size", f.size}, {"round", f.round},
                         {"servers", f.servers}, {"quorum", f.quorum},
                         {"ops", f.ops}, {"p50_us", f.p50_us}, {"p90_us", f.p90_us}, {"p99_us", f.p99_us},
-                        {"mean_us", f.mean_us}, {"cpu_us_per_op", f.cpu_us_per_op}});
+                        {"mean_us", f.mean_us}, {"cpu_us_per_op", f.cpu_us_per_op},
+                        {"calls", f.calls}, {"calls_alone_us", f.calls_alone_us}});
     std::ofstream out(path);
     out << nlohmann::json{{"tool", "rpm-floor"}, {"clock", "steady_clock per operation"}, {"results", rows}}.dump(2)
         << "\n";
@@ -74,6 +78,10 @@ int main(int argc, char** argv) {
     app.add_option("--warmup", co.warmup, "client: unmeasured operations first")->capture_default_str();
     app.add_option("--rounds", co.rounds, "client: rounds over the patterns")->capture_default_str();
     app.add_option("--json", json, "client: also write the figures to FILE");
+    app.add_option("--calls", co.calls,
+                   "client: calls of distinct small functions per operation, before its post (0 to 512): "
+                   "a library's own code, to scale what it costs")
+        ->capture_default_str();
     app.add_option("--timeout", timeout_s, "seconds until either side gives up")->capture_default_str();
     std::string wait = "busy";
     app.add_option("--wait", wait, "server: busy (spin on the completion queue) or event (sleep on its channel)")

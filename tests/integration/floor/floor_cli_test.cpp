@@ -71,6 +71,13 @@ TEST(FloorCli, AnUnknownWaitIsRefused) {
     EXPECT_NE(r.out.find("--wait: bogus not in {busy,event}"), std::string::npos) << r.out;
 }
 
+TEST(FloorCli, TooManyCallsAreRefused) {
+    expect_refused("--connect 127.0.0.1 --calls 513", "--calls must be 0 to 512");
+    const ProcResult r = floor_tool("--connect 127.0.0.1 --calls -1");
+    EXPECT_NE(r.status, 0) << r.out;
+    EXPECT_NE(r.out.find("--calls"), std::string::npos) << r.out;
+}
+
 TEST(FloorCli, UnknownPatternIsNamed) {
     expect_refused("--connect 127.0.0.1 --patterns read,bogus", "unknown pattern 'bogus'");
 }
