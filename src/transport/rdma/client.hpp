@@ -257,7 +257,12 @@ private:
                         client::Done done) const;
     /// A persist slice that goes as a native atomic write.
     [[nodiscard]] bool commit_word(const proto::Slice& s) const noexcept;
-    void pump_locked();
+    /// Post what the queue can, one chain under one doorbell. Inline: it
+    /// runs after every completion and call, and most find nothing to post.
+    void pump_locked() {
+        if (ops_.has_unposted() || ring_error_ != 0) pump_queue_locked();
+    }
+    void pump_queue_locked();
     std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
     std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n);
 

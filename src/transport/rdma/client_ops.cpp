@@ -84,10 +84,9 @@ void ClientConn::submit_locked(Op&& op) {
     if (ops_.front_finished() || ops_.starved() || (io_parked_ && drivers_ == 0)) notify_locked();
 }
 
-void ClientConn::pump_locked() {
-    // Called after every completion and every call: most find nothing to
-    // post, and nothing is queued in the verbs layer outside this function.
-    if (!ops_.has_unposted() && ring_error_ == 0) return;
+void ClientConn::pump_queue_locked() {
+    // Nothing is queued in the verbs layer outside this function (and
+    // pump_locked's check).
     // Every op the round can post joins one chain, and one doorbell posts
     // it: a persist's writes and its flush go out in a single ibv_post_send.
     ops_.pump([this](Op& o) { return post_locked(o); });

@@ -222,7 +222,7 @@ void OpQueue::fail_all(std::error_code ec) {
     }
 }
 
-void OpQueue::take_finished(FunctionRef<void(Op&)> take, std::uint64_t before) {
+void OpQueue::take_finished_from_front(FunctionRef<void(Op&)> take, std::uint64_t before) {
     while (!ops_.empty() && ops_.front().finished && ops_.front().seq < before) {
         Op& op = ops_.front();
         // A failed connection never completes these work requests; nothing
