@@ -240,6 +240,25 @@ TEST_P(Direct, AConnectionLostUnderIt) {
     EXPECT_EQ(pools->bounce().stats().in_use, 0u) << "the entry was not given back with the queue pair";
 }
 
+// A completion already in the queue when the connection's loss is seen is
+// the operation's outcome: polled with the event (or by on_event), it is
+// handled before the failure. In event mode both wake the I/O thread at
+// once; handling the failure first would fail a read that completed.
+TEST_P(Direct, ACompletionQueuedBeforeTheLossCounts) {
+    const auto want = bytes_of("read before the loss");
+    std::copy(want.begin(), want.end(), remote_->bytes().begin() + 512);
+    h_->fabric.hold_client_completions(true);
+    std::vector<std::byte> got(want.size());
+    const auto reads_before = h_->fabric.reads().size();
+    Waiter w;
+    t_->read(g_, 512, got, w.done());
+    ASSERT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
+    h_->fabric.release_held_then_drop_all();
+    h_->fabric.hold_client_completions(false);
+    EXPECT_FALSE(w.get()) << "the loss failed a read whose completion was already in the queue";
+    EXPECT_EQ(got, want);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Direct,
                          ::testing::Values(CompletionMode::busy, CompletionMode::adaptive, CompletionMode::event),
                          [](const ::testing::TestParamInfo<CompletionMode>& p) { return std::string(to_string(p.param)); });

@@ -128,6 +128,22 @@ void Fabric::drop_all() {
     }
 }
 
+void Fabric::release_held_then_drop_all() {
+    std::lock_guard lock(mu_);
+    std::vector<int> fds;
+    for (auto* c : conns_) {
+        for (const auto& wc : c->held) c->cq.wcs.push_back(wc);
+        if (!c->held.empty()) fds.push_back(c->cq.fd);
+        c->held.clear();
+    }
+    for (auto* c : conns_) {
+        if (!c->remote) continue;
+        fn::push_event(c, kConnLost);
+        fn::unlink(c, kConnLost);
+    }
+    for (int fd : fds) fn::bump(fd);
+}
+
 void Fabric::inject_to_server(std::vector<std::byte> bytes) {
     std::lock_guard lock(mu_);
     for (auto* c : conns_) {

@@ -187,6 +187,10 @@ public:
     void release_held();
     /// Both ends of every connection see kConnLost.
     void drop_all();
+    /// Under one lock: the held completions go into their queues, both ends
+    /// of every connection see kConnLost, and only then does any completion
+    /// channel fire, so a client finds its completions and the loss at once.
+    void release_held_then_drop_all();
     /// Deliver raw bytes as a message to the first server-side connection.
     void inject_to_server(std::vector<std::byte> bytes);
 
