@@ -7,6 +7,8 @@
 # "A call costs more than its instructions in the lab", has the figures.
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm adr -- tools/lab/ab/calls.sh "$PWD/build/bin" [ROUNDS] [N,N,...]
 bin=$1 rounds=${2:-3} counts=${3:-0,50,100,150,300}; out=${RPM_LAB_OUT:-/tmp}
+case $rounds in ''|*[!0-9]*|0) echo "calls.sh: ROUNDS must be a positive number, not '$rounds'" >&2; exit 2 ;; esac
+case $counts in ''|*[!0-9,]*) echo "calls.sh: the counts must be numbers 0 to 512, comma-separated, not '$counts'" >&2; exit 2 ;; esac
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 . "$(dirname "$0")/perftest.sh"
 port=7900

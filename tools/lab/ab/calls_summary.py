@@ -5,15 +5,14 @@ the added latency against N = 0 in the same round, and the calls' own time.
 
   python3 tools/lab/ab/calls_summary.py OUT
 """
-import glob, json, re, statistics, sys
+import glob, json, os, re, statistics, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summary import perftest_p50  # noqa: E402  (ops.sh's summary reads perftest's reports)
 
 
 def ib_read_lat(out, rep):
-    for line in open(f'{out}/ib_read_lat-{rep}.txt'):
-        c = line.split()
-        if len(c) >= 5 and c[0] == '8' and re.fullmatch(r'[0-9.]+', c[4]):
-            return float(c[4])
-    return None
+    return perftest_p50(f'{out}/ib_read_lat-{rep}.txt')
 
 
 def main():

@@ -14,6 +14,9 @@
 bin=$1 op=${2:-read} comp=${3:-adaptive} api=${4:-sync} rounds=${5:-1}; out=${RPM_LAB_OUT:-/tmp}
 case $op in read|write) pattern=$op ;; persist) pattern=read_after_write; [ "$RPM_LAB_PM" != eadr ] && pattern=send_flush ;;
   *) echo "perf.sh: OP must be read, write or persist, not '$op'" >&2; exit 2 ;; esac
+case $comp in busy|adaptive|event) ;; *) echo "perf.sh: MODE must be busy, adaptive or event, not '$comp'" >&2; exit 2 ;; esac
+case $api in sync|callback) ;; *) echo "perf.sh: API must be sync or callback, not '$api'" >&2; exit 2 ;; esac
+case $rounds in ''|*[!0-9]*|0) echo "perf.sh: ROUNDS must be a positive number, not '$rounds'" >&2; exit 2 ;; esac
 command -v perf > /dev/null || { echo "perf.sh: no perf in the VM (the host's linux-perf)" >&2; exit 2; }
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 . "$(dirname "$0")/perftest.sh"
