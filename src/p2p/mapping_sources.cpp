@@ -1,5 +1,6 @@
 // Where P2P buffers' memory comes from: a provider's BAR, p2pmem chunks,
 // host memory. The files are opened under the manager's root.
+#include "core/unique_fd.hpp"
 #include "p2p/detail/mapping.hpp"
 #include "p2p/detail/suballocator.hpp"
 
@@ -22,14 +23,6 @@ constexpr std::size_t two_mib = std::size_t{2} << 20;
 
 fs::path device_dir(const std::string& bdf) { return fs::path("sys/bus/pci/devices") / bdf; }
 
-// An fd closed on scope exit; the mappings made from it outlive it.
-struct Fd {
-    int fd = -1;
-    ~Fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
 Error open_error(const fs::path& path, int err) {
     const errc code = err == ENOENT || err == ENOTDIR ? errc::path_not_found
                       : err == EACCES || err == EPERM ? errc::permission_denied
@@ -39,11 +32,12 @@ Error open_error(const fs::path& path, int err) {
     return Error(code, std::move(detail));
 }
 
-Result<std::uint64_t> open_sized(const fs::path& path, Fd& out) {
-    out.fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-    if (out.fd < 0) return open_error(path, errno);
+// The fd is closed on scope exit; the mappings made from it outlive it.
+Result<std::uint64_t> open_sized(const fs::path& path, UniqueFd& out) {
+    out.reset(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+    if (out.get() < 0) return open_error(path, errno);
     struct stat st {};
-    if (::fstat(out.fd, &st) != 0) return open_error(path, errno);
+    if (::fstat(out.get(), &st) != 0) return open_error(path, errno);
     return static_cast<std::uint64_t>(st.st_size);
 }
 
@@ -74,14 +68,14 @@ Result<fs::path> bar_file(const fs::path& root, const Provider& p) {
 Result<Mapping> map_bar(const fs::path& root, const Provider& p) {
     auto file = bar_file(root, p);
     if (!file) return file.error();
-    Fd fd;
+    UniqueFd fd;
     auto bar_size = open_sized(*file, fd);
     if (!bar_size) return bar_size.error();
     if (p.bar_offset > *bar_size || p.size > *bar_size - p.bar_offset)
         return Error(errc::bad_size, "provider " + p.bdf + " (" + format_bytes(p.size) + " at " +
                                          std::to_string(p.bar_offset) + ") does not fit in " +
                                          file->string() + " (" + format_bytes(*bar_size) + ")");
-    auto m = Mapping::shared(fd.fd, static_cast<std::size_t>(*bar_size), two_mib, file->string());
+    auto m = Mapping::shared(fd.get(), static_cast<std::size_t>(*bar_size), two_mib, file->string());
     if (!m) return bar_map_error(*file, m.error());
     return m;
 }
@@ -91,7 +85,7 @@ Result<Mapping> map_p2pmem(const fs::path& root, const Provider& p, std::size_t 
     auto real = sysfs::resolve(root, device_dir(p.bdf) / "p2pmem" / "allocate");
     if (!real) return real.error();
     const fs::path file = root / *real;
-    Fd fd;
+    UniqueFd fd;
     auto file_size = open_sized(file, fd);
     if (!file_size) return file_size.error();
     // sysfs gives allocate a nominal size far above any request; a smaller
@@ -99,7 +93,7 @@ Result<Mapping> map_p2pmem(const fs::path& root, const Provider& p, std::size_t 
     if (*file_size < length)
         return Error(errc::bad_size, file.string() + " is " + format_bytes(*file_size) +
                                          " long; " + format_bytes(length) + " asked");
-    return Mapping::shared(fd.fd, length, align, file.string());
+    return Mapping::shared(fd.get(), length, align, file.string());
 }
 
 Result<HostMemory> map_host(std::size_t length, std::size_t align, bool try_huge) {

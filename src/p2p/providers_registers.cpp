@@ -2,6 +2,7 @@
 // or an IO BAR) answers pread; sysfs resourceN of a memory BAR has no
 // read(), only mmap, so a refused pread falls back to a read-only shared
 // mapping of the first page(s). Nothing is ever written.
+#include "core/unique_fd.hpp"
 #include "p2p/detail/nvme_registers.hpp"
 
 #include "platform/sysfs.hpp"
@@ -17,20 +18,6 @@
 
 namespace rpm::p2p::detail {
 namespace {
-
-class Fd {
-public:
-    explicit Fd(int fd) noexcept : fd_(fd) {}
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    [[nodiscard]] int get() const noexcept { return fd_; }
-
-private:
-    int fd_;
-};
 
 Error os_error(const fs::path& file, int err) {
     if (err == EACCES || err == EPERM)
@@ -113,7 +100,7 @@ Result<std::vector<std::uint32_t>> read_registers(const fs::path& file,
                                                   std::span<const std::uint32_t> offsets,
                                                   bool force_mmap) {
     if (offsets.empty()) return std::vector<std::uint32_t>{};
-    Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return os_error(file, errno);
     if (force_mmap) return by_mmap(fd.get(), file, offsets);
     bool refused = false;

@@ -2,6 +2,8 @@
 // creates, so every early return releases what was acquired before it.
 #pragma once
 
+#include "core/unique_fd.hpp"
+
 #include <libpmem2.h>
 
 #include <memory>
@@ -11,30 +13,8 @@
 
 namespace rpm::pmem::detail {
 
-/// A file descriptor closed on destruction unless released.
-class UniqueFd {
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) noexcept : fd_(fd) {}
-    UniqueFd(UniqueFd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-    UniqueFd& operator=(UniqueFd&& other) noexcept {
-        if (this != &other) reset(std::exchange(other.fd_, -1));
-        return *this;
-    }
-    UniqueFd(const UniqueFd&) = delete;
-    UniqueFd& operator=(const UniqueFd&) = delete;
-    ~UniqueFd() { reset(); }
-
-    [[nodiscard]] int get() const noexcept { return fd_; }
-    [[nodiscard]] int release() noexcept { return std::exchange(fd_, -1); }
-    void reset(int fd = -1) noexcept {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = fd;
-    }
-
-private:
-    int fd_ = -1;
-};
+/// The fd owner is core's (core/unique_fd.hpp).
+using rpm::UniqueFd;
 
 struct SourceDeleter {
     void operator()(pmem2_source* s) const noexcept { pmem2_source_delete(&s); }
