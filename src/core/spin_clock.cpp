@@ -31,7 +31,12 @@ std::chrono::steady_clock::time_point coarse_now() noexcept {
 }
 
 std::chrono::steady_clock::time_point coarse_deadline(std::chrono::milliseconds timeout) noexcept {
-    return coarse_now() + timeout + coarse_tick();
+    return coarse_deadline(coarse_now(), timeout);
+}
+
+std::chrono::steady_clock::time_point coarse_deadline(std::chrono::steady_clock::time_point coarse,
+                                                      std::chrono::milliseconds timeout) noexcept {
+    return coarse + timeout + coarse_tick();
 }
 
 void SpinPacer::start(Clock::time_point now, Clock::time_point end) noexcept {

@@ -35,6 +35,9 @@ std::chrono::steady_clock::time_point time_after(std::chrono::steady_clock::time
 /// the excess (a millisecond or two: the call timeouts it serves are
 /// milliseconds to seconds, and a caller that wakes early waits again).
 std::chrono::steady_clock::time_point coarse_deadline(std::chrono::milliseconds timeout) noexcept;
+/// The same from `coarse`, a coarse_now() the caller has just read.
+std::chrono::steady_clock::time_point coarse_deadline(std::chrono::steady_clock::time_point coarse,
+                                                      std::chrono::milliseconds timeout) noexcept;
 
 /// Bounds a spin loop by time, reading the clock only when, at the pace of
 /// the rounds it has measured, half of the time left would have passed

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "client/transport.hpp"
+#include "core/inline_mutex.hpp"
 #include "transport/rdma/api.hpp"
 #include "transport/rdma/buffers.hpp"
 #include "transport/rdma/device_pools.hpp"
@@ -96,6 +97,8 @@ public:
     /// on a thread that holds the polling: a nested call there must not
     /// drive (it would wait for itself).
     [[nodiscard]] bool can_drive() const noexcept;
+    /// Marks the calling thread as this connection's I/O thread (run()).
+    void enter_io_thread() const noexcept;
     /// This thread drives this connection's synchronous call (call()).
     [[nodiscard]] bool driving_here() const noexcept;
     /// Take over the completion work on this thread until end_hold(), as a
@@ -207,7 +210,9 @@ private:
     std::uint64_t forget_request_locked(std::uint32_t rid);
 
     // client_drive.cpp: a synchronous caller polls
-    bool drive_until(const bool& done, std::chrono::steady_clock::time_point deadline);
+    /// Until `done` or `timeout` from `began` (a coarse_now(); the default:
+    /// from the first clock read here). RETURN VALUE: false on timeout.
+    bool drive_until(const bool& done, std::chrono::steady_clock::time_point began, std::chrono::milliseconds timeout);
     void end_drive() noexcept;
     void notify_locked() noexcept;
     void notify_all() noexcept;
@@ -264,7 +269,12 @@ private:
     }
     void pump_queue_locked();
     std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
-    std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n);
+    // Inline: most connections register nothing, and every direct
+    // operation asks (a call saved per operation).
+    std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n) {
+        return user_mem_.empty() ? nullptr : find_user_memory_locked(p, n);
+    }
+    std::shared_ptr<UserMemory> find_user_memory_locked(const std::byte* p, std::size_t n);
 
     // client_region.cpp: grants
     Result<void> apply_grant_locked(const proto::RegionGrant& g);
@@ -326,9 +336,11 @@ private:
 
     // Held by whoever polls the CQ and runs callbacks: the I/O thread for
     // one round of work, a synchronous caller for its whole call. Taken
-    // before mu_, never after.
-    std::mutex drive_mu_;
-    mutable std::mutex mu_;
+    // before mu_, never after. Both are taken several times per operation
+    // and are rarely contended: InlineMutex keeps an uncontended lock and
+    // unlock inline, no call into libc (core/inline_mutex.hpp).
+    InlineMutex drive_mu_;
+    mutable InlineMutex mu_;
     // Synchronous callers driving or about to (each counts itself in before
     // it takes drive_mu_, so that an I/O thread failing to take the lock
     // knows to park rather than spin).

@@ -29,6 +29,9 @@ namespace {
 [[gnu::tls_model("initial-exec")]] thread_local const ClientConn* t_driving = nullptr;
 // The connections whose polling this thread holds (a Replicator's members).
 [[gnu::tls_model("initial-exec")]] thread_local std::vector<const ClientConn*> t_held;
+// The connection whose I/O thread this is (set first thing in run()): a
+// load where std::this_thread::get_id() is a call into libc.
+[[gnu::tls_model("initial-exec")]] thread_local const ClientConn* t_io_thread_of = nullptr;
 
 bool held_here(const ClientConn* c) noexcept { return std::find(t_held.begin(), t_held.end(), c) != t_held.end(); }
 
@@ -37,8 +40,10 @@ bool held_here(const ClientConn* c) noexcept { return std::find(t_held.begin(), 
 bool ClientConn::driving_here() const noexcept { return t_driving == this; }
 
 bool ClientConn::can_drive() const noexcept {
-    return t_driving != this && !held_here(this) && std::this_thread::get_id() != thread_.get_id();
+    return t_driving != this && t_io_thread_of != this && !held_here(this);
 }
+
+void ClientConn::enter_io_thread() const noexcept { t_io_thread_of = this; }
 
 std::unique_ptr<client::PollHold> RdmaClient::hold_polling() {
     if (!c_->try_begin_hold()) return nullptr;
@@ -103,8 +108,6 @@ void ClientConn::hold_fds(std::vector<int>& out) const {
 }
 
 std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds timeout) {
-    // Coarse: read on every call, where the precise clock may be a system call.
-    const auto deadline = coarse_deadline(timeout);
     bool finished = false;
     std::error_code ec;
     {
@@ -116,7 +119,16 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
         if (!io_parked_) wake_.notify();
     }
     {
-        std::unique_lock drive(drive_mu_);
+        // The timeout counts from the call's start. The clock (coarse: the
+        // precise one may be a system call) is read here only when the lock
+        // must be waited for; otherwise drive_until's first read, a few
+        // microseconds on, stands for it: one read per call, not two.
+        std::chrono::steady_clock::time_point began{};
+        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        if (!drive) {
+            began = coarse_now();
+            drive.lock();
+        }
         t_driving = this;
         // The outcome lives in sync_, under drive_mu_ (every callback runs
         // under it, and calls take turns on it): the callback is two words,
@@ -130,7 +142,7 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
             sync_.ec = e;
             sync_.done = true;
         });
-        finished = drive_until(sync_.done, deadline);
+        finished = drive_until(sync_.done, began, timeout);
         ec = sync_.ec;
         t_driving = nullptr;
         end_drive();
@@ -140,7 +152,9 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
     return errc::io_error;
 }
 
-bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_point deadline) {
+bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_point began,
+                             std::chrono::milliseconds timeout) {
+    using Clock = std::chrono::steady_clock;
     Waiter& waiter = drive_waiter_;  // under drive_mu_: one caller drives at a time
     const auto drain = [this] { return poll_cq(false); };
     // Whatever start() finished at once (a refused call) runs first; not
@@ -151,13 +165,17 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
         plan_ = {-1, true};
     else
         deliver();
+    Clock::time_point deadline = began == Clock::time_point{} ? Clock::time_point{} : coarse_deadline(began, timeout);
     while (!done) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - coarse_now());
+        const auto now = coarse_now();
+        if (deadline == Clock::time_point{}) deadline = coarse_deadline(now, timeout);
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - now);
         if (left.count() <= 0) return false;
         const WaitPlan plan = plan_;  // deliver() just made it
         const int ms = to_ms(left);
         const Ready r = waiter.wait(cq_fd_, event_fd_, drive_wake_,
-                                    plan.timeout_ms < 0 ? ms : std::min(plan.timeout_ms, ms), drain, plan.in_flight);
+                                    plan.timeout_ms < 0 ? ms : std::min(plan.timeout_ms, ms), drain, plan.in_flight,
+                                    now);
         if (r.wake) drive_wake_.drain();
         // Progress from the spin: its drain just emptied the CQ, and polling
         // it again at once would find nothing (one poll per operation).

@@ -18,6 +18,7 @@ ClientConn::WaitPlan ClientConn::plan_locked() const {
 }
 
 void ClientConn::run() {
+    enter_io_thread();
     Waiter waiter(opts_.completion);
     const auto drain = [this]() -> std::size_t {
         std::unique_lock drive(drive_mu_, std::try_to_lock);

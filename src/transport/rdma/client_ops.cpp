@@ -175,7 +175,7 @@ void ClientConn::submit_transfer_locked(Op&& op, std::uint32_t grant_id, std::ui
     submit_chunks_locked(std::move(op), offset, length, std::move(done));
 }
 
-std::shared_ptr<UserMemory> ClientConn::user_memory_locked(const std::byte* p, std::size_t n) {
+std::shared_ptr<UserMemory> ClientConn::find_user_memory_locked(const std::byte* p, std::size_t n) {
     std::shared_ptr<UserMemory> found;
     std::erase_if(user_mem_, [&](const std::weak_ptr<UserMemory>& w) {
         auto m = w.lock();

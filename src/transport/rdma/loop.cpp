@@ -59,7 +59,7 @@ Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, FunctionRef
 }
 
 Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, FunctionRef<std::size_t()> drain,
-                   bool in_flight) {
+                   bool in_flight, std::chrono::steady_clock::time_point coarse) {
     if (mode_ == CompletionMode::event) {
         if (timeout_ms != 0) ++sleeps_;
         return wait_ready(cq_fd, event_fd, wake.fd(), timeout_ms);
@@ -82,7 +82,7 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
     // the peer and rxe need (docs/benchmarks.md, "A wait reads no clock").
     Clock::time_point now{};
     if (in_flight && pacer_.knows_pace()) {
-        pacer_.start_unread(coarse_now(), spin_length);
+        pacer_.start_unread(coarse == Clock::time_point{} ? coarse_now() : coarse, spin_length);
     } else {
         now = Clock::now();
         pacer_.start(now, time_after(now, spin_length));

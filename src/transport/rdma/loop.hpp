@@ -60,10 +60,18 @@ Result<std::size_t> drain_cq(const Api& api, Cq* cq, bool had_event, FunctionRef
 /// what a round of the spin costs there).
 class Waiter {
 public:
-    static constexpr unsigned kPollEvery = 256;
+    // A system call, made by a thread that spins for nothing to do (a busy
+    // server session between requests): at 256 spins, about every 0.1 ms
+    // in the lab VM, a busy server slowed its client's reads by 10% to 15%
+    // against 4096 (docs/benchmarks.md, "A busy spin polls its descriptors
+    // less often"). 4096 spins are 0.2 to 0.4 ms on hardware, 1 to 2 ms in
+    // the lab: how late a connection event can be seen while spinning.
+    static constexpr unsigned kPollEvery = 4096;
     explicit Waiter(CompletionMode mode) noexcept : mode_(mode) {}
+    /// `coarse`: coarse_now() just read by the caller (one read fewer), or
+    /// the default: the Waiter reads it when it needs it.
     Ready wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, FunctionRef<std::size_t()> drain,
-               bool in_flight = false);
+               bool in_flight = false, std::chrono::steady_clock::time_point coarse = {});
     [[nodiscard]] CompletionMode mode() const noexcept { return mode_; }
     /// Times it slept in poll() with a timeout other than 0 (tests, stats).
     [[nodiscard]] std::uint64_t sleeps() const noexcept { return sleeps_; }

@@ -8,6 +8,7 @@
 // CPU sees only Flush (send_flush) requests and application messages.
 #pragma once
 
+#include "core/inline_mutex.hpp"
 #include "server/admission.hpp"
 #include "server/core.hpp"
 #include "server/listener.hpp"
@@ -161,7 +162,7 @@ private:
     int cq_fd_ = -1;
     int event_fd_ = -1;
     Wakeup wake_;
-    std::mutex mu_;  // the outbox and the send slots: Listener::send comes from other threads
+    InlineMutex mu_;  // the outbox and the send slots: Listener::send comes from other threads
     std::deque<std::vector<std::byte>> outbox_;
     std::vector<std::byte> request_copy_;  // the frame being handled (on_recv), the session thread's
     std::vector<std::byte> reply_copy_;    // a success reply being made (reply_ok), the session thread's
