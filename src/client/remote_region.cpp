@@ -88,11 +88,17 @@ void RemoteRegion::persist(std::span<const WriteSlice> slices, Callback done) {
     conn_->transport->persist(g.grant, wire, std::move(done));
 }
 
+// The synchronous read and write ask the transport directly (no callback
+// to make and run: rdma:// then waits for the operation's own completion).
 std::error_code RemoteRegion::write(std::uint64_t offset, std::span<const std::byte> data) {
-    return detail::wait_for(*conn_, [&](Callback cb) { write(offset, data, std::move(cb)); });
+    const auto& g = conn_->region(index_);
+    if (auto ec = out_of_range(g, offset, data.size())) return ec;
+    return conn_->transport->write_now(g.grant, offset, data, conn_->options.timeout);
 }
 std::error_code RemoteRegion::read(std::uint64_t offset, std::span<std::byte> out) {
-    return detail::wait_for(*conn_, [&](Callback cb) { read(offset, out, std::move(cb)); });
+    const auto& g = conn_->region(index_);
+    if (auto ec = out_of_range(g, offset, out.size())) return ec;
+    return conn_->transport->read_now(g.grant, offset, out, conn_->options.timeout);
 }
 std::error_code RemoteRegion::atomic_write(std::uint64_t offset, std::uint64_t value) {
     return detail::wait_for(*conn_, [&](Callback cb) { atomic_write(offset, value, std::move(cb)); });

@@ -20,4 +20,14 @@ std::error_code Transport::call(Start start, std::chrono::milliseconds timeout) 
     return errc::io_error;
 }
 
+std::error_code Transport::read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                                    std::chrono::milliseconds timeout) {
+    return call([&](Done d) { read(g, offset, out, std::move(d)); }, timeout);
+}
+
+std::error_code Transport::write_now(const proto::RegionGrant& g, std::uint64_t offset,
+                                     std::span<const std::byte> data, std::chrono::milliseconds timeout) {
+    return call([&](Done d) { write(g, offset, data, std::move(d)); }, timeout);
+}
+
 } // namespace rpm::client

@@ -91,6 +91,13 @@ public:
     /// thread; a transport may run the operation on the calling thread.
     /// `start` is called once, during the call.
     virtual std::error_code call(Start start, std::chrono::milliseconds timeout);
+    /// A synchronous read or write: as call() with a start that posts it
+    /// (the default). A transport may run it without a callback
+    /// (rdma://: ClientConn::transfer_now). Same RETURN VALUE and timeout.
+    virtual std::error_code read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                                     std::chrono::milliseconds timeout);
+    virtual std::error_code write_now(const proto::RegionGrant& g, std::uint64_t offset,
+                                      std::span<const std::byte> data, std::chrono::milliseconds timeout);
     /// Register application memory for zero-copy writes and reads (see
     /// Connection::register_memory). RETURN VALUE: a handle that keeps the
     /// registration; null when the transport has nothing to register (the

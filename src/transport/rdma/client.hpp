@@ -93,6 +93,14 @@ public:
     /// RETURN VALUE: the operation's status. ERRORS: errc::io_error after
     /// `timeout` (the connection is closed, as client::Transport::call says).
     std::error_code call(client::Start start, std::chrono::milliseconds timeout);
+    /// A synchronous read (kind read, into `out`) or write (kind write,
+    /// from `src`), as call() with a start that posts it, but without a
+    /// callback when it goes direct: its completion sets the call's outcome
+    /// (take_direct_locked). Queued (the connection is busy), it takes the
+    /// call's callback as any operation. RETURN VALUE and ERRORS: as call().
+    std::error_code transfer_now(OpKind kind, const proto::RegionGrant& g, std::uint64_t offset,
+                                 std::span<const std::byte> src, std::span<std::byte> out,
+                                 std::chrono::milliseconds timeout);
     /// False on the I/O thread, inside a synchronous call's callbacks and
     /// on a thread that holds the polling: a nested call there must not
     /// drive (it would wait for itself).
@@ -210,6 +218,12 @@ private:
     std::uint64_t forget_request_locked(std::uint32_t rid);
 
     // client_drive.cpp: a synchronous caller polls
+    /// The frame of every synchronous call around `post(gen)`, which posts
+    /// its operation for call generation `gen` (client_drive.cpp).
+    template <class Post>
+    std::error_code sync_call(Post&& post, std::chrono::milliseconds timeout);
+    /// The callback that reports to synchronous call `gen` (sync_).
+    client::Done sync_done(std::uint64_t gen);
     /// Until `done` or `timeout` from `began` (a coarse_now(); the default:
     /// from the first clock read here). RETURN VALUE: false on timeout.
     bool drive_until(const bool& done, std::chrono::steady_clock::time_point began, std::chrono::milliseconds timeout);
@@ -222,15 +236,17 @@ private:
     /// unfinished and no other direct operation is pending.
     /// RETURN VALUE: true when it took the operation (and `done`): posted,
     /// or finished with the post's error; false: the queue must take it.
+    /// `sync_gen`: not 0 for transfer_now's own operation, which has no
+    /// `done`: its outcome goes to that synchronous call (sync_).
     bool try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset, std::span<const std::byte> src,
-                    std::span<std::byte> out, client::Done& done);
+                    std::span<std::byte> out, client::Done& done, std::uint64_t sync_gen = 0);
     /// The same for a persist of one slice (not a commit word): its write
     /// and its flush (read_after_write's read, send_flush's Flush) under one
     /// doorbell. RETURN VALUE: as try_direct.
     bool try_direct_persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done& done);
     [[nodiscard]] bool direct_idle_locked() const noexcept;
     void begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
-                             std::span<std::byte> out, client::Done& done);
+                             std::span<std::byte> out, client::Done& done, std::uint64_t sync_gen = 0);
     void direct_post_failed_locked(int ret);
     void on_direct_wc_locked(const ibv_wc& wc);
     /// A Response to the direct persist's Flush. RETURN VALUE: false when
@@ -324,6 +340,7 @@ private:
         std::uint64_t before_seq = 0;  // the queue's next sequence number when it was posted
         std::error_code ec;
         client::Done done;
+        std::uint64_t sync_gen = 0;  // not 0: transfer_now's, no `done` (try_direct)
     };
     DirectOp direct_;
     std::vector<std::byte> direct_frame_;  // a direct persist's Flush frame (keeps its capacity), under mu_
@@ -421,6 +438,16 @@ public:
     }
     std::error_code call(client::Start start, std::chrono::milliseconds timeout) override {
         return c_->can_drive() ? c_->call(start, timeout) : client::Transport::call(start, timeout);
+    }
+    std::error_code read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                             std::chrono::milliseconds timeout) override {
+        return c_->can_drive() ? c_->transfer_now(OpKind::read, g, offset, {}, out, timeout)
+                               : client::Transport::read_now(g, offset, out, timeout);
+    }
+    std::error_code write_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
+                              std::chrono::milliseconds timeout) override {
+        return c_->can_drive() ? c_->transfer_now(OpKind::write, g, offset, data, {}, timeout)
+                               : client::Transport::write_now(g, offset, data, timeout);
     }
     std::unique_ptr<client::PollHold> hold_polling() override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }

@@ -45,7 +45,8 @@ bool ClientConn::direct_idle_locked() const noexcept {
 }
 
 bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset,
-                            std::span<const std::byte> src, std::span<std::byte> out, client::Done& done) {
+                            std::span<const std::byte> src, std::span<std::byte> out, client::Done& done,
+                            std::uint64_t sync_gen) {
     const std::size_t length = kind == OpKind::write ? src.size() : out.size();
     if (length == 0) return false;
     std::lock_guard lock(mu_);
@@ -66,7 +67,7 @@ bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t o
         ret = api_.read(conn_.get(), local, user ? user->offset_of(out.data()) : 0, r->mr.get(), offset, length,
                         kCompletionAlways, tag(kDirectTag));
     }
-    begin_direct_locked(kind, hold, std::move(user), out, done);
+    begin_direct_locked(kind, hold, std::move(user), out, done, sync_gen);
     if (ret != 0) direct_post_failed_locked(ret);
     return true;
 }
@@ -141,7 +142,7 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
 }
 
 void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
-                                     std::span<std::byte> out, client::Done& done) {
+                                     std::span<std::byte> out, client::Done& done, std::uint64_t sync_gen) {
     direct_.active = true;
     direct_.kind = kind;
     direct_.owed = 1;
@@ -152,6 +153,7 @@ void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std
     direct_.user = std::move(user);
     direct_.ec = {};
     direct_.done = std::move(done);
+    direct_.sync_gen = sync_gen;
     direct_.before_seq = ops_.pushed() + 1;  // its place in posting order
     direct_posts_.fetch_add(1, std::memory_order_relaxed);
     // The driver's own operation, and nothing finished waits for its
@@ -227,7 +229,17 @@ void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
     if (!direct_.finished) return;
     direct_.finished = false;
     direct_.user.reset();
-    finished.push_back({std::move(direct_.done), direct_.ec});
+    if (direct_.sync_gen == 0) {
+        finished.push_back({std::move(direct_.done), direct_.ec});
+        return;
+    }
+    // transfer_now's operation: the outcome of its call, if that call is
+    // still the one waiting (one that timed out has a newer generation now).
+    // Here under drive_mu_, as sync_ wants: whoever delivers holds it.
+    if (sync_.gen == std::exchange(direct_.sync_gen, 0)) {
+        sync_.ec = direct_.ec;
+        sync_.done = true;
+    }
 }
 
 } // namespace rpm::rdma

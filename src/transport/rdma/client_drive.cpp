@@ -107,7 +107,8 @@ void ClientConn::hold_fds(std::vector<int>& out) const {
     out.push_back(drive_wake_.fd());
 }
 
-std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds timeout) {
+template <class Post>
+std::error_code ClientConn::sync_call(Post&& post, std::chrono::milliseconds timeout) {
     bool finished = false;
     std::error_code ec;
     {
@@ -131,17 +132,12 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
         }
         t_driving = this;
         // The outcome lives in sync_, under drive_mu_ (every callback runs
-        // under it, and calls take turns on it): the callback is two words,
-        // which std::function keeps inline (no allocation per call), and one
-        // that runs after its call timed out finds a newer generation.
+        // under it, and calls take turns on it); an outcome that comes after
+        // its call timed out finds a newer generation.
         const std::uint64_t gen = ++sync_.gen;
         sync_.done = false;
         drive_fresh_ = false;
-        start([this, gen](std::error_code e) {
-            if (sync_.gen != gen) return;
-            sync_.ec = e;
-            sync_.done = true;
-        });
+        post(gen);
         finished = drive_until(sync_.done, began, timeout);
         ec = sync_.ec;
         t_driving = nullptr;
@@ -150,6 +146,40 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
     if (finished) return ec;
     close();
     return errc::io_error;
+}
+
+client::Done ClientConn::sync_done(std::uint64_t gen) {
+    // Two words, which std::function keeps inline: no allocation per call.
+    return [this, gen](std::error_code e) {
+        if (sync_.gen != gen) return;
+        sync_.ec = e;
+        sync_.done = true;
+    };
+}
+
+std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds timeout) {
+    return sync_call([&](std::uint64_t gen) { start(sync_done(gen)); }, timeout);
+}
+
+// The public synchronous read and write come here (RemoteRegion, through
+// Transport::read_now/write_now): the call's operation, direct, reports to
+// the call itself, without the callback call() makes, moves into the
+// operation, hands out and runs (a std::function per call, and the layers
+// of a start: in the lab a call costs tens of nanoseconds,
+// docs/benchmarks.md, "A call costs more than its instructions in the lab").
+std::error_code ClientConn::transfer_now(OpKind kind, const proto::RegionGrant& g, std::uint64_t offset,
+                                         std::span<const std::byte> src, std::span<std::byte> out,
+                                         std::chrono::milliseconds timeout) {
+    return sync_call(
+        [&](std::uint64_t gen) {
+            client::Done none;
+            if (try_direct(kind, g.id, offset, src, out, none, gen)) return;
+            if (kind == OpKind::write)
+                write(g, offset, src, sync_done(gen));
+            else
+                read(g, offset, out, sync_done(gen));
+        },
+        timeout);
 }
 
 bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_point began,

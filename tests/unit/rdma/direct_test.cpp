@@ -259,6 +259,113 @@ TEST_P(Direct, ACompletionQueuedBeforeTheLossCounts) {
     EXPECT_EQ(got, want);
 }
 
+// The public synchronous read and write (RemoteRegion, through
+// Transport::read_now / write_now): direct, the call's outcome set by the
+// operation itself, with no callback (ClientConn::transfer_now).
+TEST_P(Direct, ANowReadAndWriteGoDirectWithoutACallback) {
+    const auto data = bytes_of("written now");
+    ASSERT_FALSE(t_->write_now(g_, 2048, data, 5s));
+    const auto w = h_->fabric.writes().back();
+    EXPECT_EQ(w.ctx, direct_ctx()) << "the write went through the op queue";
+    EXPECT_EQ(w.flags, kCompletionAlways);
+    EXPECT_EQ(w.dst_offset, 2048u);
+    EXPECT_EQ(w.data, data);
+    EXPECT_TRUE(std::equal(data.begin(), data.end(), remote_->bytes().begin() + 2048));
+    std::vector<std::byte> got(data.size());
+    ASSERT_FALSE(t_->read_now(g_, 2048, got, 5s));
+    EXPECT_EQ(got, data);
+    const auto r = h_->fabric.reads().back();
+    EXPECT_EQ(r.ctx, direct_ctx()) << "the read went through the op queue";
+    EXPECT_EQ(r.src_offset, 2048u);
+    EXPECT_EQ(r.len, data.size());
+    EXPECT_EQ(bounce_in_use(), 0u) << "an entry was not given back";
+    // Again: the second call's outcome is its own, not the first's.
+    const auto more = bytes_of("and again");
+    ASSERT_FALSE(t_->write_now(g_, 4096, more, 5s));
+    std::vector<std::byte> got2(more.size());
+    ASSERT_FALSE(t_->read_now(g_, 4096, got2, 5s));
+    EXPECT_EQ(got2, more);
+}
+
+TEST_P(Direct, ANowCallsFailedPostFailsItNotTheConnection) {
+    h_->fabric.fail_next("rpma_read", kErrInval);
+    std::vector<std::byte> out(8);
+    EXPECT_TRUE(t_->read_now(g_, 0, out, 5s)) << "a failed post was reported as success";
+    EXPECT_EQ(bounce_in_use(), 0u) << "the failed post kept its entry";
+    EXPECT_FALSE(t_->read_now(g_, 0, out, 5s)) << "the connection did not survive a failed post";
+}
+
+// Another thread's operation on the wire: the call's read queues behind it,
+// takes a callback as any queued operation, and returns the remote bytes
+// after that operation's callback has run.
+TEST_P(Direct, ANowReadBehindAnotherThreadsOperationQueues) {
+    const auto want = bytes_of("behind a write");
+    std::copy(want.begin(), want.end(), remote_->bytes().begin() + 640);
+    h_->fabric.hold_client_completions(true);
+    const auto writes_before = h_->fabric.writes().size();
+    std::atomic<bool> write_done{false};
+    Waiter w;
+    t_->write(g_, 8192, bytes_of("first"), [&, d = w.done()](std::error_code e) {
+        write_done = true;
+        d(e);
+    });
+    ASSERT_TRUE(eventually([&] { return h_->fabric.writes().size() > writes_before; }));
+    const auto reads_before = h_->fabric.reads().size();
+    std::vector<std::byte> got(want.size());
+    std::error_code ec;
+    bool saw_write_done = false;
+    std::thread caller([&] {
+        ec = t_->read_now(g_, 640, got, 5s);
+        saw_write_done = write_done.load();
+    });
+    // Not ASSERT: the caller must be joined whatever happens.
+    const bool posted = eventually([&] { return h_->fabric.reads().size() > reads_before; });
+    EXPECT_TRUE(posted) << "the call's read was never posted";
+    if (posted) {
+        EXPECT_NE(h_->fabric.reads().back().ctx, direct_ctx()) << "a read went direct past an operation on the wire";
+    }
+    h_->fabric.hold_client_completions(false);
+    h_->fabric.release_held();
+    caller.join();
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(got, want);
+    EXPECT_TRUE(saw_write_done) << "the read returned before the write posted ahead of it had called back";
+    EXPECT_FALSE(w.get());
+}
+
+// No completion: the call ends at its timeout with io_error and closes the
+// connection (Transport::call's contract); lost under it, it fails at once.
+TEST_P(Direct, ANowReadEndsAtItsTimeoutOrTheConnectionsLoss) {
+    h_->fabric.hold_client_completions(true);
+    std::vector<std::byte> out(8);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(t_->read_now(g_, 0, out, 200ms), errc::io_error);
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(waited, 150ms) << "it gave up before its timeout";
+    EXPECT_LT(waited, 20s) << "it did not give up at its timeout";
+    EXPECT_TRUE(t_->read_now(g_, 0, out, 5s)) << "the connection was not closed by the timeout";
+    h_->fabric.hold_client_completions(false);
+}
+
+TEST_P(Direct, ANowReadLostUnderItFailsAtOnce) {
+    h_->fabric.hold_client_completions(true);
+    std::vector<std::byte> out(8);
+    const auto reads_before = h_->fabric.reads().size();
+    std::atomic<bool> returned{false};
+    std::error_code ec;
+    std::thread caller([&] {
+        ec = t_->read_now(g_, 0, out, 60s);
+        returned = true;
+    });
+    EXPECT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
+    h_->fabric.drop_all();
+    const bool in_time = eventually([&] { return returned.load(); }, 20s);
+    h_->fabric.hold_client_completions(false);
+    caller.join();
+    EXPECT_TRUE(in_time) << "the call waited for its timeout, not for the connection's failure";
+    EXPECT_EQ(ec, errc::io_error);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, Direct,
                          ::testing::Values(CompletionMode::busy, CompletionMode::adaptive, CompletionMode::event),
                          [](const ::testing::TestParamInfo<CompletionMode>& p) { return std::string(to_string(p.param)); });

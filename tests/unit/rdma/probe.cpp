@@ -122,8 +122,9 @@ int main(int argc, char** argv) {
     }
     for (int i = 0; i < n && !a.callback; ++i) {
         std::error_code ec;
-        if (op == "read") ec = t->call([&](client::Done d) { t->read(g, 0, buf, std::move(d)); }, 5s);
-        else if (op == "write") ec = t->call([&](client::Done d) { t->write(g, 0, buf, std::move(d)); }, 5s);
+        // As RemoteRegion's synchronous read and write ask.
+        if (op == "read") ec = t->read_now(g, 0, buf, 5s);
+        else if (op == "write") ec = t->write_now(g, 0, buf, 5s);
         else ec = t->call([&](client::Done d) { t->persist(g, slices, std::move(d)); }, 5s);
         if (ec) {
             std::fprintf(stderr, "rdma_probe: %s failed: %s\n", op.c_str(), ec.message().c_str());
