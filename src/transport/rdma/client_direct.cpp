@@ -233,9 +233,10 @@ void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
         finished.push_back({std::move(direct_.done), direct_.ec});
         return;
     }
-    // transfer_now's operation: the outcome of its call, if that call is
-    // still the one waiting (one that timed out has a newer generation now).
-    // Here under drive_mu_, as sync_ wants: whoever delivers holds it.
+    // transfer_now's operation: the outcome of its call, unless a newer
+    // call has begun since (this one timed out). If none has, no one reads
+    // it: the next call resets sync_ before it posts. Here under drive_mu_,
+    // as sync_ wants: whoever delivers holds it.
     if (sync_.gen == std::exchange(direct_.sync_gen, 0)) {
         sync_.ec = direct_.ec;
         sync_.done = true;

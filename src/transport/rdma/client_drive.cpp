@@ -174,6 +174,8 @@ std::error_code ClientConn::transfer_now(OpKind kind, const proto::RegionGrant& 
         [&](std::uint64_t gen) {
             client::Done none;
             if (try_direct(kind, g.id, offset, src, out, none, gen)) return;
+            // Queued, with the call's callback (read() and write() try
+            // direct once more: the connection may have gone idle since).
             if (kind == OpKind::write)
                 write(g, offset, src, sync_done(gen));
             else

@@ -7,6 +7,7 @@
 #include "support.hpp"
 
 #include <atomic>
+#include <functional>
 #include <thread>
 
 namespace rpm::rdma::test {
@@ -27,6 +28,28 @@ protected:
         return t_->call([&](client::Done d) { t_->write(g_, at, data, std::move(d)); }, 5s);
     }
     std::uint32_t bounce_in_use() const { return client_pools(*h_)->bounce().stats().in_use; }
+    // A read (`read`, with a 60 s timeout) on another thread, the connection
+    // lost while it is on the wire: it must fail with io_error at once, not
+    // at its timeout.
+    void expect_read_fails_when_lost(const std::function<std::error_code(std::span<std::byte>)>& read) {
+        h_->fabric.hold_client_completions(true);
+        std::vector<std::byte> out(8);
+        const auto reads_before = h_->fabric.reads().size();
+        std::atomic<bool> returned{false};
+        std::error_code ec;
+        std::thread caller([&] {
+            ec = read(out);
+            returned = true;
+        });
+        // Not ASSERT: the caller must be joined whatever happens.
+        EXPECT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
+        h_->fabric.drop_all();
+        const bool in_time = eventually([&] { return returned.load(); }, 20s);
+        h_->fabric.hold_client_completions(false);
+        caller.join();
+        EXPECT_TRUE(in_time) << "the call waited for its timeout, not for the connection's failure";
+        EXPECT_EQ(ec, errc::io_error);
+    }
 };
 
 TEST_P(Direct, ASynchronousWriteIsOneSignaledWorkRequestPostedAtOnce) {
@@ -218,22 +241,7 @@ TEST_P(Direct, AFailedPostFailsTheCallNotTheConnection) {
 // timeout, and the entry the device may still write stays out of the pool
 // until the queue pair is gone.
 TEST_P(Direct, AConnectionLostUnderIt) {
-    h_->fabric.hold_client_completions(true);
-    std::vector<std::byte> out(8);
-    const auto reads_before = h_->fabric.reads().size();
-    std::atomic<bool> returned{false};
-    std::error_code ec;
-    std::thread caller([&] {
-        ec = sync_read(0, out, 60s);
-        returned = true;
-    });
-    ASSERT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
-    h_->fabric.drop_all();
-    const bool in_time = eventually([&] { return returned.load(); }, 20s);
-    h_->fabric.hold_client_completions(false);
-    caller.join();
-    EXPECT_TRUE(in_time) << "the call waited for its timeout, not for the connection's failure";
-    EXPECT_EQ(ec, errc::io_error);
+    expect_read_fails_when_lost([&](std::span<std::byte> out) { return sync_read(0, out, 60s); });
     EXPECT_EQ(bounce_in_use(), 1u) << "the entry of a read still on the wire went back to the pool";
     const auto pools = client_pools(*h_);  // outlives the connection now
     t_.reset();
@@ -348,22 +356,8 @@ TEST_P(Direct, ANowReadEndsAtItsTimeoutOrTheConnectionsLoss) {
 }
 
 TEST_P(Direct, ANowReadLostUnderItFailsAtOnce) {
-    h_->fabric.hold_client_completions(true);
-    std::vector<std::byte> out(8);
-    const auto reads_before = h_->fabric.reads().size();
-    std::atomic<bool> returned{false};
-    std::error_code ec;
-    std::thread caller([&] {
-        ec = t_->read_now(g_, 0, out, 60s);
-        returned = true;
-    });
-    EXPECT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
-    h_->fabric.drop_all();
-    const bool in_time = eventually([&] { return returned.load(); }, 20s);
-    h_->fabric.hold_client_completions(false);
-    caller.join();
-    EXPECT_TRUE(in_time) << "the call waited for its timeout, not for the connection's failure";
-    EXPECT_EQ(ec, errc::io_error);
+    expect_read_fails_when_lost([&](std::span<std::byte> out) { return t_->read_now(g_, 0, out, 60s); });
+    EXPECT_EQ(bounce_in_use(), 1u) << "the entry of a read still on the wire went back to the pool";
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Direct,
