@@ -64,6 +64,26 @@ inline constexpr std::uint64_t kDirectTag = std::uint64_t{1} << 62;
 inline constexpr std::uint64_t kDirectWriteTag = kDirectTag | 1;
 
 /// One connection's state, shared by the Transport object and its I/O thread.
+class ClientConn;
+
+// Per-thread state of the synchronous calls (client_drive.cpp), read on
+// every one: here so that can_drive() is inline. initial-exec: one load
+// relative to the thread pointer, where a shared library's default model
+// calls __tls_get_addr, and under the lab's emulation a call costs tens of
+// nanoseconds (docs/benchmarks.md, "A call costs more than its
+// instructions in the lab"). The price: a few bytes of the static TLS
+// block, which glibc keeps spare for a library loaded by dlopen too.
+namespace drive_tls {
+/// The connection whose synchronous call this thread is driving: a
+/// callback run by the driver that makes another call must not drive again.
+[[gnu::tls_model("initial-exec")]] extern thread_local const ClientConn* t_driving;
+/// The connection whose I/O thread this is (set first thing in run()).
+[[gnu::tls_model("initial-exec")]] extern thread_local const ClientConn* t_io_thread_of;
+/// This thread's mark, which a connection whose polling it holds keeps in
+/// its holder_ (try_begin_hold).
+[[gnu::tls_model("initial-exec")]] extern thread_local char t_mark;
+} // namespace drive_tls
+
 class ClientConn : public std::enable_shared_from_this<ClientConn> {
 public:
     ClientConn(const Api& api, ClientOptions opts, ClientLimits limits);
@@ -104,11 +124,14 @@ public:
     /// False on the I/O thread, inside a synchronous call's callbacks and
     /// on a thread that holds the polling: a nested call there must not
     /// drive (it would wait for itself).
-    [[nodiscard]] bool can_drive() const noexcept;
+    [[nodiscard]] bool can_drive() const noexcept {
+        return drive_tls::t_driving != this && drive_tls::t_io_thread_of != this &&
+               holder_.load(std::memory_order_relaxed) != &drive_tls::t_mark;
+    }
     /// Marks the calling thread as this connection's I/O thread (run()).
     void enter_io_thread() const noexcept;
     /// This thread drives this connection's synchronous call (call()).
-    [[nodiscard]] bool driving_here() const noexcept;
+    [[nodiscard]] bool driving_here() const noexcept { return drive_tls::t_driving == this; }
     /// Take over the completion work on this thread until end_hold(), as a
     /// synchronous call does for its own operation (client::PollHold).
     /// RETURN VALUE: false when another thread holds it, can_drive() is
@@ -227,6 +250,15 @@ private:
     /// Until `done` or `timeout` from `began` (a coarse_now(); the default:
     /// from the first clock read here). RETURN VALUE: false on timeout.
     bool drive_until(const bool& done, std::chrono::steady_clock::time_point began, std::chrono::milliseconds timeout);
+    /// Before drive_until, when the call's operation went direct with
+    /// nothing else to hand out (drive_fresh_): poll the CQ alone, up to
+    /// kOwnSpins times, for its completion. RETURN VALUE: true when the call
+    /// is over; false: drive_until takes over (whatever this polled is
+    /// handled already).
+    bool spin_own();
+    /// About one round trip of rxe's, more than enough for a hardware NIC's;
+    /// drive_until, with its timeout and the connection's events, comes next.
+    static constexpr unsigned kOwnSpins = 1024;
     void end_drive() noexcept;
     void notify_locked() noexcept;
     void notify_all() noexcept;
@@ -363,6 +395,7 @@ private:
     // knows to park rather than spin).
     unsigned drivers_ = 0;
     std::atomic<bool> held_{false};  // a thread holds the polling (try_begin_hold)
+    std::atomic<const char*> holder_{nullptr};  // that thread's mark (client_drive.cpp)
     bool io_parked_ = false;  // the I/O thread sleeps, not watching the CQ
     OpQueue ops_;
     // (request id, op seq) of the requests awaiting a reply, in posting order.

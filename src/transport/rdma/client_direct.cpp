@@ -29,6 +29,10 @@ namespace {
 
 const void* tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
 
+// No error, made once: std::error_code{} calls std::system_category() in
+// libstdc++, a call per use on every direct operation (twice).
+const std::error_code kSuccess{};
+
 LocalMr* local_mr(const OpQueue::DirectHold& hold, const UserMemory* user) noexcept {
     return user ? user->mr.get() : static_cast<LocalMr*>(hold.entry->handle());
 }
@@ -151,7 +155,7 @@ void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std
     direct_.out = out;
     direct_.hold = std::exchange(hold, {});
     direct_.user = std::move(user);
-    direct_.ec = {};
+    direct_.ec = kSuccess;
     direct_.done = std::move(done);
     direct_.sync_gen = sync_gen;
     direct_.before_seq = ops_.pushed() + 1;  // its place in posting order
@@ -191,7 +195,7 @@ void ClientConn::on_direct_wc_locked(const ibv_wc& wc) {
     ops_.retire_unsignaled_before(direct_.before_seq);
     if (direct_.kind == OpKind::read && direct_.hold.entry)
         std::memcpy(direct_.out.data(), direct_.hold.entry->data(), direct_.out.size());
-    settle_direct_locked({});
+    settle_direct_locked(kSuccess);
 }
 
 bool ClientConn::on_direct_reply_locked(const proto::Header& h, std::span<const std::byte> body) {

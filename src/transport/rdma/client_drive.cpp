@@ -11,37 +11,24 @@
 #include "transport/rdma/client.hpp"
 
 #include <algorithm>
+#include <array>
 #include <utility>
 
 namespace rpm::rdma {
-namespace {
+namespace drive_tls {
 
-// Both are read on every synchronous call. initial-exec makes each access
-// one load relative to the thread pointer; a shared library's default model
-// calls __tls_get_addr for it (five calls per read), and under the lab's
-// emulation a call costs tens of nanoseconds (docs/benchmarks.md, "A call
-// costs more than its instructions in the lab"). The price: the library
-// takes a few bytes of the static TLS block, which glibc keeps spare for a
-// library loaded by dlopen too.
-//
-// The connection whose synchronous call this thread is driving: a callback
-// run by the driver that makes another call must not drive again.
-[[gnu::tls_model("initial-exec")]] thread_local const ClientConn* t_driving = nullptr;
-// The connections whose polling this thread holds (a Replicator's members).
-[[gnu::tls_model("initial-exec")]] thread_local std::vector<const ClientConn*> t_held;
-// The connection whose I/O thread this is (set first thing in run()): a
+// A load where a vector of held connections per thread was a lookup, and,
+// a thread_local with a destructor, a call to __tls_get_addr per call; a
 // load where std::this_thread::get_id() is a call into libc.
-[[gnu::tls_model("initial-exec")]] thread_local const ClientConn* t_io_thread_of = nullptr;
+thread_local const ClientConn* t_driving = nullptr;
+thread_local const ClientConn* t_io_thread_of = nullptr;
+thread_local char t_mark = 0;
 
-bool held_here(const ClientConn* c) noexcept { return std::find(t_held.begin(), t_held.end(), c) != t_held.end(); }
+} // namespace drive_tls
 
-} // namespace
-
-bool ClientConn::driving_here() const noexcept { return t_driving == this; }
-
-bool ClientConn::can_drive() const noexcept {
-    return t_driving != this && t_io_thread_of != this && !held_here(this);
-}
+using drive_tls::t_driving;
+using drive_tls::t_io_thread_of;
+using drive_tls::t_mark;
 
 void ClientConn::enter_io_thread() const noexcept { t_io_thread_of = this; }
 
@@ -73,14 +60,15 @@ bool ClientConn::try_begin_hold() {
     // Notifies must reach the holder's poll() through the eventfd: a call's
     // Waiter may have left the flag that turns them into a flag write.
     drive_wake_.set_spinning(false);
-    t_held.push_back(this);
+    // Only this thread compares it with its own mark: it reads what it wrote.
+    holder_.store(&t_mark, std::memory_order_relaxed);
     // What finished before the hold (a refused call) runs here first.
     deliver();
     return true;
 }
 
 void ClientConn::end_hold() noexcept {
-    std::erase(t_held, this);
+    holder_.store(nullptr, std::memory_order_relaxed);
     drive_mu_.unlock();
     end_drive();
     held_ = false;
@@ -107,8 +95,9 @@ void ClientConn::hold_fds(std::vector<int>& out) const {
     out.push_back(drive_wake_.fd());
 }
 
+// Inline into its two callers: a call less per synchronous call.
 template <class Post>
-std::error_code ClientConn::sync_call(Post&& post, std::chrono::milliseconds timeout) {
+[[gnu::always_inline]] inline std::error_code ClientConn::sync_call(Post&& post, std::chrono::milliseconds timeout) {
     bool finished = false;
     std::error_code ec;
     {
@@ -138,7 +127,7 @@ std::error_code ClientConn::sync_call(Post&& post, std::chrono::milliseconds tim
         sync_.done = false;
         drive_fresh_ = false;
         post(gen);
-        finished = drive_until(sync_.done, began, timeout);
+        finished = spin_own() || drive_until(sync_.done, began, timeout);
         ec = sync_.ec;
         t_driving = nullptr;
         end_drive();
@@ -217,6 +206,48 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
             work(r, true);
     }
     return true;
+}
+
+// The wait of nearly every synchronous call: its own operation went direct
+// (drive_fresh_) and its completion comes within a round trip. This polls
+// the CQ and hands the completions to on_wc_locked, as a delivery round
+// would, without drive_until's Waiter, its clock read, the FunctionRef
+// drains and the round's plan: in the lab a call costs tens of nanoseconds
+// (docs/benchmarks.md, "A call costs more than its instructions in the
+// lab"), and those were half of a read's.
+bool ClientConn::spin_own() {
+    if (!drive_fresh_ || opts_.completion == CompletionMode::event) return false;
+    std::array<ibv_wc, 4> wcs;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled by the provider
+    for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
+        // Another thread's operation or a close wants the general round.
+        if (drive_wake_.pending()) return false;
+        int got = 0;
+        const int ret = api_.cq_get_wc(cq_, static_cast<int>(wcs.size()), wcs.data(), &got);
+        if (ret == kErrNoCompletion) continue;
+        if (ret != 0) return false;  // drive_until's poll meets it again, and fails the connection
+        std::vector<Finished> finished = std::move(finished_scratch_);
+        {
+            std::lock_guard lock(mu_);
+            for (int i = 0; i < got; ++i) on_wc_locked(wcs[static_cast<std::size_t>(i)]);
+            // Only the call's own operation over, nothing else to hand out:
+            // its outcome (or its callback, from call()) is all there is.
+            // Otherwise a delivery round hands everything out in order.
+            if (!direct_.finished || ops_.size() != 0 || !ready_recvs_.empty()) {
+                drive_fresh_ = direct_.active && ops_.size() == 0 && ready_recvs_.empty();
+                finished_scratch_ = std::move(finished);
+                if (drive_fresh_) continue;
+                return false;
+            }
+            take_direct_locked(finished);
+        }
+        for (auto& f : finished)
+            if (f.done) f.done(f.ec);
+        finished.clear();
+        finished_scratch_ = std::move(finished);
+        drive_fresh_ = false;
+        return sync_.done;
+    }
+    return false;
 }
 
 void ClientConn::end_drive() noexcept {

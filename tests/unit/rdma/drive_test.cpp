@@ -91,6 +91,49 @@ TEST_P(Drive, ARecvAfterACallGetsTheServersMessage) {
     EXPECT_EQ(n, pong.size());
 }
 
+// A synchronous read spins on the CQ for its own completion first
+// (ClientConn::spin_own); a message that comes meanwhile has its recv()
+// callback run by the call, on the calling thread, while the read is still
+// on the wire, and the read then returns its bytes.
+TEST_P(Drive, AMessageDuringASynchronousReadIsHandedOutByTheCall) {
+    const auto ping = bytes_of("ping");
+    ASSERT_FALSE(t_->call([&](client::Done d) { t_->send(ping, std::move(d)); }, 5s));
+    ASSERT_TRUE(eventually([&] { return session_.load() != 0; }));
+    const auto want = bytes_of("read back");
+    std::copy(want.begin(), want.end(), remote_->bytes().begin() + 768);
+    std::vector<std::byte> in(16);
+    std::atomic<bool> got_message{false};
+    std::atomic<std::thread::id> recv_ran{};
+    t_->recv(in, [&](std::error_code ec, std::size_t) {
+        recv_ran = std::this_thread::get_id();
+        got_message = !ec;
+    });
+    h_->fabric.hold_client_completions(true);
+    // About 10 s of empty polls in the call's spin (in busy and adaptive
+    // mode), so that the message comes during it.
+    h_->fabric.empty_poll_delay = 10ms;
+    const auto reads_before = h_->fabric.reads().size();
+    std::vector<std::byte> got(want.size());
+    std::error_code ec;
+    std::atomic<std::thread::id> caller_id{};
+    std::thread caller([&] {
+        caller_id = std::this_thread::get_id();
+        ec = t_->read_now(g_, 768, got, 10s);
+    });
+    // Not ASSERT: the caller must be joined whatever happens.
+    EXPECT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; })) << "the read was never posted";
+    EXPECT_TRUE(h_->listener->send(session_, bytes_of("pong")));
+    EXPECT_TRUE(eventually([&] { return got_message.load(); }, 2s))
+        << "the message waited for the read's completion (or was never handed out)";
+    h_->fabric.empty_poll_delay = 0ms;
+    h_->fabric.hold_client_completions(false);
+    h_->fabric.release_held();
+    caller.join();
+    EXPECT_FALSE(ec);
+    EXPECT_EQ(got, want);
+    EXPECT_EQ(recv_ran.load(), caller_id.load()) << "the recv() callback did not run on the calling thread";
+}
+
 TEST_P(Drive, OtherThreadsOperationsDuringCallsAllComplete) {
     constexpr int kEach = 150;
     std::atomic<int> async_ok{0}, async_failed{0};

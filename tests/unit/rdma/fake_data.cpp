@@ -4,6 +4,7 @@
 #include "fake_rpma_fns.hpp"
 
 #include <cstring>
+#include <thread>
 
 namespace rpm::rdma::fake::fn {
 namespace {
@@ -164,9 +165,15 @@ int cq_wait(Cq* cq) {
 
 int cq_get_wc(Cq* cq, int n, ibv_wc* wc, int* got) {
     auto& f = F();
-    std::lock_guard lock(f.mu_);
+    std::unique_lock lock(f.mu_);
     if (!cq || !wc || n < 1 || (n > 1 && !got)) return kErrInval;
-    if (cq->wcs.empty()) return kErrNoCompletion;
+    if (cq->wcs.empty()) {
+        if (const auto delay = f.empty_poll_delay.load(); delay.count() > 0) {
+            lock.unlock();  // the others go on meanwhile
+            std::this_thread::sleep_for(delay);
+        }
+        return kErrNoCompletion;
+    }
     int i = 0;
     for (; i < n && !cq->wcs.empty(); ++i) {
         wc[i] = cq->wcs.front();

@@ -14,6 +14,8 @@
 
 #include "transport/rdma/api.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -175,6 +177,10 @@ public:
     /// What conn_atomic_write_kind reports (the device's capability).
     bool native_atomic_write = false;
     std::string device_name = "fake0";
+    /// A poll that finds a completion queue empty takes this long (a slow
+    /// device): it stretches a caller's bounded spin (ClientConn::spin_own)
+    /// past what a test needs to do meanwhile. Any time.
+    std::atomic<std::chrono::microseconds> empty_poll_delay{std::chrono::microseconds(0)};
     /// The next call named here ("rpma_write", "rpma_mr_reg", ...) returns the code.
     void fail_next(const std::string& call, int code);
     /// The next completion of this kind ("write", "read", "atomic", "flush", "send") fails.
