@@ -256,6 +256,9 @@ private:
     /// is over; false: drive_until takes over (whatever this polled is
     /// handled already).
     bool spin_own();
+    /// The same for the I/O thread (run()), while `plan` says an operation
+    /// is on the wire. RETURN VALUE: true when it handled completions.
+    bool spin_in_flight(const WaitPlan& plan);
     /// About one round trip of rxe's, more than enough for a hardware NIC's;
     /// drive_until, with its timeout and the connection's events, comes next.
     static constexpr unsigned kOwnSpins = 1024;

@@ -27,17 +27,44 @@ void ClientConn::run() {
     };
     while (!stop_) {
         const std::optional<WaitPlan> plan = park_or_plan();
-        if (!plan) continue;
+        if (!plan || spin_in_flight(*plan)) continue;
         const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, plan->timeout_ms, drain, plan->in_flight);
         if (r.wake) wake_.drain();
         // Held: a caller drives (it counted itself in first), and what woke
         // us (its completions on the channel) is its business: go park.
         std::unique_lock drive(drive_mu_, std::try_to_lock);
-        if (drive) work(r, false);
+        if (!drive) continue;
+        // Progress from the spin: its drain just emptied the CQ, and polling
+        // it again at once would find nothing (as in drive_until).
+        if (r.progress && !r.cq && !r.event)
+            deliver(false);
+        else
+            work(r, false);
     }
     std::lock_guard drive(drive_mu_);
     deliver();
     await_closed();
+}
+
+// The I/O thread's wait while an operation is on the wire (a callback's
+// next read or write at queue depth 1, mostly): the CQ polled, nothing
+// else, before the Waiter's spin with its pacer, clock read and drain
+// through a FunctionRef (as spin_own does for a synchronous caller: in the
+// lab a call costs tens of nanoseconds, docs/benchmarks.md). It yields to a
+// synchronous caller as the Waiter's drain does, and to any notify().
+// RETURN VALUE: true when it handled completions (the loop plans again).
+bool ClientConn::spin_in_flight(const WaitPlan& plan) {
+    if (!plan.in_flight || plan.timeout_ms >= 0 || opts_.completion == CompletionMode::event) return false;
+    wake_.set_spinning(true);
+    for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
+        if (wake_.pending()) return false;
+        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        if (!drive) return false;
+        if (poll_cq(false) == 0) continue;
+        deliver(false);
+        return true;
+    }
+    return false;
 }
 
 // While a synchronous caller drives, the I/O thread sleeps on its wakeup and
