@@ -151,6 +151,9 @@ public:
         std::lock_guard lock(mu_);
         return io_parked_;
     }
+    /// The I/O thread of a failed or closed connection sleeps until
+    /// something comes, in every completion mode (tests, diagnostics).
+    [[nodiscard]] bool io_thread_asleep_failed() const noexcept { return io_asleep_failed_.load(); }
     [[nodiscard]] const std::string& profile() const noexcept { return profile_; }
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept {
         return {atomic_kind_ == AtomicWriteKind::native ? "native" : "fenced_write", native_atomics_.load()};
@@ -194,10 +197,12 @@ private:
     // client_loop.cpp: the I/O thread
     void run();
     /// The I/O thread's next wait: its timeout (a retry for a bounce
-    /// entry, else -1) and whether a completion is expected (Waiter::wait).
+    /// entry, else -1), whether a completion is expected (Waiter::wait),
+    /// and whether the connection has failed or closed (sleep_failed).
     struct WaitPlan {
         int timeout_ms;
         bool in_flight;
+        bool failed = false;
     };
     /// Park while a caller drives (RETURN VALUE: empty, once woken), else
     /// the next wait's plan: one lock for both, on every turn of the loop.
@@ -259,6 +264,8 @@ private:
     /// The same for the I/O thread (run()), while `plan` says an operation
     /// is on the wire. RETURN VALUE: true when it handled completions.
     bool spin_in_flight(const WaitPlan& plan);
+    /// The I/O thread's wait once the connection has failed or closed.
+    Ready sleep_failed(const WaitPlan& plan);
     /// About one round trip of rxe's, more than enough for a hardware NIC's;
     /// drive_until, with its timeout and the connection's events, comes next.
     static constexpr unsigned kOwnSpins = 1024;
@@ -400,6 +407,7 @@ private:
     std::atomic<bool> held_{false};  // a thread holds the polling (try_begin_hold)
     std::atomic<const char*> holder_{nullptr};  // that thread's mark (client_drive.cpp)
     bool io_parked_ = false;  // the I/O thread sleeps, not watching the CQ
+    std::atomic<bool> io_asleep_failed_{false};  // in sleep_failed (tests)
     OpQueue ops_;
     // (request id, op seq) of the requests awaiting a reply, in posting order.
     std::deque<std::pair<std::uint32_t, std::uint64_t>> awaiting_;

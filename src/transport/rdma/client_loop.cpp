@@ -14,7 +14,7 @@ ClientConn::WaitPlan ClientConn::plan_locked() const {
     // A posted op (a request stays so until its reply): a completion is
     // coming, and adaptive spins through its round trip. Ops that wait for
     // a bounce entry are not on the wire: those sleep between retries.
-    return {ops_.starved() ? kBounceRetryMs : -1, ops_.posted() || direct_.active};
+    return {ops_.starved() ? kBounceRetryMs : -1, ops_.posted() || direct_.active, failed_};
 }
 
 void ClientConn::run() {
@@ -28,7 +28,8 @@ void ClientConn::run() {
     while (!stop_) {
         const std::optional<WaitPlan> plan = park_or_plan();
         if (!plan || spin_in_flight(*plan)) continue;
-        const Ready r = waiter.wait(cq_fd_, event_fd_, wake_, plan->timeout_ms, drain, plan->in_flight);
+        const Ready r = plan->failed ? sleep_failed(*plan)
+                                     : waiter.wait(cq_fd_, event_fd_, wake_, plan->timeout_ms, drain, plan->in_flight);
         if (r.wake) wake_.drain();
         // Held: a caller drives (it counted itself in first), and what woke
         // us (its completions on the channel) is its business: go park.
@@ -54,7 +55,7 @@ void ClientConn::run() {
 // synchronous caller as the Waiter's drain does, and to any notify().
 // RETURN VALUE: true when it handled completions (the loop plans again).
 bool ClientConn::spin_in_flight(const WaitPlan& plan) {
-    if (!plan.in_flight || plan.timeout_ms >= 0 || opts_.completion == CompletionMode::event) return false;
+    if (!plan.in_flight || plan.failed || plan.timeout_ms >= 0 || opts_.completion == CompletionMode::event) return false;
     wake_.set_spinning(true);
     for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
         if (wake_.pending()) return false;
@@ -65,6 +66,23 @@ bool ClientConn::spin_in_flight(const WaitPlan& plan) {
         return true;
     }
     return false;
+}
+
+// A failed or closed connection has nothing to spin for: what still comes
+// (the callback of an operation posted after close(), which fails at once
+// and notifies; a flushed completion; the disconnect's event) wakes the
+// thread. In busy mode, a closed connection's I/O thread spun until the
+// connection object went away (rpm-bench's closed probe connection, whose
+// region it keeps: a third spinning thread on the lab VM's two vCPUs).
+Ready ClientConn::sleep_failed(const WaitPlan& plan) {
+    // As the Waiter before it sleeps: from here a notify() writes the
+    // eventfd, or this sees its flag.
+    wake_.set_spinning(false);
+    if (wake_.pending()) return Ready{.wake = true};
+    io_asleep_failed_ = true;
+    const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), plan.timeout_ms);
+    io_asleep_failed_ = false;
+    return r;
 }
 
 // While a synchronous caller drives, the I/O thread sleeps on its wakeup and

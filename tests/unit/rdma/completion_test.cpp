@@ -1,7 +1,8 @@
 // Completion modes (ClientOptions / ServerOptions::completion) against the
 // fake fabric: every operation works in each mode, on both ends; closing a
-// connection whose I/O thread spins ends it; and an idle connection costs
-// CPU only in busy mode (adaptive spins only after work, event never).
+// connection whose I/O thread spins ends it; an idle connection costs CPU
+// only in busy mode (adaptive spins only after work, event never), and a
+// closed one in none.
 #include "support.hpp"
 
 #include <sys/resource.h>
@@ -100,6 +101,35 @@ TEST(CompletionModeCost, AnIdleConnectionSpinsOnlyInBusyMode) {
     EXPECT_GT(busy, 0.1) << "busy mode did not spin";
     EXPECT_LT(adaptive, 0.05) << "adaptive mode kept spinning while idle";
     EXPECT_LT(event, 0.05) << "event mode spun";
+}
+
+// A closed connection whose object lives on (a RemoteRegion keeps its
+// transport) has nothing to spin for, in busy mode too: its I/O thread
+// sleeps until something comes (ClientConn::sleep_failed), and wakes for
+// the callback of an operation issued after the close, which fails.
+TEST(CompletionModeCost, AClosedConnectionSleepsEvenInBusyMode) {
+    // The server sleeps between requests: only the client could spin.
+    Harness h({{"pm", PersistenceDomain::cpu_cache}}, "/", {},
+              [](ServerOptions& o) { o.completion = CompletionMode::event; });
+    h.listen();
+    auto t = connect_in(h, CompletionMode::busy);
+    ASSERT_TRUE(t);
+    const auto g = open(*t, "pm");
+    Waiter w;
+    t->write(g, 0, bytes_of("once"), w.done());
+    ASSERT_FALSE(w.get());
+    t->close();
+    const auto& conn = dynamic_cast<const RdmaClient&>(*t).conn();
+    EXPECT_TRUE(eventually([&] { return conn.io_thread_asleep_failed(); }))
+        << "the closed connection's I/O thread never went to sleep";
+    const double before = process_cpu_seconds();
+    std::this_thread::sleep_for(400ms);
+    EXPECT_LT(process_cpu_seconds() - before, 0.05) << "the closed connection's I/O thread kept spinning";
+    Waiter late;
+    t->write(g, 0, bytes_of("late"), late.done());
+    const auto ec = late.get();
+    EXPECT_NE(ec, std::make_error_code(std::errc::timed_out)) << "no callback for an operation after the close";
+    EXPECT_TRUE(ec) << "an operation after the close succeeded";
 }
 
 // What one adaptive wait does: drain() reports a completion once `at` has
