@@ -225,27 +225,11 @@ bool ClientConn::spin_own() {
         const int ret = api_.cq_get_wc(cq_, static_cast<int>(wcs.size()), wcs.data(), &got);
         if (ret == kErrNoCompletion) continue;
         if (ret != 0) return false;  // drive_until's poll meets it again, and fails the connection
-        std::vector<Finished> finished = std::move(finished_scratch_);
-        {
-            std::lock_guard lock(mu_);
-            for (int i = 0; i < got; ++i) on_wc_locked(wcs[static_cast<std::size_t>(i)]);
-            // Only the call's own operation over, nothing else to hand out:
-            // its outcome (or its callback, from call()) is all there is.
-            // Otherwise a delivery round hands everything out in order.
-            if (!direct_.finished || ops_.size() != 0 || !ready_recvs_.empty()) {
-                drive_fresh_ = direct_.active && ops_.size() == 0 && ready_recvs_.empty();
-                finished_scratch_ = std::move(finished);
-                if (drive_fresh_) continue;
-                return false;
-            }
-            take_direct_locked(finished);
+        switch (take_own(std::span(wcs.data(), static_cast<std::size_t>(got)))) {
+        case Own::on_wire: continue;
+        case Own::deliver: drive_fresh_ = false; return false;
+        case Own::over: drive_fresh_ = false; return sync_.done;
         }
-        for (auto& f : finished)
-            if (f.done) f.done(f.ec);
-        finished.clear();
-        finished_scratch_ = std::move(finished);
-        drive_fresh_ = false;
-        return sync_.done;
     }
     return false;
 }

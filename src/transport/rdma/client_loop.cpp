@@ -4,6 +4,7 @@
 #include "transport/rdma/frames.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 namespace rpm::rdma {
@@ -57,15 +58,47 @@ void ClientConn::run() {
 bool ClientConn::spin_in_flight(const WaitPlan& plan) {
     if (!plan.in_flight || plan.failed || plan.timeout_ms >= 0 || opts_.completion == CompletionMode::event) return false;
     wake_.set_spinning(true);
+    std::array<ibv_wc, 4> wcs;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled by the provider
     for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
         if (wake_.pending()) return false;
         std::unique_lock drive(drive_mu_, std::try_to_lock);
         if (!drive) return false;
-        if (poll_cq(false) == 0) continue;
-        deliver(false);
-        return true;
+        int got = 0;
+        const int ret = api_.cq_get_wc(cq_, static_cast<int>(wcs.size()), wcs.data(), &got);
+        if (ret == kErrNoCompletion) continue;
+        if (ret != 0) return false;  // the Waiter's drain meets it again, and fails the connection
+        switch (take_own(std::span(wcs.data(), static_cast<std::size_t>(got)))) {
+        case Own::on_wire: continue;
+        case Own::deliver: deliver(false); return true;
+        case Own::over: return true;
+        }
     }
     return false;
+}
+
+ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
+    std::vector<Finished> finished = std::move(finished_scratch_);
+    {
+        std::lock_guard lock(mu_);
+        for (const ibv_wc& wc : wcs) on_wc_locked(wc);
+        // Only the direct operation over, nothing else to hand out: its
+        // outcome or callback is all there is, and nothing may run before
+        // it. Otherwise a delivery round hands everything out in order.
+        const bool alone = ops_.size() == 0 && ready_recvs_.empty();
+        if (!direct_.finished || !alone) {
+            finished_scratch_ = std::move(finished);
+            return direct_.active && alone ? Own::on_wire : Own::deliver;
+        }
+        take_direct_locked(finished);
+    }
+    // Without the lock, under drive_mu_, as deliver_round runs them: a
+    // callback may issue the next operation. What that one finishes at
+    // once (a failed post) notifies the thread that polls.
+    for (auto& f : finished)
+        if (f.done) f.done(f.ec);
+    finished.clear();
+    finished_scratch_ = std::move(finished);
+    return Own::over;
 }
 
 // A failed or closed connection has nothing to spin for: what still comes
