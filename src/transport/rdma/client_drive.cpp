@@ -198,12 +198,7 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
                                     plan.timeout_ms < 0 ? ms : std::min(plan.timeout_ms, ms), drain, plan.in_flight,
                                     now);
         if (r.wake) drive_wake_.drain();
-        // Progress from the spin: its drain just emptied the CQ, and polling
-        // it again at once would find nothing (one poll per operation).
-        if (r.progress && !r.cq && !r.event)
-            deliver();
-        else
-            work(r, true);
+        work(r, true);
     }
     return true;
 }

@@ -35,13 +35,7 @@ void ClientConn::run() {
         // Held: a caller drives (it counted itself in first), and what woke
         // us (its completions on the channel) is its business: go park.
         std::unique_lock drive(drive_mu_, std::try_to_lock);
-        if (!drive) continue;
-        // Progress from the spin: its drain just emptied the CQ, and polling
-        // it again at once would find nothing (as in drive_until).
-        if (r.progress && !r.cq && !r.event)
-            deliver(false);
-        else
-            work(r, false);
+        if (drive) work(r, false);
     }
     std::lock_guard drive(drive_mu_);
     deliver();
@@ -149,6 +143,12 @@ std::optional<ClientConn::WaitPlan> ClientConn::park_or_plan() {
 
 // One round of work, by the I/O thread or a driving caller (holding drive_mu_).
 void ClientConn::work(const Ready& r, bool by_driver) {
+    // Progress from a spin: its drain just emptied the CQ, and polling it
+    // again at once would find nothing (one poll per operation).
+    if (r.progress && !r.cq && !r.event) {
+        deliver(by_driver);
+        return;
+    }
     // Completions first: what the server sent before closing (a refusal,
     // a reply) must be seen before its disconnect fails everything.
     poll_cq(r.cq);
