@@ -264,11 +264,14 @@ private:
     /// The same for the I/O thread (run()), while `plan` says an operation
     /// is on the wire. RETURN VALUE: true when it handled completions.
     bool spin_in_flight(const WaitPlan& plan);
-    /// What spin_own or spin_in_flight polled, handed to on_wc_locked, then:
-    /// over (the direct operation's outcome or callback handed out here,
-    /// nothing else being due), on_wire (it is still, nothing else due),
-    /// deliver (a delivery round must hand out what is due). Under drive_mu_.
-    enum class Own { over, on_wire, deliver };
+    /// One poll of the CQ by spin_own or spin_in_flight, under drive_mu_:
+    /// none (nothing there), failed (the verbs layer failed: the general
+    /// wait's poll meets it again), or what take_own says of the
+    /// completions polled: over (the direct operation's outcome or callback
+    /// handed out here, nothing else being due), on_wire (it is still,
+    /// nothing else due), deliver (a delivery round must hand out what is due).
+    enum class Own { none, failed, over, on_wire, deliver };
+    Own poll_own();
     Own take_own(std::span<const ibv_wc> wcs);
     /// The I/O thread's wait once the connection has failed or closed.
     Ready sleep_failed(const WaitPlan& plan);

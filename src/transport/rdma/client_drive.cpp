@@ -11,7 +11,6 @@
 #include "transport/rdma/client.hpp"
 
 #include <algorithm>
-#include <array>
 #include <utility>
 
 namespace rpm::rdma {
@@ -212,16 +211,13 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
 // lab"), and those were half of a read's.
 bool ClientConn::spin_own() {
     if (!drive_fresh_ || opts_.completion == CompletionMode::event) return false;
-    std::array<ibv_wc, 4> wcs;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled by the provider
     for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
         // Another thread's operation or a close wants the general round.
         if (drive_wake_.pending()) return false;
-        int got = 0;
-        const int ret = api_.cq_get_wc(cq_, static_cast<int>(wcs.size()), wcs.data(), &got);
-        if (ret == kErrNoCompletion) continue;
-        if (ret != 0) return false;  // drive_until's poll meets it again, and fails the connection
-        switch (take_own(std::span(wcs.data(), static_cast<std::size_t>(got)))) {
+        switch (poll_own()) {
+        case Own::none:
         case Own::on_wire: continue;
+        case Own::failed: return false;  // drive_until's poll meets it again, and fails the connection
         case Own::deliver: drive_fresh_ = false; return false;
         case Own::over: drive_fresh_ = false; return sync_.done;
         }

@@ -52,22 +52,28 @@ void ClientConn::run() {
 bool ClientConn::spin_in_flight(const WaitPlan& plan) {
     if (!plan.in_flight || plan.failed || plan.timeout_ms >= 0 || opts_.completion == CompletionMode::event) return false;
     wake_.set_spinning(true);
-    std::array<ibv_wc, 4> wcs;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled by the provider
     for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
         if (wake_.pending()) return false;
         std::unique_lock drive(drive_mu_, std::try_to_lock);
         if (!drive) return false;
-        int got = 0;
-        const int ret = api_.cq_get_wc(cq_, static_cast<int>(wcs.size()), wcs.data(), &got);
-        if (ret == kErrNoCompletion) continue;
-        if (ret != 0) return false;  // the Waiter's drain meets it again, and fails the connection
-        switch (take_own(std::span(wcs.data(), static_cast<std::size_t>(got)))) {
+        switch (poll_own()) {
+        case Own::none:
         case Own::on_wire: continue;
+        case Own::failed: return false;  // the Waiter's drain meets it again, and fails the connection
         case Own::deliver: deliver(false); return true;
         case Own::over: return true;
         }
     }
     return false;
+}
+
+ClientConn::Own ClientConn::poll_own() {
+    std::array<ibv_wc, 4> wcs;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled by the provider
+    int got = 0;
+    const int ret = api_.cq_get_wc(cq_, static_cast<int>(wcs.size()), wcs.data(), &got);
+    if (ret == kErrNoCompletion) return Own::none;
+    if (ret != 0) return Own::failed;
+    return take_own(std::span(wcs.data(), static_cast<std::size_t>(got)));
 }
 
 ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
