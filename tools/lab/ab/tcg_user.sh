@@ -13,9 +13,17 @@
 # Prints, per operation, each build's median microseconds per operation
 # and new/old.
 set -euo pipefail
-old=$1 new=$2 ops=${3:-read,write,persist} rounds=${4:-3}
-shift $(( $# < 4 ? $# : 4 ))
+usage="usage: tools/lab/ab/tcg_user.sh OLD_BUILD NEW_BUILD [OPS] [ROUNDS] [-- probe flags]"
+[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+old=$1 new=$2; shift 2
+ops=read,write,persist rounds=3
+[ $# -gt 0 ] && [ "$1" != -- ] && { ops=$1; shift; }
+[ $# -gt 0 ] && [ "$1" != -- ] && { rounds=$1; shift; }
 [ "${1:-}" = -- ] && shift
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "tcg_user.sh: ROUNDS must be a positive number, not '$rounds'" >&2; exit 2; }
+for op in ${ops//,/ }; do
+  case $op in read|write|persist|send_flush) ;; *) echo "tcg_user.sh: unknown operation '$op' (read, write, persist, send_flush)" >&2; exit 2 ;; esac
+done
 command -v qemu-x86_64 > /dev/null || { echo "tcg_user.sh: qemu-x86_64 missing (tools/install-deps --lab)" >&2; exit 1; }
 for b in "$old" "$new"; do
   [ -x "$b/tests/rdma_probe" ] || { echo "tcg_user.sh: no $b/tests/rdma_probe (build it first)" >&2; exit 1; }
@@ -24,12 +32,14 @@ median() { sort -n | awk '{v[NR]=$1} END{print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v
 run() {  # build op [flags] -> microseconds per operation
   local build=$1 op=$2; shift 2
   taskset -c 0 qemu-x86_64 -cpu max "$(cd "$build" && pwd)/tests/rdma_probe" "$op" 100000 "$@" 2>&1 |
-    sed -n 's/.*operations, \([0-9.]*\) us each.*/\1/p'
+    sed -n 's/.*operations, \([0-9.]*\) us each.*/\1/p' || true
 }
 for op in ${ops//,/ }; do
   o=() n=()
   for _ in $(seq 1 "$rounds"); do
     o+=("$(run "$old" "$op" "$@")"); n+=("$(run "$new" "$op" "$@")")
+    [ -n "${o[-1]}" ] && [ -n "${n[-1]}" ] ||
+      { echo "tcg_user.sh: rdma_probe $op $* printed no figure (run it by hand to see why)" >&2; exit 1; }
   done
   mo=$(printf '%s\n' "${o[@]}" | median); mn=$(printf '%s\n' "${n[@]}" | median)
   awk -v op="$op" -v o="$mo" -v n="$mn" -v flags="$*" \
