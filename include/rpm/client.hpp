@@ -80,6 +80,7 @@ inline constexpr std::size_t kMaxPersistSlices = 256;
 namespace detail {
 class ConnectionState;
 struct ConnectionAccess;
+struct GrantedRegion;
 }
 
 /// A region the server granted. A cheap handle; valid while its Connection lives.
@@ -127,10 +128,10 @@ public:
 
 private:
     friend class Connection;
-    RemoteRegion(std::shared_ptr<detail::ConnectionState> conn, std::size_t index) noexcept
-        : conn_(std::move(conn)), index_(index) {}
-    std::shared_ptr<detail::ConnectionState> conn_;
-    std::size_t index_ = 0;
+    RemoteRegion(std::shared_ptr<detail::ConnectionState> conn, const detail::GrantedRegion* g) noexcept
+        : conn_(std::move(conn)), g_(g) {}
+    std::shared_ptr<detail::ConnectionState> conn_;  ///< keeps g_ alive
+    const detail::GrantedRegion* g_ = nullptr;
 };
 
 /// Application memory registered with a Connection for zero-copy transfers

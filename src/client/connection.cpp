@@ -12,9 +12,8 @@ Result<RemoteRegion> Connection::open_region(std::string_view name, const Region
     proto::OpenRegion req{std::string(name), opts.force_method, opts.unsafe};
     auto grant = s_->transport->open_region(req);
     if (!grant) return grant.error();
-    std::lock_guard lock(s_->mu);
-    s_->regions.push_back({std::string(name), std::move(*grant)});
-    return RemoteRegion(s_, s_->regions.size() - 1);
+    const detail::GrantedRegion& g = s_->add(std::string(name), std::move(*grant));
+    return RemoteRegion(s_, &g);
 }
 
 std::error_code Connection::send(std::span<const std::byte> payload) {

@@ -11,7 +11,7 @@
 namespace rpm {
 namespace {
 
-std::error_code out_of_range(const detail::ConnectionState::Granted& g, std::uint64_t offset,
+std::error_code out_of_range(const detail::GrantedRegion& g, std::uint64_t offset,
                              std::uint64_t length) {
     const std::uint64_t size = g.grant.size;
     if (offset <= size && length <= size - offset) return {};
@@ -35,36 +35,36 @@ std::error_code wait_for(ConnectionState& conn, FunctionRef<void(Callback)> star
 
 } // namespace detail
 
-const std::string& RemoteRegion::name() const noexcept { return conn_->region(index_).name; }
-std::uint64_t RemoteRegion::size() const noexcept { return conn_->region(index_).grant.size; }
-flush::Method RemoteRegion::method() const noexcept { return conn_->region(index_).grant.method; }
+const std::string& RemoteRegion::name() const noexcept { return g_->name; }
+std::uint64_t RemoteRegion::size() const noexcept { return g_->grant.size; }
+flush::Method RemoteRegion::method() const noexcept { return g_->grant.method; }
 flush::ServerPersist RemoteRegion::server_persist() const noexcept {
-    return conn_->region(index_).grant.server_persist;
+    return g_->grant.server_persist;
 }
-PersistenceDomain RemoteRegion::domain() const noexcept { return conn_->region(index_).grant.domain; }
-const std::string& RemoteRegion::reason() const noexcept { return conn_->region(index_).grant.reason; }
+PersistenceDomain RemoteRegion::domain() const noexcept { return g_->grant.domain; }
+const std::string& RemoteRegion::reason() const noexcept { return g_->grant.reason; }
 
 void RemoteRegion::write(std::uint64_t offset, std::span<const std::byte> data, Callback done) {
-    const auto& g = conn_->region(index_);
+    const auto& g = *g_;
     if (auto ec = out_of_range(g, offset, data.size())) return done(ec);
     conn_->transport->write(g.grant, offset, data, std::move(done));
 }
 
 void RemoteRegion::read(std::uint64_t offset, std::span<std::byte> out, Callback done) {
-    const auto& g = conn_->region(index_);
+    const auto& g = *g_;
     if (auto ec = out_of_range(g, offset, out.size())) return done(ec);
     conn_->transport->read(g.grant, offset, out, std::move(done));
 }
 
 void RemoteRegion::atomic_write(std::uint64_t offset, std::uint64_t value, Callback done) {
-    const auto& g = conn_->region(index_);
+    const auto& g = *g_;
     if (offset % 8 != 0) return done(errc::invalid_argument);
     if (auto ec = out_of_range(g, offset, 8)) return done(ec);
     conn_->transport->atomic_write(g.grant, offset, value, std::move(done));
 }
 
 void RemoteRegion::flush(std::uint64_t offset, std::uint64_t length, Callback done) {
-    const auto& g = conn_->region(index_);
+    const auto& g = *g_;
     if (auto ec = out_of_range(g, offset, length)) return done(ec);
     proto::Range r{offset, length};
     conn_->transport->flush(g.grant, std::span<const proto::Range>(&r, 1), std::move(done));
@@ -76,7 +76,7 @@ void RemoteRegion::persist(std::uint64_t offset, std::span<const std::byte> data
 }
 
 void RemoteRegion::persist(std::span<const WriteSlice> slices, Callback done) {
-    const auto& g = conn_->region(index_);
+    const auto& g = *g_;
     if (slices.empty() || slices.size() > kMaxPersistSlices) return done(errc::invalid_argument);
     // Up to 8 slices on the stack: the common record-and-commit-word persist allocates nothing here.
     SmallBuffer<proto::Slice, 8> room(slices.size());
@@ -91,12 +91,12 @@ void RemoteRegion::persist(std::span<const WriteSlice> slices, Callback done) {
 // The synchronous read and write ask the transport directly (no callback
 // to make and run: rdma:// then waits for the operation's own completion).
 std::error_code RemoteRegion::write(std::uint64_t offset, std::span<const std::byte> data) {
-    const auto& g = conn_->region(index_);
+    const auto& g = *g_;
     if (auto ec = out_of_range(g, offset, data.size())) return ec;
     return conn_->transport->write_now(g.grant, offset, data, conn_->options.timeout);
 }
 std::error_code RemoteRegion::read(std::uint64_t offset, std::span<std::byte> out) {
-    const auto& g = conn_->region(index_);
+    const auto& g = *g_;
     if (auto ec = out_of_range(g, offset, out.size())) return ec;
     return conn_->transport->read_now(g.grant, offset, out, conn_->options.timeout);
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>  // std::try_to_lock_t
 
 namespace rpm {
 
@@ -47,6 +48,27 @@ private:
     void lock_contended() noexcept;
     void wake_one() noexcept;
     std::atomic<int> state_{kFree};
+};
+
+/// std::lock_guard (and std::unique_lock's try_to_lock) for an InlineMutex,
+/// whose destructor is always inline: GCC left std::lock_guard's and
+/// std::unique_lock's out of line in the rdma:// completion spins (a call
+/// per operation, callgrind). Not movable; owns() for the try form.
+class [[nodiscard]] InlineLock {
+public:
+    [[gnu::always_inline]] explicit InlineLock(InlineMutex& m) noexcept : m_(m), owns_(true) { m_.lock(); }
+    [[gnu::always_inline]] InlineLock(InlineMutex& m, std::try_to_lock_t) noexcept : m_(m), owns_(m.try_lock()) {}
+    [[gnu::always_inline]] ~InlineLock() {
+        if (owns_) m_.unlock();
+    }
+    InlineLock(const InlineLock&) = delete;
+    InlineLock& operator=(const InlineLock&) = delete;
+    [[nodiscard]] bool owns() const noexcept { return owns_; }
+    explicit operator bool() const noexcept { return owns_; }
+
+private:
+    InlineMutex& m_;
+    bool owns_;
 };
 
 } // namespace rpm

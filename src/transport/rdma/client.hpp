@@ -268,9 +268,11 @@ private:
     /// none (nothing there), failed (the verbs layer failed: the general
     /// wait's poll meets it again), or what take_own says of the
     /// completions polled: over (the direct operation's outcome or callback
-    /// handed out here, nothing else being due), on_wire (it is still,
-    /// nothing else due), deliver (a delivery round must hand out what is due).
-    enum class Own { none, failed, over, on_wire, deliver };
+    /// handed out here, nothing else being due), next (over, and a direct
+    /// operation was posted since: a callback's next one, mostly, whose
+    /// completion is the next to come), on_wire (it is still, nothing else
+    /// due), deliver (a delivery round must hand out what is due).
+    enum class Own { none, failed, over, next, on_wire, deliver };
     Own poll_own();
     Own take_own(std::span<const ibv_wc> wcs);
     /// The I/O thread's wait once the connection has failed or closed.

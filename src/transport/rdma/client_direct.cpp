@@ -234,7 +234,8 @@ void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
     direct_.finished = false;
     direct_.user.reset();
     if (direct_.sync_gen == 0) {
-        finished.push_back({std::move(direct_.done), direct_.ec});
+        // In place: a temporary would cost its destructor's call.
+        finished.emplace_back(std::move(direct_.done), direct_.ec);
         return;
     }
     // transfer_now's operation: the outcome of its call, unless a newer

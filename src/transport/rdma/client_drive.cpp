@@ -219,7 +219,8 @@ bool ClientConn::spin_own() {
         case Own::on_wire: continue;
         case Own::failed: return false;  // drive_until's poll meets it again, and fails the connection
         case Own::deliver: drive_fresh_ = false; return false;
-        case Own::over: drive_fresh_ = false; return sync_.done;
+        case Own::over:
+        case Own::next: drive_fresh_ = false; return sync_.done;
         }
     }
     return false;

@@ -54,7 +54,7 @@ bool ClientConn::spin_in_flight(const WaitPlan& plan) {
     wake_.set_spinning(true);
     for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
         if (wake_.pending()) return false;
-        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        const InlineLock drive(drive_mu_, std::try_to_lock);
         if (!drive) return false;
         switch (poll_own()) {
         case Own::none:
@@ -62,6 +62,13 @@ bool ClientConn::spin_in_flight(const WaitPlan& plan) {
         case Own::failed: return false;  // the Waiter's drain meets it again, and fails the connection
         case Own::deliver: deliver(false); return true;
         case Own::over: return true;
+        // The callback's next operation went direct: its completion is the
+        // one to spin for, and the plan would say so (an operation on the
+        // wire, nothing starved: a direct post needs an idle queue), so it
+        // is not made again (a lock, the plan, a call out and back in per
+        // operation). What changes it notifies: a synchronous caller, an
+        // operation queued by another thread, close().
+        case Own::next: spin = 0; continue;
         }
     }
     return false;
@@ -78,8 +85,9 @@ ClientConn::Own ClientConn::poll_own() {
 
 ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
     std::vector<Finished> finished = std::move(finished_scratch_);
+    std::uint64_t direct_before = 0;
     {
-        std::lock_guard lock(mu_);
+        const InlineLock lock(mu_);
         for (const ibv_wc& wc : wcs) on_wc_locked(wc);
         // Only the direct operation over, nothing else to hand out: its
         // outcome or callback is all there is, and nothing may run before
@@ -90,6 +98,7 @@ ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
             return direct_.active && alone ? Own::on_wire : Own::deliver;
         }
         take_direct_locked(finished);
+        direct_before = direct_posts_.load(std::memory_order_relaxed);
     }
     // Without the lock, under drive_mu_, as deliver_round runs them: a
     // callback may issue the next operation. What that one finishes at
@@ -98,7 +107,7 @@ ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
         if (f.done) f.done(f.ec);
     finished.clear();
     finished_scratch_ = std::move(finished);
-    return Own::over;
+    return direct_posts_.load(std::memory_order_relaxed) != direct_before ? Own::next : Own::over;
 }
 
 // A failed or closed connection has nothing to spin for: what still comes

@@ -153,6 +153,43 @@ TEST_P(Drive, OtherThreadsOperationsDuringCallsAllComplete) {
     EXPECT_EQ(async_failed, 0);
 }
 
+// A callback chain at queue depth 1 (each read issued from the last one's
+// callback) keeps the I/O thread spinning from one completion to the next
+// (ClientConn::spin_in_flight, Own::next) without planning again; a
+// synchronous call from another thread must still get its turn at once,
+// not when the chain ends. The chain here ends only once the calls are
+// done, or after 10 s.
+TEST_P(Drive, SynchronousCallsGetTheirTurnDuringACallbackChain) {
+    using Clock = std::chrono::steady_clock;
+    const auto chain_end = Clock::now() + 10s;
+    std::atomic<bool> calls_done{false}, chain_over{false};
+    std::atomic<int> links{0};
+    std::vector<std::byte> buf(8);
+    std::function<void(std::error_code)> next = [&](std::error_code ec) {
+        if (ec || calls_done || Clock::now() >= chain_end) {
+            chain_over = true;
+            return;
+        }
+        ++links;
+        t_->read(g_, 0, buf, next);
+    };
+    t_->read(g_, 0, buf, next);
+    ASSERT_TRUE(eventually([&] { return links.load() > 50; })) << "the chain did not run";
+    const auto data = bytes_of("turn");
+    const int links_before = links;
+    for (int i = 0; i < 20; ++i) {
+        const auto [ec, ran] = sync_write(static_cast<std::uint64_t>(i) * 8 + 512, data);
+        EXPECT_FALSE(ec) << i;
+        EXPECT_EQ(ran, std::this_thread::get_id()) << "call " << i << " was completed by another thread";
+    }
+    const bool chain_ran_on = !chain_over;
+    calls_done = true;
+    ASSERT_TRUE(eventually([&] { return chain_over.load(); }, 15s)) << "the chain never ended";
+    EXPECT_TRUE(chain_ran_on) << "the synchronous calls waited for the callback chain to end ("
+                              << links - links_before << " reads meanwhile)";
+    EXPECT_EQ(std::memcmp(remote_->bytes().data() + 512, data.data(), data.size()), 0);
+}
+
 TEST_P(Drive, CallersOnSeveralThreadsTakeTurns) {
     constexpr int kEach = 100;
     std::atomic<int> failed{0};
