@@ -206,6 +206,11 @@ public:
     /// RETURN VALUE: how this connection's atomic writes go, and how many
     /// went natively. ERRORS: none.
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept;
+    /// Close the connection: every pending operation fails with
+    /// errc::io_error, and its callback has run when this returns (called
+    /// from one of this connection's callbacks: as soon as that one
+    /// returns, on the same thread). Operations issued later fail too.
+    /// ERRORS: none.
     void close();
 
     Connection(Connection&&) noexcept;

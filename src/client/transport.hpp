@@ -115,7 +115,10 @@ public:
     /// How atomic writes travel (Connection::atomic_write_stats); the
     /// default is the server's store, tcp://'s way.
     [[nodiscard]] virtual AtomicWriteStats atomic_write_stats() const noexcept { return {"server", 0}; }
-    /// Close; every pending operation completes with an error.
+    /// Close; every pending operation completes with an error, and its
+    /// callback has run when this returns, unless this is called from one
+    /// of the connection's own callbacks: then they run as soon as that
+    /// callback returns, on its thread.
     virtual void close() noexcept = 0;
 };
 

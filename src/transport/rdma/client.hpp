@@ -158,8 +158,11 @@ public:
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept {
         return {atomic_kind_ == AtomicWriteKind::native ? "native" : "fenced_write", native_atomics_.load()};
     }
-    /// Fail everything pending and disconnect; the I/O thread runs the
-    /// callbacks. Safe from any thread, including a callback.
+    /// Fail everything pending and disconnect; the callbacks have run when
+    /// this returns (on this thread, or on the one delivering a round
+    /// meanwhile), except when called where this thread holds the polling
+    /// lock (a callback): then they run right after that callback. Safe
+    /// from any thread, including a callback.
     void close() noexcept;
     /// Stop and join the I/O thread (detach it when called on it).
     void finish() noexcept;

@@ -173,6 +173,19 @@ void ClientConn::close() noexcept {
     // The I/O thread stays until finish(): callbacks of operations posted
     // after close() still run on it, exactly once, with the error.
     notify_all();
+    // As tcp://'s close(): when this returns, every operation posted before
+    // it has had its callback. A caller lets go of what the callbacks touch
+    // right after closing (the Replicator, its members' state: a flush that
+    // a majority commit left outstanding called back into a destroyed
+    // member, rpm-bench --replication in the lab). drive_mu_ waits for a
+    // delivery round in progress, on the I/O thread or a synchronous
+    // caller's; what is left, this thread hands out. Not where this thread
+    // holds drive_mu_ already (a callback's close(), on the I/O thread, in a
+    // synchronous call or under a polling hold): those callbacks run on it
+    // as soon as the one calling this returns.
+    if (!can_drive()) return;
+    const InlineLock drive(drive_mu_);
+    deliver();
 }
 
 void ClientConn::finish() noexcept {

@@ -418,6 +418,58 @@ TEST(RdmaClient, CloseFailsPendingOperationsExactlyOnce) {
     for (const auto& [id, ec] : order.seen) EXPECT_EQ(ec, errc::io_error);
 }
 
+// As tcp://'s: close() returns once every pending operation's callback has
+// run (the Replicator lets go of what its callbacks touch right after
+// closing its members). The first callback takes its time, so that a
+// close() that only leaves them to the I/O thread returns before it ends.
+TEST(RdmaClient, CloseReturnsOnceThePendingCallbacksHaveRun) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    h.fabric.hold_client_completions(true);
+    std::atomic<int> ran{0};
+    const auto data = bytes_of("abc");
+    t->write(g, 0, data, [&](std::error_code) {
+        std::this_thread::sleep_for(200ms);
+        ++ran;
+    });
+    for (int i = 0; i < 3; ++i) t->write(g, 8, data, [&](std::error_code) { ++ran; });
+    t->close();
+    EXPECT_EQ(ran.load(), 4) << "close() returned before the pending operations' callbacks had run";
+    h.fabric.release_held();
+    EXPECT_TRUE(eventually([&] { return ran.load() == 4; }));
+}
+
+// A callback may close its own connection: it does not wait for itself,
+// and the other pending callbacks run right after it, on the same thread.
+TEST(RdmaClient, ACallbackClosesItsOwnConnection) {
+    Harness h({{"raw", PersistenceDomain::cpu_cache}});
+    h.listen();
+    auto t = h.connect_ok();
+    auto g = open(*t, "raw");
+    h.fabric.hold_client_completions(true);
+    const auto data = bytes_of("abc");
+    std::atomic<bool> closed{false};
+    std::atomic<std::thread::id> first{}, second{};
+    Waiter last;
+    t->write(g, 0, data, [&](std::error_code) {
+        first = std::this_thread::get_id();
+        t->close();
+        closed = true;
+    });
+    t->write(g, 8, data, [&, d = last.done()](std::error_code ec) {
+        second = std::this_thread::get_id();
+        d(ec);
+    });
+    h.fabric.release_held();
+    // Its completion may have come in the same poll as the first's: done
+    // either way, but called back.
+    EXPECT_NE(last.get(5s), std::make_error_code(std::errc::timed_out)) << "the second operation never called back";
+    EXPECT_TRUE(closed);
+    EXPECT_EQ(first.load(), second.load());
+}
+
 TEST(RdmaClient, OperationsAfterCloseFailOnTheIoThread) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen();
