@@ -293,16 +293,17 @@ private:
     /// RETURN VALUE: true when it took the operation (and `done`): posted,
     /// or finished with the post's error; false: the queue must take it.
     /// `sync_gen`: not 0 for transfer_now's own operation, which has no
-    /// `done`: its outcome goes to that synchronous call (sync_).
+    /// `done` (null: no std::function made and destroyed per call): its
+    /// outcome goes to that synchronous call (sync_).
     bool try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset, std::span<const std::byte> src,
-                    std::span<std::byte> out, client::Done& done, std::uint64_t sync_gen = 0);
+                    std::span<std::byte> out, client::Done* done, std::uint64_t sync_gen = 0);
     /// The same for a persist of one slice (not a commit word): its write
     /// and its flush (read_after_write's read, send_flush's Flush) under one
     /// doorbell. RETURN VALUE: as try_direct.
     bool try_direct_persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done& done);
     [[nodiscard]] bool direct_idle_locked() const noexcept;
     void begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
-                             std::span<std::byte> out, client::Done& done, std::uint64_t sync_gen = 0);
+                             std::span<std::byte> out, client::Done* done, std::uint64_t sync_gen = 0);
     void direct_post_failed_locked(int ret);
     void on_direct_wc_locked(const ibv_wc& wc);
     /// A Response to the direct persist's Flush. RETURN VALUE: false when

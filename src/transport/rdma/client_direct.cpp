@@ -49,7 +49,7 @@ bool ClientConn::direct_idle_locked() const noexcept {
 }
 
 bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset,
-                            std::span<const std::byte> src, std::span<std::byte> out, client::Done& done,
+                            std::span<const std::byte> src, std::span<std::byte> out, client::Done* done,
                             std::uint64_t sync_gen) {
     const std::size_t length = kind == OpKind::write ? src.size() : out.size();
     if (length == 0) return false;
@@ -105,7 +105,7 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
     int ret = api_.write(conn_.get(), r->mr.get(), s.offset, local_mr(hold, user.get()),
                          user ? user->offset_of(s.data.data()) : 0, length, kCompletionOnError | kDeferDoorbell,
                          tag(kDirectWriteTag));
-    begin_direct_locked(raw ? OpKind::flush : OpKind::request, hold, std::move(user), {}, done);
+    begin_direct_locked(raw ? OpKind::flush : OpKind::request, hold, std::move(user), {}, &done);
     if (ret != 0) {
         direct_post_failed_locked(ret);
         return true;
@@ -146,7 +146,7 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
 }
 
 void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
-                                     std::span<std::byte> out, client::Done& done, std::uint64_t sync_gen) {
+                                     std::span<std::byte> out, client::Done* done, std::uint64_t sync_gen) {
     direct_.active = true;
     direct_.kind = kind;
     direct_.owed = 1;
@@ -156,7 +156,10 @@ void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std
     direct_.hold = std::exchange(hold, {});
     direct_.user = std::move(user);
     direct_.ec = kSuccess;
-    direct_.done = std::move(done);
+    if (done)
+        direct_.done = std::move(*done);
+    else
+        direct_.done = nullptr;  // inline: an empty one holds nothing to destroy
     direct_.sync_gen = sync_gen;
     direct_.before_seq = ops_.pushed() + 1;  // its place in posting order
     direct_posts_.fetch_add(1, std::memory_order_relaxed);

@@ -160,8 +160,7 @@ std::error_code ClientConn::transfer_now(OpKind kind, const proto::RegionGrant& 
                                          std::chrono::milliseconds timeout) {
     return sync_call(
         [&](std::uint64_t gen) {
-            client::Done none;
-            if (try_direct(kind, g.id, offset, src, out, none, gen)) return;
+            if (try_direct(kind, g.id, offset, src, out, nullptr, gen)) return;
             // Queued, with the call's callback (read() and write() try
             // direct once more: the connection may have gone idle since).
             if (kind == OpKind::write)

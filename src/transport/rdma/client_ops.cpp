@@ -207,7 +207,7 @@ Result<std::shared_ptr<void>> ClientConn::register_memory(std::span<std::byte> m
 
 void ClientConn::write(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
                        client::Done done) {
-    if (try_direct(OpKind::write, g.id, offset, data, {}, done)) return;
+    if (try_direct(OpKind::write, g.id, offset, data, {}, &done)) return;
     Op op;
     op.kind = OpKind::write;
     op.src = data;
@@ -216,7 +216,7 @@ void ClientConn::write(const proto::RegionGrant& g, std::uint64_t offset, std::s
 
 void ClientConn::read(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
                       client::Done done) {
-    if (try_direct(OpKind::read, g.id, offset, {}, out, done)) return;
+    if (try_direct(OpKind::read, g.id, offset, {}, out, &done)) return;
     Op op;
     op.kind = OpKind::read;
     op.out = out;
