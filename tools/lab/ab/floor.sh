@@ -14,6 +14,8 @@
 # run first), so a round's baseline is the mean of both perftest runs.
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm adr|eadr -- tools/lab/ab/floor.sh "$PWD/build/bin" [ROUNDS]
 bin=$1 rounds=${2:-3}; out=${RPM_LAB_OUT:-/tmp}
+[ -x "$bin/rpm-bench" ] && [ -x "$bin/rpm-floor" ] || { echo "floor.sh: no rpm-bench and rpm-floor in '$bin'" >&2; exit 2; }
+case $rounds in ''|*[!0-9]*|0) echo "floor.sh: ROUNDS must be a positive number, not '$rounds'" >&2; exit 2 ;; esac
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 . "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
