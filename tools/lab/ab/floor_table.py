@@ -12,25 +12,16 @@ there is no end run (output of floor.sh before it had one).
 """
 import glob
 import json
+import os
 import re
 import statistics
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summary import perftest_p50  # noqa: E402  (ops.sh's summary reads perftest the same way)
+
 REF = {'read': 'ib_read_lat', 'write': 'ib_write_lat', 'persist': 'ib_read_lat',
        'read_after_write': 'ib_read_lat', 'send_flush': 'ib_read_lat'}
-
-
-def perftest_p50(path):
-    """The 8-byte line's t_typical (the p50), or None."""
-    try:
-        with open(path) as f:
-            for line in f:
-                c = line.split()
-                if len(c) >= 5 and c[0] == '8' and re.fullmatch(r'[0-9.]+', c[4]):
-                    return float(c[4])
-    except OSError:
-        pass
-    return None
 
 
 def baseline(out, tool, rep):
