@@ -3,6 +3,8 @@
 # rpm's 8-byte read differs from rpm-floor's (docs/benchmarks.md, "A
 # callback's next operation, and close() waits for the callbacks"):
 #   switches    sched_switch events, 2 s of each one's steady state (perf record)
+#   events      counts of scheduler, softirq, TLB-flush, page-fault and
+#               system-call events over 2 s of each one's steady state (perf stat)
 #   strace      system calls over 5,000 and 10,000 reads of each (strace -f -c)
 #   registered  rpm-bench with and without --registered, sync and callback,
 #               and rpm-floor, ROUNDS rounds after an ib_read_lat each
@@ -11,7 +13,7 @@
 bin=$1 what=$2 rounds=${3:-5} comp=${4:-busy}
 [ -x "$bin/rpm-bench" ] && [ -x "$bin/rpm-floor" ] && [ -x "$bin/rpm-server" ] ||
   { echo "read_checks.sh: no rpm-bench, rpm-floor and rpm-server in '$bin'" >&2; exit 2; }
-case $what in switches|strace|registered) ;; *) echo "read_checks.sh: WHAT must be switches, strace or registered, not '$what'" >&2; exit 2 ;; esac
+case $what in switches|events|strace|registered) ;; *) echo "read_checks.sh: WHAT must be switches, events, strace or registered, not '$what'" >&2; exit 2 ;; esac
 case $rounds in ''|*[!0-9]*|0) echo "read_checks.sh: ROUNDS must be a positive number, not '$rounds'" >&2; exit 2 ;; esac
 case $comp in busy|adaptive|event) ;; *) echo "read_checks.sh: MODE must be busy, adaptive or event, not '$comp'" >&2; exit 2 ;; esac
 [ -n "$RPM_LAB_RDMA_ADDR" ] && [ -n "$RPM_LAB_PM" ] || { echo "read_checks.sh: runs inside the lab VM (tools/lab/run)" >&2; exit 2; }
@@ -44,6 +46,21 @@ switches)
   floor sw 150000 &
   f=$!; sleep 3; perf record -a -e sched:sched_switch -o /tmp/sw-floor.data -- sleep 2 > /dev/null 2>&1; wait $f
   cp /tmp/sw-rpm.data /tmp/sw-floor.data "$out/" ;;
+events)
+  # Per operation: divide by the operations in the 2 s (rpm-bench's and
+  # rpm-floor's JSON give the mean latency of each run).
+  ev=sched:sched_switch,sched:sched_wakeup,sched:sched_migrate_task,irq:softirq_raise,irq:softirq_entry
+  ev=$ev,tlb:tlb_flush,exceptions:page_fault_user,exceptions:page_fault_kernel,raw_syscalls:sys_enter
+  ev=$ev,irq_vectors:call_function_entry,irq_vectors:call_function_single_entry,irq_vectors:reschedule_entry
+  ev=$ev,irq_vectors:local_timer_entry,msr:write_msr
+  ok=; for e in ${ev//,/ }; do perf stat -e "$e" -- true > /dev/null 2>&1 && ok=$ok${ok:+,}$e; done; ev=$ok
+  echo "events: $ev"
+  for api in sync callback; do
+    bench "rpm-$api" --api $api --duration 6 --warmup 0.2 &
+    b=$!; sleep 3; perf stat -a -A -e "$ev" -o "$out/events-rpm-$api.txt" -- sleep 2 > /dev/null 2>&1; wait $b
+  done
+  floor ev 150000 &
+  f=$!; sleep 3; perf stat -a -A -e "$ev" -o "$out/events-floor.txt" -- sleep 2 > /dev/null 2>&1; wait $f ;;
 strace)
   for ops in 5000 10000; do
     timeout 120 strace -f -c -o "$out/strace-rpm-$ops.txt" "$bin/rpm-bench" --connect "rdma://$addr:7701" --id bench \
