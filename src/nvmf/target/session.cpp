@@ -1,6 +1,7 @@
 // The NVMe/TCP session's framing: the ICReq/ICResp exchange, reading PDUs
 // (refusing bad ones with a C2HTermReq and closing, as the transport
-// specification asks of a fatal error), and sending responses and data.
+// specification asks of a fatal error), and sending completions and data
+// (QueueTransport::complete).
 #include "nvmf/detail/session.hpp"
 #include "nvmf/detail/pdu_write.hpp"
 
@@ -37,16 +38,6 @@ void Session::close() {
     // shutdown() on the descriptor is safe from another thread and wakes a
     // blocking read; the socket itself is closed by its owner.
     ::shutdown(socket_.native_handle(), SHUT_RDWR);
-}
-
-std::shared_ptr<Controller> Session::controller() const {
-    std::lock_guard lock(mu_);
-    return controller_;
-}
-
-std::uint16_t Session::qid() const {
-    std::lock_guard lock(mu_);
-    return qid_;
 }
 
 bool Session::receive(std::uint8_t* dst, std::size_t n) {
@@ -137,23 +128,7 @@ bool Session::send(std::span<const std::uint8_t> header, std::span<const std::ui
     return !pdu::write_pdu(socket_, header, data, ctx_.ddgst);
 }
 
-bool Session::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0, std::uint32_t dw1,
-                      std::span<const std::uint8_t> c2h) {
-    wire::Cqe cqe;
-    cqe.set_dw0(dw0);
-    cqe.set_dw1(dw1);
-    sq_head_ = std::uint16_t(sqsize_ ? (sq_head_ + 1) % (sqsize_ + 1) : 0);
-    cqe.set_sq_head(sq_head_);
-    cqe.set_sq_id(qid_);
-    cqe.set_cid(sqe.cid());
-    cqe.set_status(status);
-    if (status != wire::sc::success) {
-        ++env_.stats->errors;
-        if (trace_level() > 0)
-            std::fprintf(stderr, "nvmf: qid %u cid %#x opcode %#x nsid %u cdw10 %#x failed: %s\n", qid_, sqe.cid(),
-                         sqe.opcode(), sqe.nsid(), sqe.cdw(10), describe_status(status).c_str());
-        if (auto c = controller()) c->record_error(qid_, sqe.cid(), status, sqe.nsid());
-    }
+bool Session::complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) {
     std::array<std::uint8_t, pdu::max_header_bytes> resp{}, data_hdr{}, digest{};
     const auto n = pdu::encode_capsule_resp(resp, cqe, ctx_.hdgst);
     if (n == 0) return false;
@@ -202,8 +177,7 @@ bool Session::end() {
     ended_ = true;
     boost::system::error_code ec;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-    offload_.reset();  // gives the staging slot back
-    if (auto c = controller()) env_.registry->release(c, qid());
+    core_.release();
     return false;
 }
 
