@@ -52,6 +52,7 @@ struct NamespaceSpec {
 enum OffloadType : std::uint32_t {
     offload_read_write_flush = 1u << 0,  ///< Read, Write, Flush
     offload_write_zeroes = 1u << 1,
+    offload_dataset_management = 1u << 2,  ///< Dataset Management (deallocate)
 };
 
 /// ibv_nvmf_caps.
@@ -72,7 +73,7 @@ struct OffloadCaps {
 
 /// ibv_nvmf_attrs: what the target asks of a subsystem.
 struct SubsystemAttrs {
-    std::uint32_t offload_types = offload_read_write_flush | offload_write_zeroes;
+    std::uint32_t offload_types = offload_read_write_flush | offload_write_zeroes | offload_dataset_management;
     std::uint32_t max_namespaces = 32;
     std::uint32_t ioccsz = (64 + 8192) / 16;
     std::uint16_t icdoff = 0;
@@ -106,6 +107,10 @@ struct NamespaceView {
     /// How the backend is driven, for logs: "file /x (io_uring, O_DIRECT,
     /// logical block 512)", "... buffered (page cache) ...", "pmem region ...".
     std::string backend;
+    /// Deallocated blocks read as zeroes (Identify Namespace DLFEAT 001b):
+    /// a file (its holes) and PM (zeroed) say so; a block device's discard
+    /// promises nothing.
+    bool deallocated_reads_zeroes = false;
 };
 
 /// An I/O queue enabled for offload: the engine runs its I/O commands.
@@ -116,12 +121,16 @@ public:
     /// transport fills with a write's data before execute() and reads a
     /// read's data from after it.
     virtual std::span<std::byte> staging() = 0;
-    /// Run one I/O command (Read, Write, Flush, Write Zeroes; its data, if
-    /// any, in staging()). Writes are durable per the backend before it
+    /// Run one I/O command (Read, Write, Flush, Write Zeroes, Dataset
+    /// Management; its data, if any, in staging(): a Dataset Management's
+    /// ranges, 16 bytes each). Writes are durable per the backend before it
     /// returns (PM: persisted; block: written with O_DIRECT, Flush syncs).
+    /// Deallocate (Dataset Management with AD) punches holes in a file,
+    /// discards on a block device, zeroes PM; without AD it does nothing.
     /// RETURN VALUE: the NVMe status (wire::sc): success, invalid_opcode,
-    /// invalid_ns, lba_out_of_range, invalid_field (transfer over
-    /// max_io_size; Write Zeroes moves no data and is not limited),
+    /// invalid_ns, lba_out_of_range (any range outside the namespace: then
+    /// none is deallocated), invalid_field (transfer over max_io_size;
+    /// Write Zeroes and deallocate move no data and are not limited),
     /// write_fault / unrecovered_read_error on backend failure. A command of
     /// a type outside the subsystem's offload_types: invalid_opcode.
     virtual std::uint16_t execute(std::span<const std::uint8_t, 64> sqe) = 0;
@@ -131,7 +140,9 @@ public:
 struct EngineStats {
     std::uint64_t commands = 0;
     std::uint64_t reads = 0, writes = 0, flushes = 0, write_zeroes = 0;
+    std::uint64_t deallocates = 0;         ///< Dataset Management commands with AD
     std::uint64_t bytes_read = 0, bytes_written = 0;
+    std::uint64_t bytes_deallocated = 0;
     std::uint64_t errors = 0;
     std::uint64_t enabled_queues = 0;      ///< live
     std::uint64_t refused_enables = 0;     ///< no staging slot left: queue stays in software

@@ -6,8 +6,10 @@
 #                  (nvme discover / connect) writes and reads them: 8 MiB of
 #                  random data by dd with O_DIRECT compared byte for byte, a
 #                  data-verifying fio run, and the bytes found on the backing
-#                  drive itself after disconnect; then again with header and
-#                  data digests.
+#                  drive itself after disconnect; blkdiscard through Dataset
+#                  Management (deallocate) on both namespaces, the PM one then
+#                  reading zeroes where it was discarded and its data elsewhere;
+#                  then again with header and data digests.
 #   kernel-target  the kernel's nvmet-tcp exports the same drive (configfs);
 #                  rpm-nvmf (rpm::nvmf::Host) discovers, identifies, writes,
 #                  flushes and reads it back, with and without digests, and an
@@ -76,6 +78,30 @@ exercise() {  # DEV OFFSET_MIB
   echo "fio: 8 MiB random 4 KiB writes to $dev verified (crc32c)"
 }
 
+# Dataset Management (deallocate): the kernel discards through it once
+# Identify Controller's ONCS says so. PM says deallocated blocks read as
+# zeroes (DLFEAT 001b): 1 MiB discarded at the start of what exercise()
+# just wrote, then zeroes there and its data after it. A block device
+# promises nothing of the bytes (DLFEAT 000b): rpm discards on the drive,
+# and the command must succeed.
+discard() {  # DEV ZEROES(yes|no)
+  local dev=$1 max
+  max=$(cat "/sys/block/$dev/queue/discard_max_bytes")
+  [ "$max" -gt 0 ] || { echo "$dev: the kernel host does not discard (ONCS lacks Dataset Management)"; return 1; }
+  if [ "$2" = no ]; then
+    blkdiscard -o $((32 << 20)) -l $((1 << 20)) "/dev/$dev" || { echo "blkdiscard on $dev failed"; return 1; }
+    echo "blkdiscard: 1 MiB of $dev at 32 MiB deallocated (discard_max_bytes $max)"
+    return 0
+  fi
+  blkdiscard -o 0 -l $((1 << 20)) "/dev/$dev" || { echo "blkdiscard on $dev failed"; return 1; }
+  dd if="/dev/$dev" of="$work/back" bs=1M count=8 iflag=direct status=none || return 1
+  head -c 1M /dev/zero >"$work/expected.discard"
+  tail -c +$(((1 << 20) + 1)) "$work/data" >>"$work/expected.discard"
+  cmp "$work/expected.discard" "$work/back" ||
+    { echo "$dev after discarding its first MiB: not zeroes there and the data after"; return 1; }
+  echo "blkdiscard: the first MiB of $dev deallocated and reads as zeroes, the 7 MiB after it intact"
+}
+
 kernel_host_round() {  # DIGEST ARGS for nvme connect...
   nvme discover -t tcp -a 127.0.0.1 -s 4420 --hostnqn="$hostnqn" --hostid="$hostid" >"$work/disc" || return 1
   grep -E "subnqn|trsvcid" "$work/disc"
@@ -87,9 +113,11 @@ kernel_host_round() {  # DIGEST ARGS for nvme connect...
   echo "kernel host: /dev/$dev, $(cat /sys/block/$dev/size) sectors, model '$(cat /sys/block/$dev/device/model 2>/dev/null | xargs)'"
   exercise "$dev" 0 || return 1
   cp "$work/data" "$work/expected"
+  discard "$dev" no || return 1
   # The PM namespace (nsid 2) too.
   local pm=${dev%n1}n2
   [ -b "/dev/$pm" ] && exercise "$pm" 0 || { echo "no PM namespace at /dev/$pm"; return 1; }
+  discard "$pm" yes || return 1
   nvme disconnect -n "$nqn" >/dev/null || return 1
   # The bytes must be on the drive itself, not only in rpm's hands.
   dd if="$RPM_LAB_NVME" of="$work/drive" bs=1M count=8 iflag=direct status=none || return 1

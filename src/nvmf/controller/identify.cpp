@@ -20,7 +20,9 @@ constexpr char firmware_revision[] = "1.0";
 constexpr std::uint32_t sgls_supported = 1u << 0;         // SGLs, no alignment requirement
 constexpr std::uint32_t sgls_offset = 1u << 20;           // offset addressing (in-capsule data)
 constexpr std::uint8_t cmic_multi_controller = 1u << 1;   // several hosts may connect at once
+constexpr std::uint16_t oncs_dataset_management = 1u << 2;
 constexpr std::uint16_t oncs_write_zeroes = 1u << 3;
+constexpr std::uint8_t dlfeat_reads_zeroes = 0x01;          // deallocated blocks read as 0
 constexpr std::uint8_t lpa_extended_data = 1u << 2;       // NUMDU and offsets in Get Log Page
 constexpr std::uint8_t nmic_shared = 1u << 0;             // several controllers share namespaces
 constexpr std::size_t max_ns_list = 1024;
@@ -63,7 +65,7 @@ void fill_controller_tail(std::span<std::uint8_t> d, const ControllerView& v, st
     d[513] = 0x44;                                        // CQES: 16 bytes
     put16(&d[514], v.limits->max_queue_size);             // MAXCMD
     put32(&d[516], nn);
-    put16(&d[520], v.discovery() ? 0 : oncs_write_zeroes);
+    put16(&d[520], v.discovery() ? 0 : oncs_dataset_management | oncs_write_zeroes);
     d[525] = v.discovery() ? 0 : 1;                       // VWC: Flush is honoured
     put32(&d[536], sgls_supported | sgls_offset);
     put_string(d.subspan(768, 256), v.subsystem->nqn(), 0);
@@ -102,6 +104,7 @@ Outcome identify_namespace(const ControllerView& v, std::uint32_t nsid) {
         d[25] = 0;                                        // NLBAF: one format
         d[26] = 0;                                        // FLBAS: format 0
         d[30] = nmic_shared;
+        d[33] = n->deallocated_reads_zeroes ? dlfeat_reads_zeroes : 0;  // DLFEAT
         std::memcpy(&d[104], n->nguid.data(), n->nguid.size());
         put16(&d[128], 0);                                // LBAF0.MS
         d[130] = n->block_size ? std::uint8_t(std::bit_width(n->block_size) - 1) : 0;  // LBAF0.LBADS

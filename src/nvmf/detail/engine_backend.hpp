@@ -25,6 +25,7 @@ struct BackendInfo {
     std::uint64_t bytes = 0;
     std::uint32_t granule = 1;        ///< the finest LBA size it serves (O_DIRECT: logical block size)
     std::string description;          ///< how it is driven, for logs and NamespaceView::backend
+    bool deallocated_reads_zeroes = false;  ///< deallocate() leaves zeroes (NamespaceView's)
 };
 
 class Backend {
@@ -44,6 +45,9 @@ public:
     /// volatile until flush() (a device's write cache, the page cache).
     virtual Result<void> write(std::uint64_t offset, std::span<const std::byte> in, bool fua) = 0;
     virtual Result<void> write_zeroes(std::uint64_t offset, std::uint64_t length) = 0;
+    /// The range's blocks are no longer needed (Dataset Management,
+    /// deallocate): a file's hole, a device's discard, PM's zeroes.
+    virtual Result<void> deallocate(std::uint64_t offset, std::uint64_t length) = 0;
     /// Make every completed write durable.
     virtual Result<void> flush() = 0;
 

@@ -42,8 +42,8 @@ std::array<std::uint8_t, 16> make_nguid(const std::filesystem::path& backend_pat
 
 /// EngineStats as atomics: every connection's thread counts at once.
 struct Counters {
-    std::atomic<std::uint64_t> commands{0}, reads{0}, writes{0}, flushes{0}, write_zeroes{0};
-    std::atomic<std::uint64_t> bytes_read{0}, bytes_written{0}, errors{0};
+    std::atomic<std::uint64_t> commands{0}, reads{0}, writes{0}, flushes{0}, write_zeroes{0}, deallocates{0};
+    std::atomic<std::uint64_t> bytes_read{0}, bytes_written{0}, bytes_deallocated{0}, errors{0};
     std::atomic<std::uint64_t> enabled_queues{0}, refused_enables{0};
 
     [[nodiscard]] EngineStats snapshot() const noexcept;

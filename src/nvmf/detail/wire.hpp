@@ -173,6 +173,7 @@ inline constexpr std::uint8_t flush = 0x00;
 inline constexpr std::uint8_t write = 0x01;
 inline constexpr std::uint8_t read = 0x02;
 inline constexpr std::uint8_t write_zeroes = 0x08;
+inline constexpr std::uint8_t dataset_management = 0x09;
 inline constexpr std::uint8_t fabrics = 0x7F;
 } // namespace io
 namespace fctype {

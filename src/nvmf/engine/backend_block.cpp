@@ -4,6 +4,10 @@
 #include "nvmf/detail/engine_block_file.hpp"
 #include "nvmf/detail/engine_ring.hpp"
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -60,6 +64,23 @@ public:
         return {};
     }
 
+    Result<void> deallocate(std::uint64_t offset, std::uint64_t length) override {
+        if (file_.device()) {
+            // A hint: a device that cannot discard keeps its data, which
+            // DLFEAT 000b allows (reads of deallocated blocks are undefined).
+            std::uint64_t range[2] = {offset, length};
+            if (::ioctl(file_.fd(), BLKDISCARD, range) == 0 || errno == EOPNOTSUPP) return {};
+            return failure("discard", offset, -errno);
+        }
+        // A hole reads as zeroes, as this namespace promises (DLFEAT 001b);
+        // where the file system cannot punch one, zeroes keep the promise.
+        if (::fallocate(file_.fd(), FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                        static_cast<off_t>(length)) == 0)
+            return {};
+        if (errno == EOPNOTSUPP) return write_zeroes(offset, length);
+        return failure("punching a hole", offset, -errno);
+    }
+
 private:
     // O_DIRECT cannot pin a buffer without struct pages (a BAR mapping:
     // the kernel answers EFAULT), so such staging goes through host memory.
@@ -103,7 +124,8 @@ std::string describe(const BlockFile& f) {
 Result<std::shared_ptr<Backend>> open_block_backend(const NamespaceSpec& spec, OpenFn open_fn) {
     auto file = BlockFile::open(spec, open_fn);
     if (!file) return file.error();
-    BackendInfo info{BackendKind::block, file->path(), file->bytes(), file->logical_block(), describe(*file)};
+    BackendInfo info{BackendKind::block, file->path(), file->bytes(), file->logical_block(), describe(*file),
+                     !file->device()};
     return std::shared_ptr<Backend>(std::make_shared<BlockBackend>(std::move(*file), std::move(info)));
 }
 

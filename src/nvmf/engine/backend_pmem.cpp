@@ -44,6 +44,12 @@ public:
         return persist(at(offset), static_cast<std::size_t>(length));
     }
 
+    // PM has nothing to give back: zeroes, durable, so that a read of a
+    // deallocated block returns them (DLFEAT 001b).
+    Result<void> deallocate(std::uint64_t offset, std::uint64_t length) override {
+        return write_zeroes(offset, length);
+    }
+
     Result<void> flush() override {
         region_.drain();
         return {};
@@ -99,7 +105,7 @@ Result<std::shared_ptr<Backend>> open_pmem_backend(const NamespaceSpec& spec, co
     auto region = pmem::Region::open(path, o);
     if (!region) return region.error();
     if (region->size() == 0) return Error(errc::bad_size, path.string() + " is empty");
-    BackendInfo info{BackendKind::pmem, path, region->size(), 1, describe(*region)};
+    BackendInfo info{BackendKind::pmem, path, region->size(), 1, describe(*region), true};
     return std::shared_ptr<Backend>(std::make_shared<PmemBackend>(std::move(*region), std::move(info)));
 }
 

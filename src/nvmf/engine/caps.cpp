@@ -50,7 +50,7 @@ Result<void> check_staging(const SubsystemAttrs& a, const OffloadCaps& c) {
 
 OffloadCaps software_caps() noexcept {
     OffloadCaps c;
-    c.offload_types = offload_read_write_flush | offload_write_zeroes;
+    c.offload_types = offload_read_write_flush | offload_write_zeroes | offload_dataset_management;
     c.max_backend_ctrls_total = 4096;
     c.max_backend_ctrls = 1024;
     c.max_namespaces = 1024;

@@ -9,8 +9,34 @@ namespace sc = wire::sc;
 namespace io = wire::io;
 
 // slba + nlb <= blocks, written so that neither side can overflow.
-bool in_range(const IoCommand& cmd, const Namespace& ns) {
-    return cmd.nlb <= ns.blocks && cmd.slba <= ns.blocks - cmd.nlb;
+bool in_range(std::uint64_t slba, std::uint64_t nlb, const Namespace& ns) {
+    return nlb <= ns.blocks && slba <= ns.blocks - nlb;
+}
+bool in_range(const IoCommand& cmd, const Namespace& ns) { return in_range(cmd.slba, cmd.nlb, ns); }
+
+constexpr std::size_t dsm_range_len = 16;  // context attributes, length in LBAs, starting LBA
+
+// Dataset Management: every range checked before any is deallocated, so a
+// bad one leaves the namespace as it was. Without AD the attributes are
+// hints about access patterns, which the backends have no use for.
+std::uint16_t dataset_management(const IoCommand& cmd, const Namespace& ns, std::span<const std::byte> data,
+                                 Counters& c) {
+    if (!cmd.deallocate) return sc::success;
+    if (data.size() < std::size_t(cmd.ranges) * dsm_range_len) return sc::internal_error;
+    const auto* d = reinterpret_cast<const std::uint8_t*>(data.data());
+    for (std::size_t i = 0; i < cmd.ranges; ++i) {
+        const auto* r = d + i * dsm_range_len;
+        if (!in_range(wire::get64(r + 8), wire::get32(r + 4), ns)) return sc::lba_out_of_range;
+    }
+    c.deallocates.fetch_add(1, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < cmd.ranges; ++i) {
+        const auto* r = d + i * dsm_range_len;
+        const std::uint64_t bytes = std::uint64_t(wire::get32(r + 4)) * ns.block_size;
+        if (bytes == 0) continue;
+        if (!ns.backend->deallocate(wire::get64(r + 8) * ns.block_size, bytes)) return sc::write_fault;
+        c.bytes_deallocated.fetch_add(bytes, std::memory_order_relaxed);
+    }
+    return sc::success;
 }
 
 std::uint16_t transfer(const IoCommand& cmd, const Namespace& ns, std::span<std::byte> data, Counters& c) {
@@ -37,14 +63,20 @@ IoCommand IoCommand::decode(std::span<const std::uint8_t, 64> sqe) noexcept {
     const std::uint32_t cdw12 = wire::get32(&sqe[48]);
     cmd.nlb = (cdw12 & 0xFFFF) + 1;
     cmd.fua = (cdw12 & (1u << 30)) != 0;
+    if (cmd.opcode == io::dataset_management) {
+        cmd.ranges = std::uint16_t((wire::get32(&sqe[40]) & 0xFF) + 1);
+        cmd.deallocate = (wire::get32(&sqe[44]) & (1u << 2)) != 0;
+    }
     return cmd;
 }
 
 bool IoCommand::known() const noexcept {
-    return opcode == io::read || opcode == io::write || opcode == io::flush || opcode == io::write_zeroes;
+    return opcode == io::read || opcode == io::write || opcode == io::flush || opcode == io::write_zeroes ||
+           opcode == io::dataset_management;
 }
 
 std::uint32_t IoCommand::offload_type() const noexcept {
+    if (opcode == io::dataset_management) return offload_dataset_management;
     return opcode == io::write_zeroes ? offload_write_zeroes : offload_read_write_flush;
 }
 
@@ -54,6 +86,7 @@ std::uint16_t run_io(const IoCommand& cmd, const Namespace& ns, std::span<std::b
         c.flushes.fetch_add(1, std::memory_order_relaxed);
         return ns.backend->flush() ? sc::success : sc::write_fault;
     }
+    if (cmd.opcode == io::dataset_management) return dataset_management(cmd, ns, data, c);
     if (!in_range(cmd, ns)) return sc::lba_out_of_range;
     const std::uint64_t bytes = std::uint64_t(cmd.nlb) * ns.block_size;
     if (cmd.opcode == io::write_zeroes) {

@@ -39,8 +39,10 @@ EngineStats Counters::snapshot() const noexcept {
     s.writes = writes.load(std::memory_order_relaxed);
     s.flushes = flushes.load(std::memory_order_relaxed);
     s.write_zeroes = write_zeroes.load(std::memory_order_relaxed);
+    s.deallocates = deallocates.load(std::memory_order_relaxed);
     s.bytes_read = bytes_read.load(std::memory_order_relaxed);
     s.bytes_written = bytes_written.load(std::memory_order_relaxed);
+    s.bytes_deallocated = bytes_deallocated.load(std::memory_order_relaxed);
     s.errors = errors.load(std::memory_order_relaxed);
     s.enabled_queues = enabled_queues.load(std::memory_order_relaxed);
     s.refused_enables = refused_enables.load(std::memory_order_relaxed);
@@ -98,7 +100,7 @@ std::vector<NamespaceView> SubsystemState::views() const {
     std::vector<NamespaceView> out;
     for (const auto& ns : all())
         out.push_back({ns->nsid, ns->blocks, ns->block_size, ns->backend->info().kind, ns->nguid,
-                       ns->backend->info().description});
+                       ns->backend->info().description, ns->backend->info().deallocated_reads_zeroes});
     return out;
 }
 

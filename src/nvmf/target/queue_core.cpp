@@ -36,7 +36,14 @@ bool host_to_controller(const wire::Sqe& s) {
     return (bits & 0x1) != 0;
 }
 
-bool is_io_data(const wire::Sqe& s) { return s.opcode() == wire::io::write || s.opcode() == wire::io::read; }
+/// An I/O command whose data the engine takes from or leaves in the
+/// queue's I/O buffer: Read, Write, and Dataset Management's ranges.
+bool is_io_data(const wire::Sqe& s) {
+    return s.opcode() == wire::io::write || s.opcode() == wire::io::read || s.opcode() == wire::io::dataset_management;
+}
+
+/// Dataset Management's ranges: 16 bytes each, NR (CDW10 7:0) + 1 of them.
+std::uint32_t dsm_bytes(const wire::Sqe& s) { return ((s.cdw(10) & 0xFF) + 1) * 16; }
 
 void trace(std::uint16_t qid, const wire::Sqe& s, std::size_t in_capsule) {
     std::fprintf(stderr, "nvmf: qid %u cid %#x op %#x fctype %#x nsid %u cdw10 %#x cdw11 %#x cdw12 %#x sgl %#x len %u inline %zu\n",
@@ -201,6 +208,9 @@ bool QueueCore::on_io(const wire::Sqe& sqe, std::uint32_t data_len) {
         // like nvmet, any difference is Data SGL Length Invalid.
         if (bs != 0 && bytes != data_len) return respond(sqe, wire::sc::sgl_data_length_invalid);
     }
+    // Its ranges must all have come (nvmet asks the same: the SGL may be longer).
+    if (op == wire::io::dataset_management && data_len < dsm_bytes(sqe))
+        return respond(sqe, wire::sc::sgl_data_length_invalid);
     auto buf = io_buffer();
     std::uint16_t status;
     const std::span<const std::uint8_t, 64> raw(sqe.b.data(), 64);

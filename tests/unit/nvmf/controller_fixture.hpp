@@ -29,6 +29,8 @@ inline constexpr std::uint32_t cc_enable = 0x00460001;
 class FakeEngine : public Engine {
 public:
     std::vector<NamespaceView> views;
+    /// The first bytes of the data buffer of the last software command.
+    std::vector<std::byte> seen;
 
     OffloadCaps query() const override { return {}; }
     Result<SubsystemHandle> create_subsystem(const SubsystemAttrs&) override { return SubsystemHandle{1}; }
@@ -36,7 +38,8 @@ public:
     Result<void> map_namespace(BackendHandle, std::uint32_t, std::uint32_t, std::uint32_t) override { return {}; }
     Result<void> unmap_namespace(BackendHandle, std::uint32_t) override { return {}; }
     Result<std::unique_ptr<OffloadQueue>> enable(SubsystemHandle) override { return errc::unsupported; }
-    std::uint16_t execute_software(SubsystemHandle, std::span<const std::uint8_t, 64>, std::span<std::byte>) override {
+    std::uint16_t execute_software(SubsystemHandle, std::span<const std::uint8_t, 64>, std::span<std::byte> data) override {
+        seen.assign(data.begin(), data.begin() + std::ptrdiff_t(std::min<std::size_t>(data.size(), 64)));
         return wire::sc::invalid_opcode;
     }
     std::vector<NamespaceView> namespaces(SubsystemHandle) const override { return views; }

@@ -46,6 +46,7 @@ TEST_F(NvmfControllerIdentify, ControllerCapabilityFields) {
     EXPECT_EQ(get16(&d[514]), 128) << "MAXCMD";
     EXPECT_EQ(get32(&d[516]), 3u) << "NN: highest nsid";
     EXPECT_EQ(get16(&d[520]) & 0x8, 0x8) << "ONCS: Write Zeroes";
+    EXPECT_EQ(get16(&d[520]) & 0x4, 0x4) << "ONCS: Dataset Management";
     EXPECT_EQ(d[525], 1) << "VWC";
     EXPECT_EQ(get32(&d[536]), 1u | 1u << 20) << "SGLS";
 }
@@ -103,6 +104,14 @@ TEST_F(NvmfControllerIdentify, NamespaceFields) {
     EXPECT_EQ(get16(&d[128]), 0) << "LBAF0.MS";
     EXPECT_EQ(d[130], 9) << "LBAF0.LBADS: 512";
     EXPECT_EQ(identify_ok(*c, wire::cns::ns, 3)[130], 12) << "4096";
+    EXPECT_EQ(d[33], 0) << "DLFEAT: a namespace that does not say what deallocated blocks read as";
+}
+
+TEST_F(NvmfControllerIdentify, DlfeatSaysWhetherDeallocatedBlocksReadAsZeroes) {
+    engine->views[1].deallocated_reads_zeroes = true;  // nsid 3
+    auto c = enabled();
+    EXPECT_EQ(identify_ok(*c, wire::cns::ns, 3)[33] & 0x7, 1) << "DLFEAT 001b";
+    EXPECT_EQ(identify_ok(*c, wire::cns::ns, 1)[33] & 0x7, 0);
 }
 
 TEST_F(NvmfControllerIdentify, InactiveNamespaceReadsAsZeros) {

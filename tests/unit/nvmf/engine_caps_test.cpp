@@ -11,7 +11,7 @@ using namespace test;
 
 TEST(NvmfEngineCaps, QueryReportsTheSoftwareLimits) {
     const auto c = make_software_engine()->query();
-    EXPECT_EQ(c.offload_types, offload_read_write_flush | offload_write_zeroes);
+    EXPECT_EQ(c.offload_types, offload_read_write_flush | offload_write_zeroes | offload_dataset_management);
     EXPECT_EQ(c.max_namespaces, 1024u);
     EXPECT_GE(c.max_backend_ctrls_total, c.max_backend_ctrls);
     EXPECT_EQ(c.min_staging_buf_pages, 32u);

@@ -26,6 +26,7 @@ public:
     }
     Result<void> write(std::uint64_t, std::span<const std::byte>, bool) override { return outcome(); }
     Result<void> write_zeroes(std::uint64_t, std::uint64_t) override { return outcome(); }
+    Result<void> deallocate(std::uint64_t, std::uint64_t) override { return outcome(); }
     Result<void> flush() override {
         ++flushes;
         return outcome();

@@ -214,6 +214,44 @@ TEST_F(QueueCoreTest, ACompletionTheTransportCannotSendEndsTheQueue) {
     EXPECT_EQ(fabric.done.size(), 1u);
 }
 
+TEST_F(QueueCoreTest, DatasetManagementBringsAllItsRangesToTheEngine) {
+    connect_admin_queue();
+    ASSERT_TRUE(core.on_command(with_sgl(prop_set(wire::prop::cc, cc_enable), wire::sgl_incapsule, 0), CommandData{}));
+    const auto cntlid = core.controller()->cntlid();
+    // An I/O queue of the same controller, with its own core.
+    FakeTransport io_fabric;
+    QueueCore io(QueueEnv{registry.get(), &stats}, io_fabric);
+    const auto data = connect_data(nvm_nqn, host_a, cntlid);
+    ASSERT_TRUE(io.on_command(with_sgl(connect_sqe(1, 127), wire::sgl_incapsule, std::uint32_t(data.size())),
+                              in_capsule(data, std::uint32_t(data.size()))));
+    ASSERT_EQ(io_fabric.done.back().cqe.status(), wire::sc::success);
+    ASSERT_EQ(io.qid(), 1);
+
+    auto dsm = admin_sqe(wire::io::dataset_management, 11);
+    dsm.set_nsid(1);
+    dsm.set_cdw(10, 1);       // NR 1: two ranges, 32 bytes
+    dsm.set_cdw(11, 1u << 2);  // AD
+    std::vector<std::uint8_t> ranges(32);
+    for (std::size_t i = 0; i < ranges.size(); ++i) ranges[i] = std::uint8_t(i + 1);
+    // One range's worth: the second would be read from whatever the buffer held.
+    ASSERT_TRUE(io.on_command(with_sgl(dsm, wire::sgl_incapsule, 16), in_capsule(std::span(ranges).first(16), 16)));
+    EXPECT_EQ(io_fabric.done.back().cqe.status(), wire::sc::sgl_data_length_invalid);
+    EXPECT_TRUE(engine->seen.empty());
+    // Both ranges, in the capsule: the engine gets them at the start of its buffer.
+    ASSERT_TRUE(io.on_command(with_sgl(dsm, wire::sgl_incapsule, 32), in_capsule(ranges, 32)));
+    EXPECT_EQ(io_fabric.done.back().cqe.status(), wire::sc::invalid_opcode);  // the fake engine's answer
+    ASSERT_GE(engine->seen.size(), 32u);
+    EXPECT_EQ(std::memcmp(engine->seen.data(), ranges.data(), 32), 0);
+    // Pulled from the host instead: the same.
+    engine->seen.clear();
+    io_fabric.host_data = ranges;
+    ASSERT_TRUE(io.on_command(with_sgl(dsm, wire::sgl_transport, 32), in_host(32)));
+    EXPECT_EQ(io_fabric.pulls.size(), 1u);
+    ASSERT_GE(engine->seen.size(), 32u);
+    EXPECT_EQ(std::memcmp(engine->seen.data(), ranges.data(), 32), 0);
+    io.release();
+}
+
 TEST_F(QueueCoreTest, ReleasingTheAdminQueueEndsTheController) {
     connect_admin_queue();
     ASSERT_TRUE(core.on_command(with_sgl(prop_set(wire::prop::cc, cc_enable), wire::sgl_incapsule, 0), CommandData{}));
