@@ -8,6 +8,9 @@
 #   three failed boots      a fake cache (kernel and initramfs files present)
 #                           and a "QEMU" that exits at once
 #   a bad --share           exit 2 with the folder named
+#   no VM left running      a "QEMU" that hangs, deaf to TERM, is gone after
+#                           the run is timed out from outside and after
+#                           three stuck boots
 # And the folders it shares (--print-shares): those under /tmp, /var/tmp,
 # /run and /dev/shm that the checkout, the current folder, the arguments,
 # an ELF argument's RUNPATH and RPM_* settings name; nothing else.
@@ -53,6 +56,41 @@ touch "$work/fake/initramfs-$v-$sum.cpio.gz"
 check three-boots 125 "boot attempt 3 failed" "3 boots failed (the last: QEMU exited with status 1" \
   "what to do: raise RPM_LAB_BOOT_TIMEOUT" -- \
   env RPM_LAB_QEMU=false RPM_LAB_CACHE="$work/fake" RPM_LAB_KERNEL_PKG=linux-image-$v "$run" -- true
+
+# A VM that hangs must not outlive the run, however it ends. The "QEMU"
+# here writes its -pidfile and sleeps, deaf to TERM (a QEMU stuck under TCG
+# may be): the run kills it by that pid. Before this check a run that was
+# itself timed out killed timeout(1), the wrapper bounding QEMU, and left
+# QEMU running with nothing to stop it.
+cat >"$work/hung-qemu" <<'QEMU'
+#!/usr/bin/env bash
+trap '' TERM
+echo $$ >>"$RPM_TEST_PIDS"
+while [ $# -gt 0 ]; do [ "$1" = -pidfile ] && echo $$ >"$2"; shift; done
+while :; do sleep 1; done
+QEMU
+chmod +x "$work/hung-qemu"
+no_orphans() {  # NAME: every hung "QEMU" the run started is gone
+  local name=$1 pid alive=
+  sleep 0.5
+  # A zombie is over: it waits only for init (which here may not reap) to read its status.
+  while read -r pid; do
+    [ -e "/proc/$pid" ] && [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] &&
+      { alive="$alive $pid"; kill -9 "$pid"; }
+  done <"$work/pids"
+  if [ -z "$alive" ] && [ -s "$work/pids" ]; then echo "$name: ok ($(wc -l <"$work/pids") VM(s) started, none left running)"
+  else echo "$name: VMs left running:${alive:- (none was started)}"; failures=$((failures + 1)); fi
+  : >"$work/pids"
+}
+: >"$work/pids"
+# The run timed out from outside (TERM to tools/lab/run).
+env RPM_LAB_QEMU="$work/hung-qemu" RPM_TEST_PIDS="$work/pids" RPM_LAB_CACHE="$work/fake" \
+  RPM_LAB_KERNEL_PKG=linux-image-$v timeout 3 "$run" -- true >/dev/null 2>&1 </dev/null
+no_orphans timed-out-run
+# Every boot stuck (the boot watchdog's three attempts).
+env RPM_LAB_QEMU="$work/hung-qemu" RPM_TEST_PIDS="$work/pids" RPM_LAB_CACHE="$work/fake" \
+  RPM_LAB_KERNEL_PKG=linux-image-$v RPM_LAB_BOOT_TIMEOUT=1 "$run" -- true >/dev/null 2>&1 </dev/null
+no_orphans stuck-boots
 
 check bad-share 2 "--share $work/none: no such folder" -- "$run" --share "$work/none" -- true
 check bad-kernel 2 "--kernel must be stable or backports, not 'sid'" -- "$run" --kernel sid -- true
