@@ -174,6 +174,8 @@ inline constexpr std::uint8_t write = 0x01;
 inline constexpr std::uint8_t read = 0x02;
 inline constexpr std::uint8_t write_zeroes = 0x08;
 inline constexpr std::uint8_t dataset_management = 0x09;
+/// A Dataset Management range: context attributes, length in LBAs, starting LBA.
+inline constexpr std::uint32_t dsm_range_len = 16;
 inline constexpr std::uint8_t fabrics = 0x7F;
 } // namespace io
 namespace fctype {

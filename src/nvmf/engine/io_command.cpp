@@ -14,7 +14,7 @@ bool in_range(std::uint64_t slba, std::uint64_t nlb, const Namespace& ns) {
 }
 bool in_range(const IoCommand& cmd, const Namespace& ns) { return in_range(cmd.slba, cmd.nlb, ns); }
 
-constexpr std::size_t dsm_range_len = 16;  // context attributes, length in LBAs, starting LBA
+using io::dsm_range_len;
 
 // Dataset Management: every range checked before any is deallocated, so a
 // bad one leaves the namespace as it was. Without AD the attributes are

@@ -42,8 +42,8 @@ bool is_io_data(const wire::Sqe& s) {
     return s.opcode() == wire::io::write || s.opcode() == wire::io::read || s.opcode() == wire::io::dataset_management;
 }
 
-/// Dataset Management's ranges: 16 bytes each, NR (CDW10 7:0) + 1 of them.
-std::uint32_t dsm_bytes(const wire::Sqe& s) { return ((s.cdw(10) & 0xFF) + 1) * 16; }
+/// Dataset Management's ranges: NR (CDW10 7:0) + 1 of them.
+std::uint32_t dsm_bytes(const wire::Sqe& s) { return ((s.cdw(10) & 0xFF) + 1) * wire::io::dsm_range_len; }
 
 void trace(std::uint16_t qid, const wire::Sqe& s, std::size_t in_capsule) {
     std::fprintf(stderr, "nvmf: qid %u cid %#x op %#x fctype %#x nsid %u cdw10 %#x cdw11 %#x cdw12 %#x sgl %#x len %u inline %zu\n",
