@@ -1,7 +1,8 @@
-// NVMe over Fabrics (NVMe/TCP): an rpm::nvmf::Target exports block devices,
-// files and PM regions as NVMe namespaces to any NVMe/TCP host (the Linux
-// kernel's included); an rpm::nvmf::Host reads and writes namespaces of any
-// NVMe/TCP target (the kernel's nvmet-tcp included). docs/nvmf.md says what
+// NVMe over Fabrics (NVMe/TCP and NVMe/RDMA): an rpm::nvmf::Target exports
+// block devices, files and PM regions as NVMe namespaces to any NVMe/TCP or
+// NVMe/RDMA host (the Linux kernel's included); an rpm::nvmf::Host reads
+// and writes namespaces of any NVMe/TCP target (the kernel's nvmet-tcp
+// included). docs/nvmf.md says what
 // of the specification is implemented.
 //
 //   rpm::nvmf::TargetOptions o;
@@ -31,6 +32,12 @@ namespace rpm::nvmf {
 /// The NQN the host uses when none is given, and the target's default.
 inline constexpr char default_host_nqn[] = "nqn.2026-11.io.rpm:host";
 
+/// The fabric a target serves on.
+enum class Transport : std::uint8_t {
+    tcp,   ///< NVMe/TCP
+    rdma,  ///< NVMe/RDMA: rdma_cm on an RDMA device's IP address (RoCE, iWARP, Soft-RoCE)
+};
+
 /// One exported subsystem: an NQN and its namespaces.
 struct SubsystemSpec {
     std::string nqn;
@@ -42,14 +49,18 @@ struct SubsystemSpec {
 };
 
 struct TargetOptions {
-    /// Address and TCP port to listen on (port 0: the OS chooses; see port()).
+    /// The fabric. NVMe/RDMA listens on `address` through rdma_cm: it must
+    /// be the IP address of an RDMA device (`rdma link show`).
+    Transport transport = Transport::tcp;
+    /// Address and port to listen on (port 0: the OS chooses; see port()).
     std::string address = "127.0.0.1";
     std::uint16_t port = 4420;
     std::vector<SubsystemSpec> subsystems;
     /// Whether hosts may ask for header / data digests (CRC32C) in ICReq.
     bool allow_header_digest = true;
     bool allow_data_digest = true;
-    /// In-capsule data the I/O queues accept (IOCCSZ = 64 + this, in 16-byte units).
+    /// In-capsule data the I/O queues accept (IOCCSZ = 64 + this, in 16-byte
+    /// units). NVMe/RDMA receives every capsule into a buffer of 64 + this.
     std::uint32_t in_capsule_data = 8192;
     /// Largest transfer of one command (MDTS); a power of two, >= 4096.
     std::uint32_t max_io_size = 128 * 1024;
@@ -79,7 +90,7 @@ struct TargetOptions {
 
 /// Counters since start().
 struct TargetStats {
-    std::uint64_t connections = 0;           ///< TCP connections accepted
+    std::uint64_t connections = 0;           ///< TCP connections accepted, or RDMA connection requests checked
     std::uint64_t connections_terminated = 0;///< closed for a protocol error (TermReq sent)
     std::uint64_t controllers = 0;           ///< controllers created by Connect
     std::uint64_t keep_alive_expired = 0;    ///< controllers torn down by KATO

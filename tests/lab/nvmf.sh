@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# NVMe/TCP interoperability with the Linux kernel, inside the lab VM
-# (suite.sh runs it; all traffic stays on the VM's loopback):
+# NVMe/TCP and NVMe/RDMA interoperability with the Linux kernel, inside
+# the lab VM (suite.sh runs it; all traffic stays on the VM's loopback and
+# its own veth pair under rxe0):
 #   kernel-host    rpm-nvmf target exports the VM's NVMe drive (nsid 1) and
 #                  the PM device (nsid 2); the kernel's NVMe/TCP host
 #                  (nvme discover / connect) writes and reads them: 8 MiB of
@@ -10,11 +11,14 @@
 #                  Management (deallocate) on both namespaces, the PM one then
 #                  reading zeroes where it was discarded and its data elsewhere;
 #                  then again with header and data digests.
+#   kernel-host-rdma  the same over NVMe/RDMA (rpm-nvmf target --transport
+#                  rdma on rxe0's address, nvme connect -t rdma), without
+#                  the digests (NVMe/TCP's own), with 2 I/O queues.
 #   kernel-target  the kernel's nvmet-tcp exports the same drive (configfs);
 #                  rpm-nvmf (rpm::nvmf::Host) discovers, identifies, writes,
 #                  flushes and reads it back, with and without digests, and an
 #                  LBA out of range comes back as the kernel's NVMe status.
-# Usage: nvmf.sh kernel-host|kernel-target BUILD_DIR
+# Usage: nvmf.sh kernel-host|kernel-host-rdma|kernel-target BUILD_DIR
 {
 set -uo pipefail
 what=$1 build=$2
@@ -27,6 +31,8 @@ hostid=4b1d0c2e-5a6f-4e1b-9c3d-2f7a8e6b5d40
 work=/tmp/nvmf.$$
 mkdir -p "$work"
 target_pid=
+# The fabric kernel_host_round uses: tcp on loopback, or rdma on rxe0's address.
+tr=tcp addr=127.0.0.1
 
 modules() { for m in "$@"; do /run/modprobe "$m" || { echo "modprobe $m failed"; return 1; }; done; }
 
@@ -52,7 +58,7 @@ block_of() {
 start_rpm_target() {  # EXTRA ARGS...
   # Failed commands are printed (RPM_NVMF_TRACE=errors): the kernel probes
   # for optional features, and the log shows which.
-  RPM_NVMF_TRACE=errors "$bin/rpm-nvmf" target --listen 127.0.0.1:4420 --subsystem "$nqn" \
+  RPM_NVMF_TRACE=errors "$bin/rpm-nvmf" target --transport "$tr" --listen "$addr:4420" --subsystem "$nqn" \
       --ns "1=$RPM_LAB_NVME" --ns "2=$RPM_LAB_PM,pmem,bs=4096" --nic rxe0 --port-file "$work/port" "$@" \
       >"$work/target.log" 2>&1 &
   target_pid=$!
@@ -103,10 +109,11 @@ discard() {  # DEV ZEROES(yes|no)
 }
 
 kernel_host_round() {  # DIGEST ARGS for nvme connect...
-  nvme discover -t tcp -a 127.0.0.1 -s 4420 --hostnqn="$hostnqn" --hostid="$hostid" >"$work/disc" || return 1
-  grep -E "subnqn|trsvcid" "$work/disc"
+  nvme discover -t "$tr" -a "$addr" -s 4420 --hostnqn="$hostnqn" --hostid="$hostid" >"$work/disc" || return 1
+  grep -E "trtype|subnqn|trsvcid|rdma_" "$work/disc"
   grep -q "$nqn" "$work/disc" || { echo "discovery log lacks $nqn"; return 1; }
-  nvme connect -t tcp -a 127.0.0.1 -s 4420 -n "$nqn" --hostnqn="$hostnqn" --hostid="$hostid" "$@" || return 1
+  grep -q "trtype: *$tr" "$work/disc" || { echo "discovery log: the transport is not $tr"; return 1; }
+  nvme connect -t "$tr" -a "$addr" -s 4420 -n "$nqn" --hostnqn="$hostnqn" --hostid="$hostid" "$@" || return 1
   local dev
   for _ in $(seq 50); do dev=$(block_of "$nqn") && [ -n "$dev" ] && [ -b "/dev/$dev" ] && break; sleep 0.2; done
   [ -n "$dev" ] || { echo "no block device for $nqn"; return 1; }
@@ -122,7 +129,7 @@ kernel_host_round() {  # DIGEST ARGS for nvme connect...
   # The bytes must be on the drive itself, not only in rpm's hands.
   dd if="$RPM_LAB_NVME" of="$work/drive" bs=1M count=8 iflag=direct status=none || return 1
   cmp "$work/expected" "$work/drive" || { echo "the backing drive does not hold the data"; return 1; }
-  echo "backing drive $RPM_LAB_NVME holds the 8 MiB written through NVMe/TCP"
+  echo "backing drive $RPM_LAB_NVME holds the 8 MiB written through NVMe/$tr"
 }
 
 kernel_host() {
@@ -131,6 +138,17 @@ kernel_host() {
   kernel_host_round || return 1
   echo "--- again with header and data digests"
   kernel_host_round --hdr-digest --data-digest || return 1
+  kill "$target_pid"; wait "$target_pid"; target_pid=
+  echo "commands that failed (the kernel probing optional features):"
+  grep "^nvmf: qid" "$work/target.log" | sort | uniq -c
+  tail -1 "$work/target.log"
+}
+
+kernel_host_rdma() {
+  tr=rdma addr=${RPM_LAB_RDMA_ADDR:?needs tools/lab/run}
+  modules nvme_rdma || return 1
+  start_rpm_target || return 1
+  kernel_host_round --nr-io-queues=2 || return 1
   kill "$target_pid"; wait "$target_pid"; target_pid=
   echo "commands that failed (the kernel probing optional features):"
   grep "^nvmf: qid" "$work/target.log" | sort | uniq -c
@@ -185,8 +203,9 @@ kernel_target() {
 
 case "$what" in
   kernel-host) kernel_host; rc=$? ;;
+  kernel-host-rdma) kernel_host_rdma; rc=$? ;;
   kernel-target) kernel_target; rc=$? ;;
-  *) echo "usage: nvmf.sh kernel-host|kernel-target BUILD_DIR"; rc=2 ;;
+  *) echo "usage: nvmf.sh kernel-host|kernel-host-rdma|kernel-target BUILD_DIR"; rc=2 ;;
 esac
 exit $rc
 }

@@ -1,4 +1,4 @@
-// rpm-nvmf target: export namespaces over NVMe/TCP until SIGINT/SIGTERM
+// rpm-nvmf target: export namespaces over NVMe/TCP or NVMe/RDMA until SIGINT/SIGTERM
 // (or --seconds), then print the target's counters.
 #include "commands.hpp"
 
@@ -7,6 +7,7 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -16,6 +17,7 @@ namespace {
 
 struct TargetArgs {
     std::string listen = "127.0.0.1:4420";
+    rpm::nvmf::Transport transport = rpm::nvmf::Transport::tcp;
     std::string nqn = "nqn.2026-11.io.rpm:target";
     std::vector<std::string> namespaces, hosts;
     std::string nic, sysfs_root = "/", port_file;
@@ -53,7 +55,8 @@ std::optional<rpm::nvmf::NamespaceSpec> parse_ns(const std::string& arg) {
 }
 
 void print_started(const rpm::nvmf::Target& t, const rpm::nvmf::TargetOptions& o) {
-    std::cout << "rpm-nvmf: listening on " << o.address << ":" << t.port() << " (NVMe/TCP)\n";
+    std::cout << "rpm-nvmf: listening on " << o.address << ":" << t.port()
+              << (o.transport == rpm::nvmf::Transport::rdma ? " (NVMe/RDMA)\n" : " (NVMe/TCP)\n");
     const auto& nqn = o.subsystems.front().nqn;
     for (const auto& ns : t.namespaces())
         std::cout << "rpm-nvmf: " << nqn << " nsid " << ns.nsid << ": " << ns.blocks << " blocks of "
@@ -78,6 +81,7 @@ int run(const TargetArgs& a) {
         return fail("--listen " + a.listen + ": expected ADDRESS:PORT", 2);
     o.address = a.listen.substr(0, colon);
     o.port = std::uint16_t(port);
+    o.transport = a.transport;
     rpm::nvmf::SubsystemSpec sub{.nqn = a.nqn, .namespaces = {}, .allowed_hosts = a.hosts};
     for (const auto& n : a.namespaces) {
         auto ns = parse_ns(n);
@@ -124,8 +128,12 @@ int run(const TargetArgs& a) {
 
 void add_target(CLI::App& app, int& status) {
     auto a = std::make_shared<TargetArgs>();
-    auto* sub = app.add_subcommand("target", "export namespaces over NVMe/TCP");
+    auto* sub = app.add_subcommand("target", "export namespaces over NVMe/TCP or NVMe/RDMA");
     sub->add_option("--listen", a->listen, "ADDRESS:PORT (default 127.0.0.1:4420; port 0: any)");
+    sub->add_option("--transport", a->transport, "tcp (default) or rdma (ADDRESS: an RDMA device's IP address)")
+        ->transform(CLI::CheckedTransformer(
+            std::map<std::string, rpm::nvmf::Transport>{{"tcp", rpm::nvmf::Transport::tcp},
+                                                         {"rdma", rpm::nvmf::Transport::rdma}}));
     sub->add_option("--subsystem", a->nqn, "the subsystem NQN");
     sub->add_option("--ns", a->namespaces, "NSID=PATH[,pmem][,bs=512|4096][,size=BYTES]")->required();
     sub->add_option("--allow-host", a->hosts, "host NQN allowed to connect (default: any)");

@@ -18,6 +18,7 @@ using wire::put64;
 
 constexpr char firmware_revision[] = "1.0";
 constexpr std::uint32_t sgls_supported = 1u << 0;         // SGLs, no alignment requirement
+constexpr std::uint32_t sgls_keyed = 1u << 2;             // keyed SGL data blocks (NVMe/RDMA requires them)
 constexpr std::uint32_t sgls_offset = 1u << 20;           // offset addressing (in-capsule data)
 constexpr std::uint8_t cmic_multi_controller = 1u << 1;   // several hosts may connect at once
 constexpr std::uint16_t oncs_dataset_management = 1u << 2;
@@ -67,7 +68,7 @@ void fill_controller_tail(std::span<std::uint8_t> d, const ControllerView& v, st
     put32(&d[516], nn);
     put16(&d[520], v.discovery() ? 0 : oncs_dataset_management | oncs_write_zeroes);
     d[525] = v.discovery() ? 0 : 1;                       // VWC: Flush is honoured
-    put32(&d[536], sgls_supported | sgls_offset);
+    put32(&d[536], sgls_supported | sgls_offset | (v.limits->trtype == trtype_rdma ? sgls_keyed : 0));
     put_string(d.subspan(768, 256), v.subsystem->nqn(), 0);
     // The discovery controller has only the admin queue: a bare SQE / CQE.
     const std::uint32_t icd = v.discovery() ? 0 : v.limits->in_capsule_data;

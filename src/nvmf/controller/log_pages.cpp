@@ -16,7 +16,6 @@ using wire::put16;
 using wire::put32;
 using wire::put64;
 
-constexpr std::uint8_t trtype_tcp = 3;
 constexpr std::uint8_t treq_secure_channel_not_required = 0x02;
 constexpr std::uint16_t admin_max_sq_size = admin_queue_max_sqsize + 1;  // ASQSZ
 constexpr std::uint16_t kelvin_25c = 273 + 25;
@@ -47,7 +46,13 @@ void put_entry(std::span<std::uint8_t> e, const DiscoveryEntry& d, const Limits&
     put_string(e.subspan(32, 32), trsvcid, ' ');
     put_string(e.subspan(256, 256), d.subnqn, 0);
     put_string(e.subspan(512, 256), d.traddr.empty() ? limits.traddr : d.traddr, ' ');
-    e[768] = 0;  // TSAS for TCP: SECTYPE none
+    if (d.trtype == trtype_rdma) {
+        e[768] = 1;  // TSAS for RDMA: RDMA_QPTYPE reliable connected
+        e[769] = 1;  // RDMA_PRTYPE not specified
+        e[770] = 1;  // RDMA_CMS rdma_cm
+    } else {
+        e[768] = 0;  // TSAS for TCP: SECTYPE none
+    }
 }
 
 void put_u128(std::uint8_t* p, std::uint64_t v) {
@@ -58,7 +63,7 @@ void put_u128(std::uint8_t* p, std::uint64_t v) {
 // The page `lid` names, or empty when this controller has no such page.
 std::vector<std::uint8_t> build_page(const ControllerState& s, const ControllerView& v, std::uint8_t lid) {
     if (v.discovery()) return lid == wire::lid::discovery ? discovery_log(*v.subsystem, *v.limits) : std::vector<std::uint8_t>{};
-    if (lid == wire::lid::error) return error_log(s);
+    if (lid == wire::lid::error) return error_log(s, v.limits->trtype);
     if (lid == wire::lid::smart) return smart_log(s);
     return {};
 }
@@ -76,7 +81,7 @@ std::vector<std::uint8_t> discovery_log(const Subsystem& sub, const Limits& limi
     return d;
 }
 
-std::vector<std::uint8_t> error_log(const ControllerState& s) {
+std::vector<std::uint8_t> error_log(const ControllerState& s, std::uint8_t trtype) {
     std::vector<std::uint8_t> d(error_log_entries * error_entry_len);
     for (std::size_t i = 0; i < s.errors.size() && i < error_log_entries; ++i) {
         const auto& r = s.errors[i];
@@ -87,7 +92,7 @@ std::vector<std::uint8_t> error_log(const ControllerState& s) {
         put16(e + 12, std::uint16_t(r.status << 1));  // the CQE's status field: phase bit 0
         put16(e + 14, 0xFFFF);                        // parameter location: not known
         put32(e + 24, r.nsid);
-        e[29] = trtype_tcp;
+        e[29] = trtype;
     }
     return d;
 }

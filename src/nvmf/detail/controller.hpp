@@ -42,12 +42,17 @@ inline Outcome failed(std::uint16_t status) {
     return o;
 }
 
+/// NVMe transport types (TRTYPE).
+inline constexpr std::uint8_t trtype_rdma = 1;
+inline constexpr std::uint8_t trtype_tcp = 3;
+
 /// Per-target limits the controllers report.
 struct Limits {
     std::uint32_t in_capsule_data = 8192;    ///< I/O queues (IOCCSZ = (64 + this) / 16)
     std::uint32_t max_io_size = 128 * 1024;  ///< MDTS
     std::uint16_t max_io_queues = 8;
     std::uint16_t max_queue_size = 128;      ///< CAP.MQES + 1
+    std::uint8_t trtype = 3;                 ///< NVMe transport type: 3 TCP, 1 RDMA (discovery log, error log, SGLS)
     std::string traddr = "127.0.0.1";        ///< for discovery log entries
     std::uint16_t trsvcid = 4420;
 };

@@ -98,7 +98,7 @@ std::uint32_t highest_nsid(const Subsystem& sub, const std::vector<NamespaceView
 /// Get Log Page (caller holds s.mu).
 Outcome get_log_page(const ControllerState& s, const ControllerView& v, const wire::Sqe& sqe);
 std::vector<std::uint8_t> discovery_log(const Subsystem& sub, const Limits& limits);
-std::vector<std::uint8_t> error_log(const ControllerState& s);
+std::vector<std::uint8_t> error_log(const ControllerState& s, std::uint8_t trtype);
 std::vector<std::uint8_t> smart_log(const ControllerState& s);
 
 // ---- features.cpp -----------------------------------------------------------------

@@ -10,7 +10,7 @@
 
 #include "nvmf/detail/pdu.hpp"
 #include "nvmf/detail/queue_core.hpp"
-#include "nvmf/detail/workers.hpp"
+#include "nvmf/detail/served_queue.hpp"
 
 #include <rpm/nvmf.hpp>
 
@@ -35,7 +35,7 @@ struct SessionEnv {
     std::uint32_t max_h2c_data = 128 * 1024;
 };
 
-class Session final : public Workers::Conn, private QueueTransport {
+class Session final : public ServedQueue, private QueueTransport {
 public:
     Session(boost::asio::ip::tcp::socket socket, const SessionEnv& env);
     ~Session();
@@ -48,18 +48,14 @@ public:
     void retire() override { finished_ = true; }
     /// From another thread: make serve() return soon (it wakes a parked
     /// session too: a shut-down socket is readable).
-    void close();
-    /// The controller this queue belongs to (null before Connect).
-    std::shared_ptr<Controller> controller() const { return core_.controller(); }
-    /// The queue's id (meaningful once controller() is set).
-    std::uint16_t qid() const { return core_.qid(); }
-    /// Ended and out of the Workers set: the owner may destroy it.
-    bool finished() const { return finished_.load(); }
-    /// ICReq and Connect done (thread-safe): the set-up timeout no longer applies.
-    bool set_up() const { return core_.set_up(); }
-    std::chrono::steady_clock::time_point accepted() const { return accepted_; }
-    /// The host's address, as the per-address set-up limit counts it.
-    const std::string& peer() const { return peer_; }
+    void close() override;
+    std::shared_ptr<Controller> controller() const override { return core_.controller(); }
+    std::uint16_t qid() const override { return core_.qid(); }
+    bool finished() const override { return finished_.load(); }
+    /// ICReq and Connect done.
+    bool set_up() const override { return core_.set_up(); }
+    std::chrono::steady_clock::time_point accepted() const override { return accepted_; }
+    const std::string& peer() const override { return peer_; }
 
 private:
     // framing (session.cpp)

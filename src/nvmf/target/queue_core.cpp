@@ -45,10 +45,10 @@ bool is_io_data(const wire::Sqe& s) {
 /// Dataset Management's ranges: NR (CDW10 7:0) + 1 of them.
 std::uint32_t dsm_bytes(const wire::Sqe& s) { return ((s.cdw(10) & 0xFF) + 1) * wire::io::dsm_range_len; }
 
-void trace(std::uint16_t qid, const wire::Sqe& s, std::size_t in_capsule) {
+void trace(std::uint16_t qid, const wire::Sqe& s, std::uint32_t len, std::size_t in_capsule) {
     std::fprintf(stderr, "nvmf: qid %u cid %#x op %#x fctype %#x nsid %u cdw10 %#x cdw11 %#x cdw12 %#x sgl %#x len %u inline %zu\n",
                  qid, s.cid(), s.opcode(), s.fctype(), s.nsid(), s.cdw(10), s.cdw(11), s.cdw(12), s.sgl_type(),
-                 s.sgl_length(), in_capsule);
+                 len, in_capsule);
 }
 
 } // namespace
@@ -64,7 +64,7 @@ std::uint16_t QueueCore::qid() const {
 }
 
 bool QueueCore::on_command(const wire::Sqe& sqe, const CommandData& d) {
-    if (trace_level() == 2) trace(qid_, sqe, d.bytes.size());
+    if (trace_level() == 2) trace(qid_, sqe, d.length, d.bytes.size());
     if ((sqe.flags() & 0xC0) != wire::psdt_sgl) return respond(sqe, wire::sc::invalid_field);
     // FUSE (CDW0 bits 9:8): fused operations are not supported, and running
     // half of a compare-and-write as a plain command would be wrong.

@@ -101,6 +101,7 @@ Limits limits_of(const TargetOptions& o, std::uint16_t port) {
     l.max_io_size = o.max_io_size;
     l.max_io_queues = o.max_io_queues;
     l.max_queue_size = o.max_queue_size;
+    l.trtype = o.transport == Transport::rdma ? trtype_rdma : trtype_tcp;
     l.traddr = o.address;
     l.trsvcid = port;
     return l;
@@ -109,7 +110,7 @@ Limits limits_of(const TargetOptions& o, std::uint16_t port) {
 std::vector<DiscoveryEntry> discovery_entries(const TargetOptions& o, std::uint16_t port) {
     std::vector<DiscoveryEntry> out;
     for (const auto& s : o.subsystems)
-        out.push_back({.trtype = 3, .adrfam = 1, .subtype = 2, .portid = 1, .cntlid = 0xFFFF,
+        out.push_back({.trtype = o.transport == Transport::rdma ? trtype_rdma : trtype_tcp, .adrfam = 1, .subtype = 2, .portid = 1, .cntlid = 0xFFFF,
                        .trsvcid = std::to_string(port), .traddr = o.address, .subnqn = s.nqn});
     return out;
 }

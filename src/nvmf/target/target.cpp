@@ -1,8 +1,11 @@
 // rpm::nvmf::Target: checks the options, builds the subsystems in the
 // engine (the seed's verbs: create_subsystem, create_backend,
-// map_namespace), listens, hands each connection to the Workers (no thread
-// per connection: detail/workers.hpp), and runs a watchdog that tears down
-// controllers whose keep-alive timer expired or whose admin queue went away.
+// map_namespace), listens (NVMe/TCP: an Asio acceptor; NVMe/RDMA: an
+// RdmaPort), hands each queue to the Workers (no thread per connection:
+// detail/workers.hpp), and runs a watchdog that tears down controllers
+// whose keep-alive timer expired or whose admin queue went away.
+#include "nvmf/detail/rdma_port.hpp"
+#include "nvmf/detail/rdma_queue.hpp"
 #include "nvmf/detail/session.hpp"
 #include "nvmf/detail/target_setup.hpp"
 
@@ -19,6 +22,7 @@
 namespace rpm::nvmf {
 
 namespace asio = boost::asio;
+using target::ServedQueue;
 using target::Session;
 
 struct Target::Impl {
@@ -32,8 +36,10 @@ struct Target::Impl {
     asio::ip::tcp::acceptor acceptor{io};
     std::uint16_t port = 0;
 
+    std::unique_ptr<target::RdmaPort> rdma;
+
     struct Running {
-        std::shared_ptr<Session> session;
+        std::shared_ptr<ServedQueue> session;
         bool timed_out = false;
     };
     std::unique_ptr<target::Workers> workers;
@@ -44,10 +50,13 @@ struct Target::Impl {
     std::thread accept_thread, watchdog_thread;
 
     void accept_loop();
+    /// A new queue into the Workers and the watchdog's list, unless a limit
+    /// refuses it. RETURN VALUE: whether it was taken.
+    bool admit(const std::shared_ptr<ServedQueue>& q);
     void watchdog_loop();
     void sweep();
     void reap();
-    bool refuse(const Session& s) const;
+    bool refuse(const ServedQueue& s) const;
     void expire_setups();
 };
 
@@ -56,24 +65,36 @@ void Target::Impl::accept_loop() {
         boost::system::error_code ec;
         asio::ip::tcp::socket s(io);
         acceptor.accept(s, ec);
-        std::lock_guard lock(mu);
-        if (stopping) return;
-        if (ec) continue;
-        ++stats.connections;
-        auto session = std::make_shared<Session>(std::move(s), env);
-        if (refuse(*session)) {
-            ++stats.refused;
-            continue;  // the session (and its socket) goes here, unserved
-        }
-        if (auto added = workers->add(session.get()); added) {
-            if (target::trace_level() > 0)
-                std::fprintf(stderr, "nvmf: cannot serve a connection from %s: %s\n", session->peer().c_str(),
-                             added.message().c_str());
-            ++stats.refused;
+        if (ec) {
+            std::lock_guard lock(mu);
+            if (stopping) return;
             continue;
         }
-        sessions.push_back({session});
+        // A refused session (and its socket) goes when this one does, unserved.
+        if (!admit(std::make_shared<Session>(std::move(s), env))) {
+            std::lock_guard lock(mu);
+            if (stopping) return;
+        }
     }
+}
+
+bool Target::Impl::admit(const std::shared_ptr<ServedQueue>& q) {
+    std::lock_guard lock(mu);
+    if (stopping) return false;
+    ++stats.connections;
+    if (refuse(*q)) {
+        ++stats.refused;
+        return false;
+    }
+    if (auto added = workers->add(q.get()); added) {
+        if (target::trace_level() > 0)
+            std::fprintf(stderr, "nvmf: cannot serve a connection from %s: %s\n", q->peer().c_str(),
+                         added.message().c_str());
+        ++stats.refused;
+        return false;
+    }
+    sessions.push_back({q});
+    return true;
 }
 
 /// Close the queues of controllers that are gone: keep-alive expired, or
@@ -95,7 +116,7 @@ void Target::Impl::sweep() {
 
 // Under mu: whether a new connection is over the limits. Each refusal is
 // traced (RPM_NVMF_TRACE) and counted (TargetStats::connections_refused).
-bool Target::Impl::refuse(const Session& s) const {
+bool Target::Impl::refuse(const ServedQueue& s) const {
     std::size_t open = 0, setting_up = 0;
     for (const auto& r : sessions) {
         if (r.session->finished()) continue;
@@ -179,9 +200,10 @@ void Target::stop() {
         for (auto& r : d.sessions) r.session->close();
     }
     d.cv.notify_all();
-    // Wake the blocking accept(): shutdown on a listening socket makes it
-    // return on Linux.
-    ::shutdown(d.acceptor.native_handle(), SHUT_RDWR);
+    // No new queues: the RDMA port's event thread ends; the blocking
+    // accept() is woken (shutdown on a listening socket makes it return).
+    if (d.rdma) d.rdma->stop();
+    if (d.acceptor.is_open()) ::shutdown(d.acceptor.native_handle(), SHUT_RDWR);
     if (d.accept_thread.joinable()) d.accept_thread.join();
     if (d.watchdog_thread.joinable()) d.watchdog_thread.join();
     // Every session was shut down: each is served once more, ends and
@@ -195,6 +217,7 @@ void Target::stop() {
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     d.workers->stop();
+    d.rdma.reset();
     boost::system::error_code ec;
     d.acceptor.close(ec);
 }
@@ -205,21 +228,34 @@ Result<std::unique_ptr<Target>> Target::start(TargetOptions options) {
     impl->engine = options.engine ? options.engine : make_software_engine();
     auto subsystems = target::build_subsystems(options, impl->engine, impl->handles);
     if (!subsystems) return subsystems.error();
-    auto listened = target::listen(impl->acceptor, options.address, options.port);
-    if (!listened) return listened.error();
-    impl->port = *listened;
-    auto limits = target::limits_of(options, impl->port);
-    auto all = std::move(*subsystems);
-    all.insert(all.begin(), target::Subsystem::make_discovery(target::discovery_entries(options, impl->port)));
-    impl->registry = std::make_unique<target::Registry>(std::move(all), limits);
-    impl->env = {impl->registry.get(), &impl->stats, options.allow_header_digest, options.allow_data_digest,
-                 options.max_h2c_data};
     // More workers than connections could never be busy (one waits).
     impl->workers = std::make_unique<target::Workers>(options.max_connections + 1);
     if (auto e = impl->workers->error()) return Error(errc::io_error, "nvmf target: cannot make its workers: " + e.message());
-    impl->options = std::move(options);
     auto* d = impl.get();
-    d->accept_thread = std::thread([d] { d->accept_loop(); });
+    if (options.transport == Transport::rdma) {
+        // Listening, but no request is taken before start() (below, once
+        // the registry the queues need exists).
+        target::RdmaEnv renv{&rdma::verbs::real_verbs(), {nullptr, &d->stats}, options.max_io_queues,
+                             options.max_queue_size, options.in_capsule_data};
+        auto port = target::RdmaPort::listen(renv, options.address, options.port,
+                                             [d](const std::shared_ptr<target::RdmaQueue>& q) { return d->admit(q); });
+        if (!port) return port.error();
+        d->rdma = std::move(*port);
+        d->port = d->rdma->port();
+    } else {
+        auto listened = target::listen(impl->acceptor, options.address, options.port);
+        if (!listened) return listened.error();
+        d->port = *listened;
+    }
+    auto limits = target::limits_of(options, d->port);
+    auto all = std::move(*subsystems);
+    all.insert(all.begin(), target::Subsystem::make_discovery(target::discovery_entries(options, d->port)));
+    impl->registry = std::make_unique<target::Registry>(std::move(all), limits);
+    impl->env = {impl->registry.get(), &impl->stats, options.allow_header_digest, options.allow_data_digest,
+                 options.max_h2c_data};
+    impl->options = std::move(options);
+    if (d->rdma) d->rdma->start(d->registry.get());
+    else d->accept_thread = std::thread([d] { d->accept_loop(); });
     d->watchdog_thread = std::thread([d] { d->watchdog_loop(); });
     return std::unique_ptr<Target>(new Target(std::move(impl)));
 }

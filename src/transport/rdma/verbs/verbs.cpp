@@ -14,6 +14,7 @@ int poll_cq(ibv_cq* cq, int n, ibv_wc* wc) { return ::ibv_poll_cq(cq, n, wc); }
 int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad) { return ::ibv_post_send(qp, wr, bad); }
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad) { return ::ibv_post_recv(qp, wr, bad); }
 std::uint16_t get_src_port(rdma_cm_id* id) { return ::rdma_get_src_port(id); }
+int post_srq_recv(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad) { return ::ibv_post_srq_recv(srq, wr, bad); }
 ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t len, int access) { return ::ibv_reg_mr(pd, addr, len, access); }
 
 int post_atomic_write(ibv_qp* qp, std::uint64_t wr_id, unsigned wr_flags, std::uint32_t rkey,
@@ -65,6 +66,9 @@ const Verbs& real_verbs() noexcept {
         .post_send = &post_send,
         .post_recv = &post_recv,
         .post_atomic_write = &post_atomic_write,
+        .create_srq = &::ibv_create_srq,
+        .destroy_srq = &::ibv_destroy_srq,
+        .post_srq_recv = &post_srq_recv,
     };
     return v;
 }

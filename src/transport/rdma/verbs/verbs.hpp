@@ -52,6 +52,10 @@ struct Verbs {
     /// ibv_wr_start, ibv_wr_atomic_write (8 bytes from `value`), ibv_wr_complete.
     int (*post_atomic_write)(ibv_qp* qp, std::uint64_t wr_id, unsigned wr_flags, std::uint32_t rkey,
                              std::uint64_t remote_addr, const void* value);
+    // shared receive queues (the NVMe/RDMA target's capsule buffers)
+    ibv_srq* (*create_srq)(ibv_pd* pd, ibv_srq_init_attr* attr);
+    int (*destroy_srq)(ibv_srq* srq);
+    int (*post_srq_recv)(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** bad);
 };
 
 const Verbs& real_verbs() noexcept;

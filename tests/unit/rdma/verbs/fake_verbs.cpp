@@ -261,6 +261,10 @@ const Verbs& fake_verbs() noexcept {
         .post_send = &post_send,
         .post_recv = &post_recv,
         .post_atomic_write = &post_atomic_write,
+        // The verbs layer makes no shared receive queue (only nvmf's RDMA target does).
+        .create_srq = nullptr,
+        .destroy_srq = nullptr,
+        .post_srq_recv = nullptr,
     };
     return v;
 }

@@ -1,0 +1,116 @@
+// An NVMe/RDMA queue's data and completions (QueueTransport): RDMA READ
+// from the host's keyed SGL, RDMA WRITE chained before the response SEND.
+#include "nvmf/detail/rdma_queue.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace rpm::nvmf::target {
+
+bool RdmaQueue::ensure(RdmaBuffer& b, std::size_t n) {
+    if (b.mr && b.bytes.size() >= n) return true;
+    if (b.mr) env_.v->dereg_mr(b.mr);
+    b.mr = nullptr;
+    b.bytes.assign((n + 4095) / 4096 * 4096, 0);
+    b.mr = env_.v->reg_mr(pool_->pd(), b.bytes.data(), b.bytes.size(), IBV_ACCESS_LOCAL_WRITE);
+    if (!b.mr && trace_level() > 0)
+        std::fprintf(stderr, "nvmf rdma: qid %u: ibv_reg_mr of %zu bytes: %s\n", core_.qid(), b.bytes.size(),
+                     std::strerror(errno));
+    return b.mr != nullptr;
+}
+
+void RdmaQueue::on_send_done(std::uint64_t wr_id, bool ok) {
+    sends_out_ -= std::min<std::uint32_t>(sends_out_, std::uint32_t(wr_id & 0xFF));
+    if (wr_id & wr_frees_out) out_busy_ = false;
+    if (wr_id & wr_read) {
+        read_done_ = true;
+        read_failed_ = !ok;
+    }
+}
+
+bool RdmaQueue::room_to_send(std::uint32_t wrs) {
+    while (sends_out_ + wrs > send_depth_) {
+        const int n = poll_once();
+        if (n < 0 || (n == 0 && !wait_cq())) return false;
+    }
+    return true;
+}
+
+bool RdmaQueue::pull(const wire::Sqe&, std::span<std::uint8_t> into, bool& intact) {
+    if (!ensure(in_, into.size()) || !room_to_send(1)) return false;
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(in_.bytes.data()), std::uint32_t(into.size()), in_.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = wr_send | wr_read | 1;
+    wr.opcode = IBV_WR_RDMA_READ;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.wr.rdma.remote_addr = cur_.addr;
+    wr.wr.rdma.rkey = cur_.key;
+    ibv_send_wr* bad = nullptr;
+    if (env_.v->post_send(id_->qp, &wr, &bad) != 0) return false;
+    ++sends_out_;
+    read_done_ = read_failed_ = false;
+    // Capsules that arrive meanwhile wait in arrived_, in order.
+    while (!read_done_) {
+        const int n = poll_once();
+        if (n < 0 || (n == 0 && !wait_cq())) return false;
+    }
+    if (read_failed_) return false;
+    std::memcpy(into.data(), in_.bytes.data(), into.size());
+    intact = true;
+    return true;
+}
+
+bool RdmaQueue::complete(const wire::Sqe&, const wire::Cqe& done, std::span<const std::uint8_t> c2h) {
+    wire::Cqe cqe = done;
+    if (!c2h.empty() && cur_.data.where != CommandData::Where::host) {
+        // Data for the host, but the command named no host memory (an
+        // offset SGL): NVMe/RDMA has nowhere to put it.
+        cqe.set_status(wire::sc::sgl_descriptor_type_invalid);
+        c2h = {};
+    }
+    const std::uint32_t wrs = c2h.empty() ? 1 : 2;
+    if (!c2h.empty()) {
+        // out_ is read by the previous response's WRITE until its SEND completes.
+        while (out_busy_) {
+            const int n = poll_once();
+            if (n < 0 || (n == 0 && !wait_cq())) return false;
+        }
+        if (!ensure(out_, c2h.size())) return false;
+        std::memcpy(out_.bytes.data(), c2h.data(), c2h.size());
+    }
+    if (!room_to_send(wrs)) return false;
+    ibv_sge data{reinterpret_cast<std::uintptr_t>(out_.bytes.data()), std::uint32_t(c2h.size()), out_.mr ? out_.mr->lkey : 0};
+    ibv_sge resp{reinterpret_cast<std::uintptr_t>(cqe.b.data()), std::uint32_t(cqe.b.size()), 0};
+    ibv_send_wr write{}, send{};
+    write.opcode = IBV_WR_RDMA_WRITE;
+    write.sg_list = &data;
+    write.num_sge = 1;
+    write.wr.rdma.remote_addr = cur_.addr;
+    write.wr.rdma.rkey = cur_.key;
+    write.next = &send;
+    send.wr_id = wr_send | wrs | (c2h.empty() ? 0 : wr_frees_out);
+    send.sg_list = &resp;
+    send.num_sge = 1;
+    send.send_flags = IBV_SEND_SIGNALED | IBV_SEND_INLINE;
+    // The host registered the key for this command only and asked us to
+    // invalidate it with the response: it then skips its own LOCAL_INV.
+    if (cur_.invalidate && cur_.key != 0) {
+        send.opcode = IBV_WR_SEND_WITH_INV;
+        send.invalidate_rkey = cur_.key;
+    } else {
+        send.opcode = IBV_WR_SEND;
+    }
+    ibv_send_wr* bad = nullptr;
+    if (env_.v->post_send(id_->qp, c2h.empty() ? &send : &write, &bad) != 0) {
+        if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: qid %u: ibv_post_send failed\n", core_.qid());
+        return false;
+    }
+    sends_out_ += wrs;
+    if (!c2h.empty()) out_busy_ = true;
+    return true;
+}
+
+} // namespace rpm::nvmf::target
