@@ -26,7 +26,7 @@ cmake --build "$build" -j "$jobs"
 # source tree (copy interesting ones into tests/fuzz/corpus/ by hand).
 mkdir -p "$build/artifacts"
 status=0
-for target in frames handshake nvmf_pdu; do
+for target in frames handshake nvmf_pdu nvmf_rdma; do
     work="$build/corpus/$target"
     mkdir -p "$work"
     cp -n "$here/corpus/$target"/* "$work"/ 2>/dev/null || true

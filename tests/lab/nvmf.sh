@@ -13,7 +13,11 @@
 #                  then again with header and data digests.
 #   kernel-host-rdma  the same over NVMe/RDMA (rpm-nvmf target --transport
 #                  rdma on rxe0's address, nvme connect -t rdma), without
-#                  the digests (NVMe/TCP's own), with 2 I/O queues.
+#                  the digests (NVMe/TCP's own), with 2 I/O queues; fio
+#                  verifying at several block sizes and depths; an ext4
+#                  file system made, filled, checked; then the target
+#                  killed (SIGKILL) under the connected host and restarted:
+#                  the host reconnects and the files are intact.
 #   kernel-target  the kernel's nvmet-tcp exports the same drive (configfs);
 #                  rpm-nvmf (rpm::nvmf::Host) discovers, identifies, writes,
 #                  flushes and reads it back, with and without digests, and an
@@ -144,11 +148,69 @@ kernel_host() {
   tail -1 "$work/target.log"
 }
 
+# The controller (nvmeX) the kernel host made for subsystem $1, and its state.
+ctrl_state() {
+  local d c
+  for d in /sys/class/nvme-subsystem/*; do
+    [ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$1" ] || continue
+    for c in "$d"/nvme*; do [ -f "$c/state" ] && cat "$c/state" && return 0; done
+  done
+  return 1
+}
+
+# fio verifying at several block sizes and queue depths (libaio, O_DIRECT).
+fio_matrix() {  # DEV
+  local bs qd
+  for bs in 512 4k 64k 128k; do
+    for qd in 1 16; do
+      (cd "$work" && fio --name=m --filename="/dev/$1" --direct=1 --ioengine=libaio --iodepth=$qd --rw=randwrite \
+          --bs=$bs --offset=$((64 << 20)) --size=4M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+          --output="$work/fio.txt") || { cat "$work/fio.txt"; return 1; }
+    done
+  done
+  echo "fio: random writes verified (crc32c) at 512 B, 4 KiB, 64 KiB, 128 KiB, depths 1 and 16 on /dev/$1"
+}
+
+# ext4 on the namespace, filled and checked; the target killed under the
+# connected host and restarted; the host reconnects, the files are intact.
+fs_and_restart() {
+  nvme connect -t "$tr" -a "$addr" -s 4420 -n "$nqn" --hostnqn="$hostnqn" --hostid="$hostid" --nr-io-queues=2 \
+      --reconnect-delay=1 --ctrl-loss-tmo=60 || return 1
+  local dev mnt=$work/mnt
+  for _ in $(seq 50); do dev=$(block_of "$nqn") && [ -n "$dev" ] && [ -b "/dev/$dev" ] && break; sleep 0.2; done
+  [ -n "$dev" ] || { echo "no block device for $nqn"; return 1; }
+  fio_matrix "$dev" || return 1
+  mkfs.ext4 -q -F "/dev/$dev" || { echo "mkfs.ext4 on /dev/$dev failed"; return 1; }
+  mkdir -p "$mnt" && mount "/dev/$dev" "$mnt" || { echo "mount /dev/$dev failed"; return 1; }
+  local i
+  for i in 1 2 3 4; do head -c $((i << 20)) /dev/urandom >"$mnt/f$i"; done
+  (cd "$mnt" && sha256sum f*) >"$work/sums"
+  umount "$mnt" || return 1
+  fsck.ext4 -fn "/dev/$dev" >"$work/fsck" 2>&1 || { cat "$work/fsck"; echo "fsck found errors"; return 1; }
+  echo "ext4: made on /dev/$dev, 10 MiB of files written, unmounted, fsck -fn clean"
+  kill -9 "$target_pid"; wait "$target_pid" 2>/dev/null; target_pid=
+  echo "target killed (SIGKILL) under the connected host"
+  for _ in $(seq 50); do [ "$(ctrl_state "$nqn")" != live ] && break; sleep 0.2; done
+  echo "host controller state: $(ctrl_state "$nqn")"
+  mv "$work/target.log" "$work/target.killed.log"
+  start_rpm_target || return 1
+  local state
+  for _ in $(seq 150); do state=$(ctrl_state "$nqn"); [ "$state" = live ] && break; sleep 0.2; done
+  [ "$state" = live ] || { echo "the host did not reconnect within 30 s (state $state)"; return 1; }
+  echo "host reconnected to the restarted target"
+  mount "/dev/$dev" "$mnt" || { echo "mount after the restart failed"; return 1; }
+  (cd "$mnt" && sha256sum -c --quiet "$work/sums") || { umount "$mnt"; echo "files differ after the restart"; return 1; }
+  umount "$mnt"
+  echo "the 4 files read back intact after the restart"
+  nvme disconnect -n "$nqn" >/dev/null
+}
+
 kernel_host_rdma() {
   tr=rdma addr=${RPM_LAB_RDMA_ADDR:?needs tools/lab/run}
   modules nvme_rdma || return 1
   start_rpm_target || return 1
   kernel_host_round --nr-io-queues=2 || return 1
+  fs_and_restart || return 1
   kill "$target_pid"; wait "$target_pid"; target_pid=
   echo "commands that failed (the kernel probing optional features):"
   grep "^nvmf: qid" "$work/target.log" | sort | uniq -c

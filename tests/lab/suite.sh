@@ -20,7 +20,10 @@
 #           (tests/lab/nvmf.sh): the kernel host (nvme discover/connect,
 #           dd and fio with verification) through rpm-nvmf's target onto
 #           the NVMe drive and the PM device; rpm's host against the
-#           kernel's nvmet-tcp on the same drive
+#           kernel's nvmet-tcp on the same drive; then NVMe/RDMA on rxe0:
+#           the kernel's nvme-rdma host through rpm-nvmf's target (dd,
+#           fio at several block sizes and depths, blkdiscard, ext4 +
+#           fsck, the target killed and restarted under the host)
 #   kill    rpm-server killed mid-stream and restarted; every acknowledged
 #           record read back (tests/integration/process/kill_test.sh), and
 #           the planted ack-before-persist bug caught (adr only: it is the
@@ -250,6 +253,7 @@ step kill kill_normal
 # Last: it overwrites the start of the NVMe drive and of the PM device.
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-host "$src/tests/lab/nvmf.sh" kernel-host "$build"
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-target "$src/tests/lab/nvmf.sh" kernel-target "$build"
+[ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kernel-host "$src/tests/lab/nvmf.sh" kernel-host-rdma "$build"
 # Evidence that the traffic went through the Soft-RoCE device.
 echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
 if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi

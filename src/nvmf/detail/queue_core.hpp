@@ -113,6 +113,7 @@ private:
     std::uint16_t qid_ = 0;
     std::uint16_t sqsize_ = 0;
     std::uint16_t sq_head_ = 0;
+    std::uint32_t sgl_len_ = 0;  ///< the running command's data length (CommandData::length)
     bool connected_ = false;
     std::shared_ptr<Controller> controller_;
     std::unique_ptr<OffloadQueue> offload_;

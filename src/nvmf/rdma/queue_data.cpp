@@ -71,6 +71,9 @@ bool RdmaQueue::complete(const wire::Sqe&, const wire::Cqe& done, std::span<cons
         cqe.set_status(wire::sc::sgl_descriptor_type_invalid);
         c2h = {};
     }
+    // The core bounds c2h by the SGL's length already; the WRITE never
+    // goes past the host's buffer whatever a caller passes.
+    if (c2h.size() > cur_.data.length) c2h = c2h.first(cur_.data.length);
     const std::uint32_t wrs = c2h.empty() ? 1 : 2;
     if (!c2h.empty()) {
         // out_ is read by the previous response's WRITE until its SEND completes.
@@ -85,6 +88,9 @@ bool RdmaQueue::complete(const wire::Sqe&, const wire::Cqe& done, std::span<cons
     ibv_sge data{reinterpret_cast<std::uintptr_t>(out_.bytes.data()), std::uint32_t(c2h.size()), out_.mr ? out_.mr->lkey : 0};
     ibv_sge resp{reinterpret_cast<std::uintptr_t>(cqe.b.data()), std::uint32_t(cqe.b.size()), 0};
     ibv_send_wr write{}, send{};
+    // Unsignaled, but a WRITE that fails completes with its wr_id: it must
+    // read as a send (covering no WRs), not as the receive of SRQ buffer 0.
+    write.wr_id = wr_send;
     write.opcode = IBV_WR_RDMA_WRITE;
     write.sg_list = &data;
     write.num_sge = 1;

@@ -71,6 +71,7 @@ bool QueueCore::on_command(const wire::Sqe& sqe, const CommandData& d) {
     if ((sqe.flags() & 0x03) != 0) return respond(sqe, wire::sc::invalid_field);
     if (d.status != 0) return respond(sqe, d.status);
     const auto len = d.length;
+    sgl_len_ = len;
     if (d.where == CommandData::Where::in_capsule) {
         const auto limit = io_queue() ? env_.registry->limits().in_capsule_data : admin_in_capsule;
         if (len != d.bytes.size() || len > limit) return respond(sqe, wire::sc::sgl_data_length_invalid);
@@ -182,7 +183,9 @@ bool QueueCore::on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> d
 bool QueueCore::finish(const wire::Sqe& sqe, const Outcome& o) {
     if (o.deferred) return true;
     std::span<const std::uint8_t> data;
-    if (o.status == wire::sc::success) data = std::span(o.data).first(std::min<std::size_t>(o.data.size(), sqe.sgl_length()));
+    // At most the SGL's length, as the transport decoded it (a keyed SGL's
+    // length is 3 bytes: SQE byte 35 is its key's).
+    if (o.status == wire::sc::success) data = std::span(o.data).first(std::min<std::size_t>(o.data.size(), sgl_len_));
     return respond(sqe, o.status, o.dw0, o.dw1, data);
 }
 

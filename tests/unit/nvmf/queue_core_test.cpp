@@ -115,6 +115,20 @@ TEST_F(QueueCoreTest, ConnectBindsTheQueueAndControllerDataGoesOutWithTheComplet
     EXPECT_EQ(stats.controllers.load(), 1u);
 }
 
+// The data goes out bounded by the length the transport decoded, not by
+// SQE bytes 32..35: in NVMe/RDMA's keyed SGL only three of them are the
+// length (byte 35 is the key's low byte).
+TEST_F(QueueCoreTest, DataForTheHostIsBoundedByTheDecodedSglLength) {
+    connect_admin_queue();
+    ASSERT_TRUE(core.on_command(with_sgl(prop_set(wire::prop::cc, cc_enable), wire::sgl_incapsule, 0), CommandData{}));
+    auto sqe = identify_sqe(1);
+    sqe.set_flags(wire::psdt_sgl);
+    sqe.set_sgl(0x4F, 0x1000, 0xEF000400);  // as a keyed SGL of 1024 bytes, key 0x...EF reads
+    ASSERT_TRUE(core.on_command(sqe, in_host(1024)));
+    ASSERT_EQ(fabric.done.back().cqe.status(), wire::sc::success);
+    EXPECT_EQ(fabric.done.back().c2h.size(), 1024u);
+}
+
 TEST_F(QueueCoreTest, HostToControllerDataIsPulledThroughTheTransport) {
     fabric.host_data = connect_data(nvm_nqn, host_a);
     const auto n = std::uint32_t(fabric.host_data.size());
