@@ -140,11 +140,15 @@ private:
 };
 
 struct HostOptions {
+    /// The fabric (NVMe/RDMA: `address` is reached through rdma_cm, from the
+    /// RDMA device that routes to it).
+    Transport transport = Transport::tcp;
     std::string address = "127.0.0.1";
     std::uint16_t port = 4420;
     /// The subsystem to connect to (ignored by discover()).
     std::string subnqn;
     std::string hostnqn = default_host_nqn;
+    /// NVMe/TCP only: header and data digests (CRC32C).
     bool header_digest = false;
     bool data_digest = false;
     /// Entries per queue (sqsize + 1).
@@ -157,7 +161,7 @@ struct HostOptions {
 
 /// One record of a discovery log page.
 struct DiscoveryEntry {
-    std::uint8_t trtype = 0;    ///< 3: TCP
+    std::uint8_t trtype = 0;    ///< 1: RDMA, 3: TCP
     std::uint8_t adrfam = 0;    ///< 1: IPv4
     std::uint8_t subtype = 0;   ///< 2: NVMe subsystem, 3: current discovery subsystem
     std::uint16_t portid = 0;

@@ -18,11 +18,12 @@
 #                  file system made, filled, checked; then the target
 #                  killed (SIGKILL) under the connected host and restarted:
 #                  the host reconnects and the files are intact.
+#   kernel-target-rdma  the same against the kernel's nvmet-rdma on rxe0.
 #   kernel-target  the kernel's nvmet-tcp exports the same drive (configfs);
 #                  rpm-nvmf (rpm::nvmf::Host) discovers, identifies, writes,
 #                  flushes and reads it back, with and without digests, and an
 #                  LBA out of range comes back as the kernel's NVMe status.
-# Usage: nvmf.sh kernel-host|kernel-host-rdma|kernel-target BUILD_DIR
+# Usage: nvmf.sh kernel-host|kernel-host-rdma|kernel-target|kernel-target-rdma BUILD_DIR
 {
 set -uo pipefail
 what=$1 build=$2
@@ -219,15 +220,15 @@ kernel_host_rdma() {
 
 # The kernel target over the same drive (configfs, nvmet-tcp on port 4421).
 kernel_target_up() {
-  modules nvmet nvmet_tcp || return 1
+  modules nvmet "nvmet_$tr" || return 1
   mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config || return 1
   local c=/sys/kernel/config/nvmet
   mkdir -p "$c/subsystems/$knqn/namespaces/1" "$c/ports/1" || return 1
   echo 1 >"$c/subsystems/$knqn/attr_allow_any_host"
   echo "$RPM_LAB_NVME" >"$c/subsystems/$knqn/namespaces/1/device_path"
   echo 1 >"$c/subsystems/$knqn/namespaces/1/enable" || return 1
-  echo tcp >"$c/ports/1/addr_trtype"; echo ipv4 >"$c/ports/1/addr_adrfam"
-  echo 127.0.0.1 >"$c/ports/1/addr_traddr"; echo 4421 >"$c/ports/1/addr_trsvcid"
+  echo "$tr" >"$c/ports/1/addr_trtype"; echo ipv4 >"$c/ports/1/addr_adrfam"
+  echo "$addr" >"$c/ports/1/addr_traddr"; echo 4421 >"$c/ports/1/addr_trsvcid"
   ln -sf "$c/subsystems/$knqn" "$c/ports/1/subsystems/$knqn" || return 1
 }
 
@@ -241,13 +242,14 @@ kernel_target_down() {
 
 kernel_target() {
   kernel_target_up || { kernel_target_down; return 1; }
-  local h=(--port 4421 --subsystem "$knqn")
+  local h=(--transport "$tr" --address "$addr" --port 4421 --subsystem "$knqn")
   local rc=0
-  "$bin/rpm-nvmf" discover --port 4421 | tee "$work/disc" && grep -q "$knqn" "$work/disc" || rc=1
+  "$bin/rpm-nvmf" discover --transport "$tr" --address "$addr" --port 4421 | tee "$work/disc" && grep -q "$knqn" "$work/disc" || rc=1
   [ $rc = 0 ] && "$bin/rpm-nvmf" identify "${h[@]}" || rc=1
   [ $rc = 0 ] && "$bin/rpm-nvmf" verify "${h[@]}" --lba 0 --blocks 2048 --seed 7 || rc=1       # 1 MiB: R2T + H2CData
   [ $rc = 0 ] && "$bin/rpm-nvmf" verify "${h[@]}" --lba 4096 --blocks 8 --seed 8 || rc=1       # 4 KiB: in-capsule
-  [ $rc = 0 ] && "$bin/rpm-nvmf" verify "${h[@]}" --lba 8192 --blocks 256 --seed 9 --header-digest --data-digest || rc=1
+  [ $rc = 0 ] && [ "$tr" = tcp ] && { "$bin/rpm-nvmf" verify "${h[@]}" --lba 8192 --blocks 256 --seed 9 --header-digest --data-digest || rc=1; }
+  [ $rc = 0 ] && "$bin/rpm-nvmf" verify "${h[@]}" --lba 16384 --blocks 8192 --seed 10 || rc=1  # 4 MiB: split at MDTS
   [ $rc = 0 ] && "$bin/rpm-nvmf" write-zeroes "${h[@]}" --lba 0 --blocks 8 && "$bin/rpm-nvmf" read "${h[@]}" --lba 0 --blocks 8 --out "$work/z" &&
     head -c 4096 /dev/zero >"$work/zeros" && cmp "$work/z" "$work/zeros" && echo "write-zeroes: 8 blocks read back as zeroes" || rc=1
   if [ $rc = 0 ]; then
@@ -267,7 +269,8 @@ case "$what" in
   kernel-host) kernel_host; rc=$? ;;
   kernel-host-rdma) kernel_host_rdma; rc=$? ;;
   kernel-target) kernel_target; rc=$? ;;
-  *) echo "usage: nvmf.sh kernel-host|kernel-host-rdma|kernel-target BUILD_DIR"; rc=2 ;;
+  kernel-target-rdma) tr=rdma addr=${RPM_LAB_RDMA_ADDR:?needs tools/lab/run}; kernel_target; rc=$? ;;
+  *) echo "usage: nvmf.sh kernel-host|kernel-host-rdma|kernel-target|kernel-target-rdma BUILD_DIR"; rc=2 ;;
 esac
 exit $rc
 }

@@ -23,7 +23,10 @@
 #           kernel's nvmet-tcp on the same drive; then NVMe/RDMA on rxe0:
 #           the kernel's nvme-rdma host through rpm-nvmf's target (dd,
 #           fio at several block sizes and depths, blkdiscard, ext4 +
-#           fsck, the target killed and restarted under the host)
+#           fsck, the target killed and restarted under the host);
+#           rpm's host against the kernel's nvmet-rdma; rpm's host and
+#           target as processes killed mid-stream over NVMe/RDMA
+#           (tests/integration/nvmf/process_test.sh)
 #   kill    rpm-server killed mid-stream and restarted; every acknowledged
 #           record read back (tests/integration/process/kill_test.sh), and
 #           the planted ack-before-persist bug caught (adr only: it is the
@@ -254,6 +257,9 @@ step kill kill_normal
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-host "$src/tests/lab/nvmf.sh" kernel-host "$build"
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-target "$src/tests/lab/nvmf.sh" kernel-target "$build"
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kernel-host "$src/tests/lab/nvmf.sh" kernel-host-rdma "$build"
+[ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kernel-target "$src/tests/lab/nvmf.sh" kernel-target-rdma "$build"
+[ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kill env RPM_NVMF_TRANSPORT=rdma RPM_NVMF_ADDR="$RPM_LAB_RDMA_ADDR" \
+  "$src/tests/integration/nvmf/process_test.sh" "$build/bin"
 # Evidence that the traffic went through the Soft-RoCE device.
 echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
 if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi

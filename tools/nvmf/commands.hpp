@@ -11,7 +11,11 @@
 namespace rpm_nvmf {
 
 /// Options every host subcommand shares.
+/// --transport tcp|rdma, on a target or host subcommand.
+void add_transport_option(CLI::App* s, rpm::nvmf::Transport& t);
+
 struct HostArgs {
+    rpm::nvmf::Transport transport = rpm::nvmf::Transport::tcp;
     std::string address = "127.0.0.1";
     std::uint16_t port = 4420;
     std::string subnqn;

@@ -4,12 +4,14 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <random>
 
 namespace rpm_nvmf {
 
 rpm::nvmf::HostOptions HostArgs::options() const {
     rpm::nvmf::HostOptions o;
+    o.transport = transport;
     o.address = address;
     o.port = port;
     o.subnqn = subnqn;
@@ -24,7 +26,15 @@ namespace {
 
 int error(const rpm::Error& e) { return fail(e.message(), e == rpm::errc::invalid_argument ? 2 : 1); }
 
+/// Options that contradict each other: exit status 2.
+std::optional<int> check(const HostArgs& a) {
+    if (a.transport == rpm::nvmf::Transport::rdma && (a.hdgst || a.ddgst))
+        return fail("--header-digest and --data-digest are NVMe/TCP's: NVMe/RDMA has none", 2);
+    return std::nullopt;
+}
+
 int discover(const HostArgs& a) {
+    if (auto bad = check(a)) return *bad;
     auto entries = rpm::nvmf::Host::discover(a.options());
     if (!entries) return error(entries.error());
     std::cout << "discovery log: " << entries->size() << " records\n";
@@ -106,6 +116,7 @@ int write_cmd(rpm::nvmf::Host& h, const HostArgs& a) {
 
 int with_host(const HostArgs& a, const std::string& what) {
     if (a.subnqn.empty()) return fail(what + ": --subsystem is required", 2);
+    if (auto bad = check(a)) return *bad;
     auto h = rpm::nvmf::Host::connect(a.options());
     if (!h) return error(h.error());
     if (what == "identify") return identify(*h);
@@ -121,6 +132,7 @@ int with_host(const HostArgs& a, const std::string& what) {
 }
 
 void common(CLI::App* s, HostArgs& a) {
+    add_transport_option(s, a.transport);
     s->add_option("--address", a.address, "target address (default 127.0.0.1)");
     s->add_option("--port", a.port, "target port (default 4420)");
     s->add_option("--hostnqn", a.hostnqn, "this host's NQN");
@@ -137,7 +149,7 @@ void add_host(CLI::App& app, int& status) {
     common(d, *a);
     d->callback([a, &status] { status = discover(*a); });
     for (const std::string what : {"identify", "verify", "read", "write", "flush", "write-zeroes"}) {
-        auto* s = app.add_subcommand(what, "NVMe/TCP host: " + what);
+        auto* s = app.add_subcommand(what, "NVMe/TCP or NVMe/RDMA host: " + what);
         common(s, *a);
         s->add_option("--subsystem", a->subnqn, "the subsystem NQN")->required();
         s->add_option("--nsid", a->nsid, "namespace (default 1)");

@@ -126,14 +126,17 @@ int run(const TargetArgs& a) {
 
 } // namespace
 
+void add_transport_option(CLI::App* s, rpm::nvmf::Transport& t) {
+    s->add_option("--transport", t, "tcp (default) or rdma (the address: an RDMA device's IP address)")
+        ->transform(CLI::CheckedTransformer(std::map<std::string, rpm::nvmf::Transport>{
+            {"tcp", rpm::nvmf::Transport::tcp}, {"rdma", rpm::nvmf::Transport::rdma}}));
+}
+
 void add_target(CLI::App& app, int& status) {
     auto a = std::make_shared<TargetArgs>();
     auto* sub = app.add_subcommand("target", "export namespaces over NVMe/TCP or NVMe/RDMA");
     sub->add_option("--listen", a->listen, "ADDRESS:PORT (default 127.0.0.1:4420; port 0: any)");
-    sub->add_option("--transport", a->transport, "tcp (default) or rdma (ADDRESS: an RDMA device's IP address)")
-        ->transform(CLI::CheckedTransformer(
-            std::map<std::string, rpm::nvmf::Transport>{{"tcp", rpm::nvmf::Transport::tcp},
-                                                         {"rdma", rpm::nvmf::Transport::rdma}}));
+    add_transport_option(sub, a->transport);
     sub->add_option("--subsystem", a->nqn, "the subsystem NQN");
     sub->add_option("--ns", a->namespaces, "NSID=PATH[,pmem][,bs=512|4096][,size=BYTES]")->required();
     sub->add_option("--allow-host", a->hosts, "host NQN allowed to connect (default: any)");

@@ -1,7 +1,10 @@
 #pragma once
-// One NVMe/TCP queue of the host: a TCP connection after ICReq/ICResp, on
-// which commands run one at a time (a mutex serialises callers), with data
-// sent in the capsule, after R2T as H2CData, or received as C2HData.
+// One queue of the host, whatever its fabric: commands run one at a time
+// (a mutex serialises callers). NVMe/TCP's (TcpQueue): a TCP connection
+// after ICReq/ICResp, data in the capsule, after R2T as H2CData, or back as
+// C2HData. NVMe/RDMA's (RdmaHostQueue, detail/host_rdma_queue.hpp): a queue
+// pair through rdma_cm, data in the capsule or in a registered buffer the
+// controller reads and writes with RDMA READ / WRITE.
 
 #include "nvmf/detail/pdu.hpp"
 
@@ -21,25 +24,40 @@ namespace rpm::nvmf::host {
 
 class Queue {
 public:
-    /// Connect TCP and exchange ICReq/ICResp.
-    /// ERRORS: errc::io_error (connect failed, timeout), errc::protocol_error
+    virtual ~Queue() = default;
+
+    /// Connect queue `qid` of `depth` entries over o.transport (NVMe/TCP:
+    /// ICReq/ICResp; NVMe/RDMA: the CM request's private data carries qid
+    /// and depth).
+    /// ERRORS: errc::invalid_argument (address), errc::io_error (connect
+    /// failed, timeout, rejected: the detail says why), errc::protocol_error
     /// (bad ICResp: the detail says which field).
-    static Result<std::unique_ptr<Queue>> open(const HostOptions& o);
+    static Result<std::unique_ptr<Queue>> open(const HostOptions& o, std::uint16_t qid, std::uint16_t depth);
 
     /// Run one command: cid and the SGL are set here. `out` goes to the
-    /// controller (in the capsule if it fits, else after R2T), `in` is
-    /// filled from C2HData. At most one of them may be non-empty.
+    /// controller (in the capsule if it fits, else as the transport moves
+    /// data), `in` is filled by the controller. At most one may be non-empty.
     /// ERRORS: errc::io_error / protocol_error (the queue is then broken).
-    Result<Completion> submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in);
-
+    virtual Result<Completion> submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in) = 0;
     /// Most in-capsule data the controller accepts on this queue.
-    void set_in_capsule_limit(std::uint32_t bytes) { in_capsule_ = bytes; }
-    bool broken() const { return broken_; }
+    virtual void set_in_capsule_limit(std::uint32_t bytes) = 0;
+    virtual bool broken() const = 0;
     /// Shut the connection down (wakes a blocked submit()).
-    void close();
+    virtual void close() = 0;
+};
+
+class TcpQueue final : public Queue {
+public:
+    /// Connect TCP and exchange ICReq/ICResp.
+    static Result<std::unique_ptr<Queue>> open(const HostOptions& o);
+
+    Result<Completion> submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in) override;
+    void set_in_capsule_limit(std::uint32_t bytes) override { in_capsule_ = bytes; }
+    bool broken() const override { return broken_; }
+    void close() override;
 
 private:
-    Queue(const HostOptions& o);
+    explicit TcpQueue(const HostOptions& o);
     Result<void> handshake();
     Result<void> read_exact(std::span<std::uint8_t> into);
     Result<pdu::Pdu> read_pdu();

@@ -11,6 +11,9 @@ namespace rpm::nvmf::host {
 
 namespace {
 
+// The admin queue's entries (the Linux host's NVME_AQ_DEPTH).
+constexpr std::uint16_t admin_depth = 32;
+
 std::string status_text(const Completion& c) { return describe_status(c.status); }
 
 Result<std::uint64_t> value_or_status(Result<Completion> c, const std::string& what) {
@@ -49,11 +52,11 @@ Result<void> open_io_queue(Host::Impl& h, std::uint64_t cap) {
     s.set_cdw(10, wire::fid::num_queues);
     s.set_cdw(11, 0);  // one submission and one completion queue (0's based)
     if (auto ok = h.check(h.admin->submit(s, {}, {}), "Set Features (Number of Queues)"); !ok) return ok;
-    auto q = Queue::open(h.options);
-    if (!q) return q.error();
-    (*q)->set_in_capsule_limit(h.info.in_capsule_data);
     const auto mqes = std::uint16_t(cap & 0xFFFF);  // 0's based
     const auto sqsize = std::uint16_t(std::min<std::uint32_t>(h.options.queue_size - 1u, mqes));
+    auto q = Queue::open(h.options, 1, std::uint16_t(sqsize + 1));
+    if (!q) return q.error();
+    (*q)->set_in_capsule_limit(h.info.in_capsule_data);
     auto c = connect_queue(**q, h.options, 1, sqsize, h.info.cntlid);
     if (auto ok = h.check(c, "Connect (I/O queue 1)"); !ok) return ok;
     h.io = std::move(*q);
@@ -104,9 +107,9 @@ Result<Completion> connect_queue(Queue& q, const HostOptions& o, std::uint16_t q
 }
 
 Result<std::unique_ptr<Queue>> open_admin(const HostOptions& o, std::uint16_t& cntlid) {
-    auto q = Queue::open(o);
+    auto q = Queue::open(o, 0, admin_depth);
     if (!q) return q.error();
-    auto c = connect_queue(**q, o, 0, 31, wire::dynamic_cntlid);
+    auto c = connect_queue(**q, o, 0, admin_depth - 1, wire::dynamic_cntlid);
     if (!c) return c.error();
     if (c->status) return Error(errc::nvme_status, "Connect to '" + o.subnqn + "' refused: " + status_text(*c));
     cntlid = std::uint16_t(c->dw0 & 0xFFFF);

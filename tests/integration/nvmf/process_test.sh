@@ -7,11 +7,14 @@
 #      with an error within its timeout (no hang), exit status 1;
 #   4. a new target on the same file: the 1 MiB of step 1 reads back equal;
 #   5. bad command lines exit 2 with a message.
+# Over NVMe/TCP on 127.0.0.1 by default; the lab runs it over NVMe/RDMA
+# (RPM_NVMF_TRANSPORT=rdma RPM_NVMF_ADDR=<rxe0's address>).
 # Usage: process_test.sh BIN_DIR
 set -uo pipefail
 bin=$1
 work=$(mktemp -d /dev/shm/rpm-nvmf-test.XXXXXX)
 nqn=nqn.2026-11.io.rpm:process-test
+tr=${RPM_NVMF_TRANSPORT:-tcp} addr=${RPM_NVMF_ADDR:-127.0.0.1}
 target_pid= host_pid=
 cleanup() {
   [ -n "$target_pid" ] && kill -9 "$target_pid" 2>/dev/null
@@ -24,14 +27,14 @@ fail() { echo "FAIL: $*"; [ -f "$work/target.log" ] && tail -5 "$work/target.log
 
 start_target() {
   rm -f "$work/port"
-  "$bin/rpm-nvmf" target --listen 127.0.0.1:0 --subsystem "$nqn" --ns "1=$work/disk,size=16777216" \
+  "$bin/rpm-nvmf" target --transport "$tr" --listen "$addr:0" --subsystem "$nqn" --ns "1=$work/disk,size=16777216" \
       --port-file "$work/port" --seconds 120 >>"$work/target.log" 2>&1 &
   target_pid=$!
   for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
   [ -s "$work/port" ] || fail "target did not start"
   port=$(cat "$work/port")
 }
-host() { "$bin/rpm-nvmf" "$1" --port "$port" --subsystem "$nqn" --timeout-ms 3000 "${@:2}"; }
+host() { "$bin/rpm-nvmf" "$1" --port "$port" --transport "$tr" --address "$addr" --subsystem "$nqn" --timeout-ms 3000 "${@:2}"; }
 
 start_target
 head -c 1M /dev/urandom >"$work/data"
@@ -82,4 +85,4 @@ host verify --blocks 4294967295 >/dev/null 2>&1; [ $? = 2 ] || fail "--blocks 42
 host verify --timeout-ms 0 >/dev/null 2>&1; [ $? = 2 ] || fail "--timeout-ms 0 did not exit 2"
 "$bin/rpm-nvmf" target --ns 1=/x --seconds -1 >/dev/null 2>&1; [ $? = 2 ] || fail "--seconds -1 did not exit 2"
 echo "bad command lines exit 2"
-echo "PASS"
+echo "PASS (NVMe/$tr)"

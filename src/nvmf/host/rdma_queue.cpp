@@ -1,0 +1,146 @@
+// The host's NVMe/RDMA queue, running commands (detail/host_rdma_queue.hpp).
+#include "nvmf/detail/host_rdma_queue.hpp"
+
+#include "nvmf/detail/rdma_wire.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <optional>
+
+namespace rpm::nvmf::host {
+
+namespace {
+// wr_id of the capsule's SEND; receives carry their response slot.
+constexpr std::uint64_t send_wr = ~0ull;
+} // namespace
+
+bool RdmaHostQueue::reg(Buffer& b, std::size_t n, int access) {
+    if (b.mr && b.bytes.size() >= n) return true;
+    if (b.mr) v_.dereg_mr(b.mr);
+    b.mr = nullptr;
+    b.bytes.assign((n + 4095) / 4096 * 4096, 0);
+    b.mr = v_.reg_mr(pd_, b.bytes.data(), b.bytes.size(), access);
+    return b.mr != nullptr;
+}
+
+bool RdmaHostQueue::post_recv(std::uint32_t slot) {
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(responses_.bytes.data()) + std::uint64_t(slot) * wire::cqe_len,
+                std::uint32_t(wire::cqe_len), responses_.mr->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = slot;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    return v_.post_recv(id_->qp, &wr, &bad) == 0;
+}
+
+void RdmaHostQueue::set_in_capsule_limit(std::uint32_t bytes) { in_capsule_ = std::min(bytes, capsule_room_); }
+
+void RdmaHostQueue::close() {
+    // The queue pair goes to the error state: a waiting submit() sees its
+    // work requests flushed.
+    if (id_) v_.disconnect(id_);
+}
+
+Error RdmaHostQueue::fail(errc e, std::string why) {
+    broken_ = true;
+    if (id_) v_.disconnect(id_);
+    return Error(e, o_.address + ":" + std::to_string(o_.port) + ": " + why);
+}
+
+Result<Completion> RdmaHostQueue::submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in) {
+    std::lock_guard lock(mu_);
+    if (broken_) return Error(errc::io_error, "the queue's connection failed earlier");
+    const auto cid = next_cid_++;
+    sqe.set_cid(cid);
+    sqe.set_flags(std::uint8_t((sqe.flags() & 0x3F) | wire::psdt_sgl));
+    const bool inline_data = !out.empty() && out.size() <= in_capsule_;
+    const auto len = out.empty() ? in.size() : out.size();
+    if (inline_data) {
+        sqe.set_sgl(wire::sgl_incapsule, 0, std::uint32_t(out.size()));
+        std::memcpy(capsule_.bytes.data() + wire::sqe_len, out.data(), out.size());
+    } else if (len > 0) {
+        if (len >= (1u << 24)) return Error(errc::invalid_argument, "a transfer of 16 MiB or more (keyed SGL length)");
+        if (!reg(data_, len, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE))
+            return fail(errc::io_error, "ibv_reg_mr of the data buffer: " + std::string(std::strerror(errno)));
+        if (!out.empty()) std::memcpy(data_.bytes.data(), out.data(), out.size());
+        sqe.set_sgl(rdma_wire::sgl_keyed, reinterpret_cast<std::uintptr_t>(data_.bytes.data()), 0);
+        // Keyed data block: length in bytes 8..10, key in 11..14.
+        sqe.b[32] = std::uint8_t(len);
+        sqe.b[33] = std::uint8_t(len >> 8);
+        sqe.b[34] = std::uint8_t(len >> 16);
+        wire::put32(&sqe.b[35], data_.mr->rkey);
+    } else {
+        // No data: a null keyed SGL, as Linux's host sends (its target
+        // takes an offset SGL only for writes).
+        sqe.set_sgl(rdma_wire::sgl_keyed, 0, 0);
+    }
+    std::memcpy(capsule_.bytes.data(), sqe.b.data(), wire::sqe_len);
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(capsule_.bytes.data()),
+                std::uint32_t(wire::sqe_len + (inline_data ? out.size() : 0)), capsule_.mr->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = send_wr;
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_send_wr* bad = nullptr;
+    if (v_.post_send(id_->qp, &wr, &bad) != 0) return fail(errc::io_error, "ibv_post_send failed");
+    auto c = await(cid);
+    if (c && !in.empty() && c->status == 0) std::memcpy(in.data(), data_.bytes.data(), in.size());
+    return c;
+}
+
+Result<Completion> RdmaHostQueue::await(std::uint16_t cid) {
+    const auto deadline = std::chrono::steady_clock::now() + o_.timeout;
+    bool sent = false, armed = false;
+    std::optional<Completion> done;
+    while (!sent || !done) {
+        ibv_wc wc[8];
+        const int n = v_.poll_cq(cq_, 8, wc);
+        if (n < 0) return fail(errc::io_error, "ibv_poll_cq failed");
+        for (int i = 0; i < n; ++i) {
+            const auto& w = wc[i];
+            if (w.status != IBV_WC_SUCCESS)
+                return fail(errc::io_error, std::string("the connection failed: ") + ::ibv_wc_status_str(w.status));
+            if (w.wr_id == send_wr) {
+                sent = true;
+                continue;
+            }
+            const auto slot = std::uint32_t(w.wr_id);
+            if (slot >= depth_ || w.byte_len < wire::cqe_len)
+                return fail(errc::protocol_error, "a response of " + std::to_string(w.byte_len) + " bytes");
+            wire::Cqe cqe;
+            std::memcpy(cqe.b.data(), responses_.bytes.data() + std::size_t(slot) * wire::cqe_len, wire::cqe_len);
+            if (!post_recv(slot)) return fail(errc::io_error, "ibv_post_recv failed");
+            if (cqe.cid() != cid)
+                return fail(errc::protocol_error, "a response for cid " + std::to_string(cqe.cid()) + ", expected " +
+                                                      std::to_string(cid));
+            done = Completion{cqe.status(), cqe.dw0(), cqe.dw1()};
+        }
+        if (n > 0) continue;
+        // Arm, then poll once more before sleeping: a completion that came
+        // between the last poll and the arming raises no event.
+        if (!armed) {
+            if (v_.req_notify_cq(cq_, 0) != 0) return fail(errc::io_error, "ibv_req_notify_cq failed");
+            armed = true;
+            continue;
+        }
+        armed = false;
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        pollfd p{channel_->fd, POLLIN, 0};
+        if (left.count() <= 0) return fail(errc::io_error, "no reply within the timeout");
+        if (::poll(&p, 1, int(std::min<long long>(left.count(), 100))) > 0) {
+            ibv_cq* cq = nullptr;
+            void* ctx = nullptr;
+            while (v_.get_cq_event(channel_, &cq, &ctx) == 0) ++unacked_;
+        }
+    }
+    return *done;
+}
+
+} // namespace rpm::nvmf::host
