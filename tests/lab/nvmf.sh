@@ -161,15 +161,21 @@ ctrl_state() {
 
 # fio verifying at several block sizes and queue depths (libaio, O_DIRECT).
 fio_matrix() {  # DEV
-  local bs qd
-  for bs in 512 4k 64k 128k; do
+  local bs qd lbs sizes=()
+  lbs=$(cat "/sys/block/$1/queue/logical_block_size")
+  for bs in 512 4096 65536 131072; do [ "$bs" -ge "$lbs" ] && sizes+=("$bs"); done
+  for bs in "${sizes[@]}"; do
     for qd in 1 16; do
       (cd "$work" && fio --name=m --filename="/dev/$1" --direct=1 --ioengine=libaio --iodepth=$qd --rw=randwrite \
-          --bs=$bs --offset=$((64 << 20)) --size=4M --verify=crc32c --verify_fatal=1 --do_verify=1 \
-          --output="$work/fio.txt") || { cat "$work/fio.txt"; return 1; }
+          --bs=$bs --offset=$((40 << 20)) --size=4M --verify=crc32c --verify_fatal=1 --do_verify=1 \
+          --output-format=json --output="$work/fio.json") || { cat "$work/fio.json"; return 1; }
+      # Both the writes and the verifying reads happened, all 4 MiB of them.
+      [ "$(jq '.jobs[0].write.io_bytes' "$work/fio.json")" = $((4 << 20)) ] &&
+        [ "$(jq '.jobs[0].read.io_bytes' "$work/fio.json")" = $((4 << 20)) ] ||
+        { echo "fio bs $bs qd $qd on /dev/$1 did not write and verify 4 MiB"; return 1; }
     done
   done
-  echo "fio: random writes verified (crc32c) at 512 B, 4 KiB, 64 KiB, 128 KiB, depths 1 and 16 on /dev/$1"
+  echo "fio: random writes verified (crc32c) at ${sizes[*]} bytes, depths 1 and 16 on /dev/$1"
 }
 
 # ext4 on the namespace, filled and checked; the target killed under the
@@ -181,6 +187,7 @@ fs_and_restart() {
   for _ in $(seq 50); do dev=$(block_of "$nqn") && [ -n "$dev" ] && [ -b "/dev/$dev" ] && break; sleep 0.2; done
   [ -n "$dev" ] || { echo "no block device for $nqn"; return 1; }
   fio_matrix "$dev" || return 1
+  fio_matrix "${dev%n1}n2" || return 1   # the PM namespace
   mkfs.ext4 -q -F "/dev/$dev" || { echo "mkfs.ext4 on /dev/$dev failed"; return 1; }
   mkdir -p "$mnt" && mount "/dev/$dev" "$mnt" || { echo "mount /dev/$dev failed"; return 1; }
   local i

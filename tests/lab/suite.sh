@@ -26,7 +26,8 @@
 #           fsck, the target killed and restarted under the host);
 #           rpm's host against the kernel's nvmet-rdma; rpm's host and
 #           target as processes killed mid-stream over NVMe/RDMA
-#           (tests/integration/nvmf/process_test.sh)
+#           (tests/integration/nvmf/process_test.sh); bad input to the
+#           NVMe/RDMA target (lab_nvmf_rdma_test)
 #   kill    rpm-server killed mid-stream and restarted; every acknowledged
 #           record read back (tests/integration/process/kill_test.sh), and
 #           the planted ack-before-persist bug caught (adr only: it is the
@@ -258,6 +259,7 @@ step kill kill_normal
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-target "$src/tests/lab/nvmf.sh" kernel-target "$build"
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kernel-host "$src/tests/lab/nvmf.sh" kernel-host-rdma "$build"
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kernel-target "$src/tests/lab/nvmf.sh" kernel-target-rdma "$build"
+[ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-bad-input "$build/tests/lab_nvmf_rdma_test" --gtest_brief=1
 [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kill env RPM_NVMF_TRANSPORT=rdma RPM_NVMF_ADDR="$RPM_LAB_RDMA_ADDR" \
   "$src/tests/integration/nvmf/process_test.sh" "$build/bin"
 # Evidence that the traffic went through the Soft-RoCE device.

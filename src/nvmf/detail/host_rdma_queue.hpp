@@ -37,7 +37,15 @@ public:
     bool broken() const override { return broken_; }
     void close() override;
 
+    /// Send `capsule` as it is (an SQE, maybe with data after it) and wait
+    /// for the response to the cid in its bytes 2..3: for tests of how a
+    /// target takes what a well-behaved host never sends.
+    /// ERRORS: as submit().
+    Result<Completion> submit_raw(std::span<const std::uint8_t> capsule);
+
 private:
+    /// SEND capsule_'s first `len` bytes and wait for `cid`'s response.
+    Result<Completion> send_capsule(std::size_t len, std::uint16_t cid);
     struct Buffer {
         std::vector<std::uint8_t> bytes;
         ibv_mr* mr = nullptr;

@@ -80,8 +80,22 @@ Result<Completion> RdmaHostQueue::submit(wire::Sqe sqe, std::span<const std::byt
         sqe.set_sgl(rdma_wire::sgl_keyed, 0, 0);
     }
     std::memcpy(capsule_.bytes.data(), sqe.b.data(), wire::sqe_len);
-    ibv_sge sge{reinterpret_cast<std::uintptr_t>(capsule_.bytes.data()),
-                std::uint32_t(wire::sqe_len + (inline_data ? out.size() : 0)), capsule_.mr->lkey};
+    auto c = send_capsule(wire::sqe_len + (inline_data ? out.size() : 0), cid);
+    if (c && !in.empty() && c->status == 0) std::memcpy(in.data(), data_.bytes.data(), in.size());
+    return c;
+}
+
+Result<Completion> RdmaHostQueue::submit_raw(std::span<const std::uint8_t> capsule) {
+    std::lock_guard lock(mu_);
+    if (broken_) return Error(errc::io_error, "the queue's connection failed earlier");
+    if (capsule.size() > capsule_.bytes.size()) return Error(errc::invalid_argument, "a capsule larger than the buffer");
+    std::memcpy(capsule_.bytes.data(), capsule.data(), capsule.size());
+    const auto cid = capsule.size() >= 4 ? wire::get16(&capsule[2]) : std::uint16_t(0);
+    return send_capsule(capsule.size(), cid);
+}
+
+Result<Completion> RdmaHostQueue::send_capsule(std::size_t len, std::uint16_t cid) {
+    ibv_sge sge{reinterpret_cast<std::uintptr_t>(capsule_.bytes.data()), std::uint32_t(len), capsule_.mr->lkey};
     ibv_send_wr wr{};
     wr.wr_id = send_wr;
     wr.opcode = IBV_WR_SEND;
@@ -90,9 +104,7 @@ Result<Completion> RdmaHostQueue::submit(wire::Sqe sqe, std::span<const std::byt
     wr.num_sge = 1;
     ibv_send_wr* bad = nullptr;
     if (v_.post_send(id_->qp, &wr, &bad) != 0) return fail(errc::io_error, "ibv_post_send failed");
-    auto c = await(cid);
-    if (c && !in.empty() && c->status == 0) std::memcpy(in.data(), data_.bytes.data(), in.size());
-    return c;
+    return await(cid);
 }
 
 Result<Completion> RdmaHostQueue::await(std::uint16_t cid) {
