@@ -22,6 +22,15 @@
 
 namespace rpm::nvmf::host {
 
+/// Give `sqe` the queue's next command identifier and SGL data transfer
+/// (PSDT 01b), as every fabric carries it. RETURN VALUE: the cid.
+inline std::uint16_t stamp(wire::Sqe& sqe, std::uint16_t& next_cid) {
+    const auto cid = next_cid++;
+    sqe.set_cid(cid);
+    sqe.set_flags(std::uint8_t((sqe.flags() & 0x3F) | wire::psdt_sgl));
+    return cid;
+}
+
 class Queue {
 public:
     virtual ~Queue() = default;

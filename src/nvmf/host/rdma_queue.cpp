@@ -55,9 +55,7 @@ Error RdmaHostQueue::fail(errc e, std::string why) {
 Result<Completion> RdmaHostQueue::submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in) {
     std::lock_guard lock(mu_);
     if (broken_) return Error(errc::io_error, "the queue's connection failed earlier");
-    const auto cid = next_cid_++;
-    sqe.set_cid(cid);
-    sqe.set_flags(std::uint8_t((sqe.flags() & 0x3F) | wire::psdt_sgl));
+    const auto cid = stamp(sqe, next_cid_);
     const bool inline_data = !out.empty() && out.size() <= in_capsule_;
     const auto len = out.empty() ? in.size() : out.size();
     if (inline_data) {

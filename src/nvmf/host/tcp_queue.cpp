@@ -159,9 +159,7 @@ Result<Completion> TcpQueue::await_completion(std::uint16_t cid, std::span<const
 Result<Completion> TcpQueue::submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in) {
     std::lock_guard lock(mu_);
     if (broken_) return Error(errc::io_error, "the queue's connection failed earlier");
-    const auto cid = next_cid_++;
-    sqe.set_cid(cid);
-    sqe.set_flags(std::uint8_t((sqe.flags() & 0x3F) | wire::psdt_sgl));
+    const auto cid = stamp(sqe, next_cid_);
     const bool inline_data = !out.empty() && out.size() <= in_capsule_;
     const auto len = std::uint32_t(out.empty() ? in.size() : out.size());
     sqe.set_sgl(inline_data ? wire::sgl_incapsule : wire::sgl_transport, 0, len);
