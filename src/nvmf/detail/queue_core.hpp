@@ -97,6 +97,9 @@ public:
     bool set_up() const { return set_up_.load(std::memory_order_acquire); }
     /// Capsules a queue may have outstanding: its SQ size (0's based) + 1.
     std::size_t depth() const { return std::size_t(sqsize_) + 1; }
+    /// The largest SQSIZE (0's based) a Connect may ask for on this queue,
+    /// when the transport bounds it (0: the controller's CAP.MQES only).
+    void limit_sqsize(std::uint16_t max) { max_sqsize_ = max; }
 
 private:
     bool io_queue() const { return connected_ && qid_ != 0; }
@@ -113,6 +116,7 @@ private:
     std::uint16_t qid_ = 0;
     std::uint16_t sqsize_ = 0;
     std::uint16_t sq_head_ = 0;
+    std::uint16_t max_sqsize_ = 0;
     std::uint32_t sgl_len_ = 0;  ///< the running command's data length (CommandData::length)
     bool connected_ = false;
     std::shared_ptr<Controller> controller_;

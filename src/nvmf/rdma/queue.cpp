@@ -34,6 +34,7 @@ RdmaQueue::RdmaQueue(const RdmaEnv& env, rdma_cm_id* id, std::shared_ptr<Capsule
                      const rdma_wire::CmRequest& req)
     : env_(env), id_(id), pool_(std::move(pool)), core_(env.queue, *this), peer_(peer_of(id)) {
     if (!build(req) && error_.empty()) error_ = "cannot make the queue pair";
+    core_.limit_sqsize(req.hsqsize);
 }
 
 bool RdmaQueue::build(const rdma_wire::CmRequest& req) {

@@ -3,6 +3,7 @@
 // registry, admin commands to the controller, I/O to the engine: its
 // offload queue once enabled, its software path otherwise).
 #include "nvmf/detail/queue_core.hpp"
+#include "nvmf/detail/controller_state.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -158,6 +159,12 @@ bool QueueCore::dispatch(const wire::Sqe& sqe, std::span<const std::uint8_t> dat
 }
 
 bool QueueCore::on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
+    // A queue no deeper than its transport made it (NVMe/RDMA: the CM
+    // request's HSQSIZE sized the queue pair and its completion queue).
+    if (max_sqsize_ != 0 && wire::connect_cmd(sqe).sqsize > max_sqsize_) {
+        const auto bad = invalid_connect_parameter(false, connect_offset::sqsize);
+        return respond(sqe, bad.status, bad.dw0, bad.dw1);
+    }
     auto [c, o] = env_.registry->connect(sqe, data);
     if (!c) return respond(sqe, o.status, o.dw0, o.dw1);
     const auto cmd = wire::connect_cmd(sqe);

@@ -10,6 +10,7 @@
 #include "nvmf/detail/rdma_port.hpp"
 #include "nvmf/detail/rdma_queue.hpp"
 #include "nvmf/detail/rdma_wire.hpp"
+#include "nvmf/detail/controller_state.hpp"
 
 #include <arpa/inet.h>
 
@@ -335,6 +336,19 @@ TEST_F(RdmaQueueTest, InCapsuleDataIsTakenFromTheCapsuleWithoutARead) {
     EXPECT_TRUE(queue->set_up());  // the Connect read its data from the capsule
     EXPECT_EQ(count_opcode(sends, IBV_WR_RDMA_READ), 0u);
     EXPECT_EQ(fake.srq_posts_of(slot, before), 1u);
+}
+
+// The queue pair and its completion queue were sized by the request's
+// HSQSIZE: a Connect asking for a deeper queue is refused, pointing at SQSIZE.
+TEST_F(RdmaQueueTest, AConnectDeeperThanTheRequestsHsqsizeIsRefused) {
+    open(0, 15);
+    const auto data = connect_data(nvm_nqn, host_a);
+    const auto deeper = run(offset_capsule(with_cid(connect_sqe(0, 31), 0x41), data));
+    EXPECT_EQ(deeper.status(), wire::sc::connect_invalid_parameters);
+    EXPECT_EQ(deeper.dw0(), std::uint32_t(connect_offset::sqsize));  // in the SQE, at SQSIZE
+    EXPECT_FALSE(queue->set_up());
+    EXPECT_EQ(run(offset_capsule(with_cid(connect_sqe(0, 15), 0x42), data)).status(), wire::sc::success);
+    EXPECT_TRUE(queue->set_up());
 }
 
 // ---- 5. ending the queue --------------------------------------------------------------
