@@ -114,6 +114,15 @@ struct NamespaceView {
 };
 
 /// An I/O queue enabled for offload: the engine runs its I/O commands.
+/// One command of OffloadQueue::execute_many.
+struct StagedCommand {
+    std::span<const std::uint8_t, 64> sqe;
+    /// Where its data is in staging(): a write's before, a read's after.
+    std::size_t offset = 0;
+    /// Out: its NVMe status, as execute() would return it.
+    std::uint16_t status = 0;
+};
+
 class OffloadQueue {
 public:
     virtual ~OffloadQueue() = default;
@@ -134,6 +143,19 @@ public:
     /// write_fault / unrecovered_read_error on backend failure. A command of
     /// a type outside the subsystem's offload_types: invalid_opcode.
     virtual std::uint16_t execute(std::span<const std::uint8_t, 64> sqe) = 0;
+    /// Whether execute_many() runs commands together (false: the caller
+    /// runs them one by one through execute()).
+    [[nodiscard]] virtual bool runs_many() const noexcept { return false; }
+    /// Run `cmds`, each with its data at its own offset in staging() (the
+    /// ranges must not overlap), their backend I/O in flight at once: NVMe
+    /// does not order the commands of a queue, so a drive sees them all.
+    /// Each gets the status execute() would give it. Where runs_many() is
+    /// false, only one command at offset 0 runs (through execute()); others
+    /// get Invalid Field in Command.
+    virtual void execute_many(std::span<StagedCommand> cmds) {
+        constexpr std::uint16_t invalid_field_dnr = 0x4002;
+        for (auto& c : cmds) c.status = cmds.size() == 1 && c.offset == 0 ? execute(c.sqe) : invalid_field_dnr;
+    }
 };
 
 /// Counters of one subsystem.

@@ -50,6 +50,10 @@ public:
     virtual Result<void> deallocate(std::uint64_t offset, std::uint64_t length) = 0;
     /// Make every completed write durable.
     virtual Result<void> flush() = 0;
+    /// The descriptor reads and writes may go to through this thread's
+    /// io_uring directly (several at once: ThreadRing::run_many), or -1
+    /// when they must go through read()/write().
+    [[nodiscard]] virtual int ring_fd() const noexcept { return -1; }
 
 private:
     BackendInfo info_;

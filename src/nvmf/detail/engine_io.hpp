@@ -36,4 +36,12 @@ struct IoCommand {
 std::uint16_t run_io(const IoCommand& cmd, const Namespace& ns, std::span<std::byte> data, std::uint32_t max_io_size,
                      Counters& c);
 
+/// A Read or Write's checks (range, transfer size, data at hand), without
+/// moving a byte. RETURN VALUE: success, or run_io's status for it.
+std::uint16_t check_transfer(const IoCommand& cmd, const Namespace& ns, std::size_t data_size,
+                             std::uint32_t max_io_size);
+/// Count a Read or Write of `bytes` that ran, `ok` when it moved them.
+/// RETURN VALUE: its status (success, unrecovered_read_error, write_fault).
+std::uint16_t count_transfer(const IoCommand& cmd, std::uint64_t bytes, bool ok, Counters& c);
+
 } // namespace rpm::nvmf::detail

@@ -78,6 +78,10 @@ public:
     /// enabled queue, which runs only the attrs' offload_types.
     /// RETURN VALUE: the NVMe status (wire::sc), as OffloadQueue::execute.
     std::uint16_t execute(std::span<const std::uint8_t, 64> sqe, std::span<std::byte> data, bool offloaded);
+    /// OffloadQueue::execute_many over `staging` (subsystem_batch.cpp):
+    /// Reads and Writes on ring backends go through this thread's ring
+    /// together; any other command runs as execute() runs it.
+    void execute_many(std::span<StagedCommand> cmds, std::span<std::byte> staging, bool offloaded);
 
 private:
     std::uint16_t dispatch(std::span<const std::uint8_t, 64> sqe, std::span<std::byte> data, bool offloaded);

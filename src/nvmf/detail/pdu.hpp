@@ -19,6 +19,10 @@
 
 namespace rpm::nvmf::pdu {
 
+// FEI values of a TermReq: the byte offsets of the common header's fields
+// (check.cpp and parse.cpp name them).
+inline constexpr std::uint32_t fei_type = 0, fei_flags = 1, fei_hlen = 2, fei_pdo = 3, fei_plen = 4;
+
 /// Which side receives: the controller (target) receives ICReq, CapsuleCmd,
 /// H2CData and H2CTermReq; the host receives the other five.
 enum class Receiver : std::uint8_t { controller, host };

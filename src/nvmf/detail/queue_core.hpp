@@ -57,6 +57,12 @@ struct CommandData {
     std::uint16_t status = 0;
 };
 
+/// A command capsule as a transport read it.
+struct Capsule {
+    wire::Sqe sqe;
+    CommandData data;
+};
+
 /// What a fabric does for the command core: moving data and completions.
 class QueueTransport {
 public:
@@ -82,6 +88,13 @@ public:
     /// One command capsule. RETURN VALUE: false when the queue must end
     /// (the transport failed); a refused command is answered and is true.
     bool on_command(const wire::Sqe& sqe, const CommandData& data);
+    /// Capsules that arrived together, in order (queue_batch.cpp): runs of
+    /// Reads and of Writes with their data in the capsule go to the engine
+    /// together (OffloadQueue::execute_many: their I/O in flight at once),
+    /// each in its own part of the staging buffer; any other command runs
+    /// alone through on_command(). Answers come in the capsules' order.
+    /// RETURN VALUE: as on_command().
+    bool on_commands(std::span<const Capsule> capsules);
     /// The completion of `sqe` with `status`, and `c2h` before it:
     /// counts and traces a failure, records it in the controller's error log.
     bool respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0 = 0, std::uint32_t dw1 = 0,
@@ -108,6 +121,12 @@ private:
     bool on_admin(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
     bool on_io(const wire::Sqe& sqe, std::uint32_t data_len);
     bool finish(const wire::Sqe& sqe, const Outcome& o);
+    /// The bytes a capsule moves when it may join a batch (queue_batch.cpp);
+    /// 0 when it must run alone (anything on_command would refuse or treat
+    /// otherwise).
+    std::uint32_t batchable(const Capsule& c);
+    /// Run batch_ (at least two) on the engine and answer each.
+    bool run_batch(std::span<std::uint8_t> staging);
     std::span<std::uint8_t> io_buffer();
     std::uint32_t block_size(std::uint32_t nsid);
 
@@ -124,6 +143,8 @@ private:
     std::vector<std::uint8_t> software_buf_;  // io_buffer() uses a 4096-aligned view of it
     std::vector<std::uint8_t> data_buf_;      // pulled data of non-I/O commands
     std::vector<std::pair<std::uint32_t, std::uint32_t>> block_sizes_;
+    std::vector<StagedCommand> batch_;        // run_batch's commands (kept: no allocation per batch)
+    std::vector<std::uint32_t> batch_bytes_;
     mutable std::mutex mu_;  // controller_ and qid_ (read by the target's watchdog)
     std::atomic<bool> set_up_{false};
 };

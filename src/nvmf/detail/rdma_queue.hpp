@@ -8,8 +8,10 @@
 // WRITE chained before the response's SEND (with invalidate when the host
 // asked). What a command does is the command core's (detail/queue_core.hpp).
 //
-// Commands of a queue run in order, on the worker serving it. Capsules that
-// arrive while a command waits for its RDMA READ wait in arrived_.
+// Commands of a queue run on the worker serving it: those that arrived
+// together as one round (their reads and in-capsule writes at the backend
+// at once), answered in order. Capsules that arrive while a command waits
+// for its RDMA READ wait in arrived_ for the next round.
 
 #include "nvmf/detail/queue_core.hpp"
 #include "nvmf/detail/rdma_port.hpp"
@@ -22,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,12 +79,16 @@ private:
     bool wait_cq();
     /// Take the channel's events (acked in the destructor) and close()'s wake.
     void consume_events();
-    bool run_arrival(const Arrival& a);
+    /// Run every capsule that has arrived, together (QueueCore::on_commands).
+    bool run_arrivals();
     bool end();
     /// QueueTransport (rdma_queue_data.cpp).
     bool complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) override;
     bool pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) override;
     bool ensure(RdmaBuffer& b, std::size_t n);
+    /// Copy a response's data into out_. RETURN VALUE: its offset there, or
+    /// nothing when waiting for out_ to be free failed.
+    std::optional<std::size_t> place_out(std::span<const std::uint8_t> c2h);
     /// A send-side completion (READ, or a SEND and the WRITE before it).
     void on_send_done(std::uint64_t wr_id, bool ok);
     /// Send-side wr_ids have bit 63 set; receives carry the pool's slot.
@@ -106,9 +113,11 @@ private:
     bool read_failed_ = false;
     bool ended_ = false;
     std::deque<Arrival> arrived_;
-    rdma_wire::RdmaData cur_;        ///< the SGL of the command being run
-    RdmaBuffer in_, out_;            ///< READ lands in in_, WRITE leaves from out_
-    bool out_busy_ = false;          ///< out_ is read by a WRITE not yet completed
+    RdmaBuffer in_, out_;            ///< READ lands in in_, WRITEs leave from out_
+    std::size_t out_used_ = 0;       ///< out_'s bytes taken since it was last free
+    std::uint32_t out_sends_ = 0;    ///< SENDs whose WRITE reads out_, not yet completed
+    std::vector<Arrival> round_;     ///< the capsules run together (kept: no allocation per round)
+    std::vector<Capsule> capsules_;
     QueueCore core_;
     std::atomic<bool> finished_{false};
     std::atomic<bool> closing_{false};

@@ -46,6 +46,8 @@ public:
         return {};
     }
 
+    int ring_fd() const noexcept override { return file_.fd(); }
+
     Result<void> write_zeroes(std::uint64_t offset, std::uint64_t length) override {
         const auto chunk = static_cast<std::size_t>(std::min<std::uint64_t>(length, zero_chunk));
         auto zeros = ThreadRing::local().scratch(chunk);

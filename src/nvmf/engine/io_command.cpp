@@ -41,16 +41,9 @@ std::uint16_t dataset_management(const IoCommand& cmd, const Namespace& ns, std:
 
 std::uint16_t transfer(const IoCommand& cmd, const Namespace& ns, std::span<std::byte> data, Counters& c) {
     const std::uint64_t offset = cmd.slba * ns.block_size;
-    if (cmd.opcode == io::read) {
-        c.reads.fetch_add(1, std::memory_order_relaxed);
-        if (!ns.backend->read(offset, data)) return sc::unrecovered_read_error;
-        c.bytes_read.fetch_add(data.size(), std::memory_order_relaxed);
-        return sc::success;
-    }
-    c.writes.fetch_add(1, std::memory_order_relaxed);
-    if (!ns.backend->write(offset, data, cmd.fua)) return sc::write_fault;
-    c.bytes_written.fetch_add(data.size(), std::memory_order_relaxed);
-    return sc::success;
+    const bool ok = cmd.opcode == io::read ? bool(ns.backend->read(offset, data))
+                                           : bool(ns.backend->write(offset, data, cmd.fua));
+    return count_transfer(cmd, data.size(), ok, c);
 }
 
 } // namespace
@@ -94,9 +87,25 @@ std::uint16_t run_io(const IoCommand& cmd, const Namespace& ns, std::span<std::b
         c.write_zeroes.fetch_add(1, std::memory_order_relaxed);
         return ns.backend->write_zeroes(cmd.slba * ns.block_size, bytes) ? sc::success : sc::write_fault;
     }
-    if (bytes > max_io_size) return sc::invalid_field;
-    if (bytes > data.size()) return sc::internal_error;
+    if (auto st = check_transfer(cmd, ns, data.size(), max_io_size); st != sc::success) return st;
     return transfer(cmd, ns, data.first(static_cast<std::size_t>(bytes)), c);
+}
+
+std::uint16_t check_transfer(const IoCommand& cmd, const Namespace& ns, std::size_t data_size,
+                             std::uint32_t max_io_size) {
+    if (!in_range(cmd, ns)) return sc::lba_out_of_range;
+    const std::uint64_t bytes = std::uint64_t(cmd.nlb) * ns.block_size;
+    if (bytes > max_io_size) return sc::invalid_field;
+    if (bytes > data_size) return sc::internal_error;
+    return sc::success;
+}
+
+std::uint16_t count_transfer(const IoCommand& cmd, std::uint64_t bytes, bool ok, Counters& c) {
+    const bool read = cmd.opcode == io::read;
+    (read ? c.reads : c.writes).fetch_add(1, std::memory_order_relaxed);
+    if (!ok) return read ? sc::unrecovered_read_error : sc::write_fault;
+    (read ? c.bytes_read : c.bytes_written).fetch_add(bytes, std::memory_order_relaxed);
+    return sc::success;
 }
 
 } // namespace rpm::nvmf::detail

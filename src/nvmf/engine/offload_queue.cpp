@@ -26,6 +26,8 @@ public:
     std::uint16_t execute(std::span<const std::uint8_t, 64> sqe) override {
         return subsystem_->execute(sqe, staging(), true);
     }
+    bool runs_many() const noexcept override { return true; }
+    void execute_many(std::span<StagedCommand> cmds) override { subsystem_->execute_many(cmds, staging(), true); }
 
 private:
     std::shared_ptr<SubsystemState> subsystem_;

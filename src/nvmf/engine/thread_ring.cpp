@@ -13,9 +13,11 @@
 namespace rpm::nvmf::detail {
 namespace {
 
-// One operation is in flight at a time; a few entries leave room for the
-// kernel's accounting without wasting locked memory per thread.
-constexpr unsigned ring_entries = 4;
+// run_many() puts up to this many operations in flight at once (a queue's
+// commands that arrived together); single operations use one entry.
+constexpr unsigned ring_entries = 32;
+// A run_many() op's result until its completion arrives.
+constexpr int in_flight = -EINPROGRESS;
 
 // liburing maps and unmaps a ring's memory with raw system calls that
 // ThreadSanitizer does not intercept, so when a new thread's ring lands at
@@ -110,6 +112,50 @@ int ThreadRing::fdatasync(int fd) {
     if (sqe == nullptr) return -EBUSY;
     io_uring_prep_fsync(sqe, fd, IORING_FSYNC_DATASYNC);
     return complete();
+}
+
+void ThreadRing::run_many(std::span<RingOp> ops) {
+    if (ring_ == nullptr) {
+        for (auto& op : ops)
+            op.result = op.write ? write(op.fd, {op.buf, op.len}, op.offset, op.dsync) : read(op.fd, {op.buf, op.len}, op.offset);
+        return;
+    }
+    for (std::size_t first = 0; first < ops.size();) {
+        std::size_t n = 0;
+        for (; first + n < ops.size(); ++n) {
+            io_uring_sqe* sqe = io_uring_get_sqe(ring_);
+            if (sqe == nullptr) break;
+            auto& op = ops[first + n];
+            if (op.write) {
+                io_uring_prep_write(sqe, op.fd, op.buf, static_cast<unsigned>(op.len), op.offset);
+                if (op.dsync) sqe->rw_flags = RWF_DSYNC;
+            } else {
+                io_uring_prep_read(sqe, op.fd, op.buf, static_cast<unsigned>(op.len), op.offset);
+            }
+            io_uring_sqe_set_data64(sqe, first + n);
+            op.result = in_flight;
+        }
+        // Each round submits what is still queued (all n the first time)
+        // and takes every completion there is: the ops finish in any order.
+        for (std::size_t got = 0; got < n;) {
+            const int rc = io_uring_submit_and_wait(ring_, 1);
+            if (rc == -EINTR) continue;
+            if (rc < 0) {
+                for (std::size_t i = 0; i < n; ++i)
+                    if (ops[first + i].result == in_flight) ops[first + i].result = rc;
+                break;
+            }
+            unsigned head = 0, seen = 0;
+            io_uring_cqe* cqe = nullptr;
+            io_uring_for_each_cqe(ring_, head, cqe) {
+                ops[io_uring_cqe_get_data64(cqe)].result = cqe->res;
+                ++seen;
+            }
+            io_uring_cq_advance(ring_, seen);
+            got += seen;
+        }
+        first += n;
+    }
 }
 
 std::span<std::byte> ThreadRing::scratch(std::size_t n) {

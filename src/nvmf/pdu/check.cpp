@@ -10,8 +10,6 @@ namespace {
 using wire::Fes;
 using wire::PduType;
 
-// FEI values: the byte offsets of the common header's fields.
-constexpr std::uint32_t fei_type = 0, fei_flags = 1, fei_hlen = 2, fei_pdo = 3, fei_plen = 4;
 
 /// What a PDU type may carry after its header.
 enum class Body : std::uint8_t {

@@ -9,7 +9,6 @@ namespace {
 using wire::Fes;
 using wire::PduType;
 
-constexpr std::uint32_t fei_plen = 4;
 constexpr std::uint32_t fei_length = 16;   // datal (H2C/C2HData), r2tl (R2T)
 
 Refusal refuse(Fes fes, std::uint32_t fei, std::string why) { return Refusal{fes, fei, std::move(why)}; }

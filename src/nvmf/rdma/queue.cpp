@@ -134,9 +134,8 @@ bool RdmaQueue::serve() {
     for (;;) {
         if (closing_.load()) return end();
         if (!arrived_.empty()) {
-            const auto a = arrived_.front();
-            arrived_.pop_front();
-            if (!run_arrival(a)) return end();
+            // Take what else has come first: the round runs it together.
+            if (poll_once() < 0 || !run_arrivals()) return end();
             continue;
         }
         int n = poll_once();
@@ -186,22 +185,30 @@ bool RdmaQueue::wait_cq() {
     }
 }
 
-bool RdmaQueue::run_arrival(const Arrival& a) {
-    const auto capsule = pool_->capsule(a.slot, a.len);
-    if (capsule.size() < wire::sqe_len) {
-        // Not even an SQE: nothing to answer (no cid); the binding leaves
-        // the queue to the target, which ends it.
-        if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: qid %u: a capsule of %u bytes\n", core_.qid(), a.len);
-        pool_->repost(a.slot);
-        return false;
+bool RdmaQueue::run_arrivals() {
+    round_.assign(arrived_.begin(), arrived_.end());
+    arrived_.clear();
+    capsules_.clear();
+    bool whole = true;
+    for (const auto& a : round_) {
+        const auto capsule = pool_->capsule(a.slot, a.len);
+        if (capsule.size() < wire::sqe_len) {
+            // Not even an SQE: nothing to answer (no cid); the binding leaves
+            // the queue to the target, which ends it after the ones before.
+            if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: qid %u: a capsule of %u bytes\n", core_.qid(), a.len);
+            whole = false;
+            break;
+        }
+        Capsule c;
+        std::memcpy(c.sqe.b.data(), capsule.data(), wire::sqe_len);
+        c.data = rdma_wire::decode_sgl(c.sqe, capsule.subspan(wire::sqe_len)).data;
+        capsules_.push_back(c);
     }
-    wire::Sqe sqe;
-    std::memcpy(sqe.b.data(), capsule.data(), wire::sqe_len);
-    cur_ = rdma_wire::decode_sgl(sqe, capsule.subspan(wire::sqe_len));
-    const bool ok = core_.on_command(sqe, cur_.data);
-    // The command ran: its in-capsule data is no longer read.
-    if (!pool_->repost(a.slot)) return false;
-    return ok;
+    const bool ok = core_.on_commands(capsules_);
+    // The round ran: its in-capsule data is no longer read.
+    bool reposted = true;
+    for (const auto& a : round_) reposted = pool_->repost(a.slot) && reposted;
+    return ok && whole && reposted;
 }
 
 bool RdmaQueue::end() {
