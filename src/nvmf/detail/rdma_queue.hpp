@@ -77,6 +77,9 @@ private:
     int poll_once();
     /// Wait until the CQ has something (or close()). RETURN VALUE: false on close or failure.
     bool wait_cq();
+    /// Poll (and wait) until done() holds. RETURN VALUE: false when the queue failed or closed.
+    template <class Done>
+    bool poll_until(Done done);
     /// Take the channel's events (acked in the destructor) and close()'s wake.
     void consume_events();
     /// Run every capsule that has arrived, together (QueueCore::on_commands).

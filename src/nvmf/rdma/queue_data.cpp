@@ -30,12 +30,17 @@ void RdmaQueue::on_send_done(std::uint64_t wr_id, bool ok) {
     }
 }
 
-bool RdmaQueue::room_to_send(std::uint32_t wrs) {
-    while (sends_out_ + wrs > send_depth_) {
+template <class Done>
+bool RdmaQueue::poll_until(Done done) {
+    while (!done()) {
         const int n = poll_once();
         if (n < 0 || (n == 0 && !wait_cq())) return false;
     }
     return true;
+}
+
+bool RdmaQueue::room_to_send(std::uint32_t wrs) {
+    return poll_until([&] { return sends_out_ + wrs <= send_depth_; });
 }
 
 bool RdmaQueue::pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) {
@@ -55,10 +60,7 @@ bool RdmaQueue::pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& i
     ++sends_out_;
     read_done_ = read_failed_ = false;
     // Capsules that arrive meanwhile wait in arrived_, in order.
-    while (!read_done_) {
-        const int n = poll_once();
-        if (n < 0 || (n == 0 && !wait_cq())) return false;
-    }
+    if (!poll_until([&] { return read_done_; })) return false;
     if (read_failed_) return false;
     std::memcpy(into.data(), in_.bytes.data(), into.size());
     intact = true;
@@ -127,10 +129,7 @@ std::optional<std::size_t> RdmaQueue::place_out(std::span<const std::uint8_t> c2
     // start again at its beginning (sized for two full transfers, so a
     // batch of responses rarely waits).
     if (out_used_ + c2h.size() > out_.bytes.size() || !out_.mr) {
-        while (out_sends_ > 0) {
-            const int n = poll_once();
-            if (n < 0 || (n == 0 && !wait_cq())) return std::nullopt;
-        }
+        if (!poll_until([&] { return out_sends_ == 0; })) return std::nullopt;
         out_used_ = 0;
         const std::size_t max_io = env_.queue.registry ? env_.queue.registry->limits().max_io_size : 0;
         if (!ensure(out_, std::max(c2h.size(), 2 * max_io))) return std::nullopt;

@@ -305,6 +305,37 @@ TEST_F(RdmaQueueTest, IdentifyDataGoesOutByAWriteChainedBeforeAPlainSend) {
     EXPECT_EQ(cqe_of(again[1]).cid(), 10);
 }
 
+// Capsules that arrived together are answered in order without waiting
+// for each other's SENDs: each response's data has its own place in the
+// registered buffer, and the WRITE of each names its own command's SGL.
+TEST_F(RdmaQueueTest, ARoundsResponsesTakeTheirOwnPlacesAndTheirOwnSgls) {
+    connect_and_enable();
+    constexpr std::uint64_t a = 0x0000700000000000, b = 0x0000710000000000;
+    const auto first = fake.sends().size();
+    fake.deliver(keyed_capsule(with_cid(identify_sqe(1), 21), rdma_wire::sgl_keyed, a, 4096, 0xA));
+    fake.deliver(keyed_capsule(with_cid(identify_sqe(1), 22), rdma_wire::sgl_keyed_invalidate, b, 4096, 0xB));
+    ASSERT_TRUE(queue->serve());  // no SEND completed in between
+    const auto sends = fake.sends();
+    ASSERT_EQ(sends.size(), first + 2);
+    const auto& one = sends[first].chain;
+    const auto& two = sends[first + 1].chain;
+    ASSERT_EQ(one.size(), 2u);
+    ASSERT_EQ(two.size(), 2u);
+    EXPECT_EQ(one[0].remote_addr, a);
+    EXPECT_EQ(one[0].rkey, 0xAu);
+    EXPECT_EQ(one[1].opcode, IBV_WR_SEND);
+    EXPECT_EQ(cqe_of(one[1]).cid(), 21);
+    EXPECT_EQ(two[0].remote_addr, b);
+    EXPECT_EQ(two[0].rkey, 0xBu);
+    EXPECT_EQ(two[1].opcode, IBV_WR_SEND_WITH_INV);
+    EXPECT_EQ(two[1].invalidate_rkey, 0xBu);
+    EXPECT_EQ(cqe_of(two[1]).cid(), 22);
+    EXPECT_NE(one[0].sge[0].addr, two[0].sge[0].addr);  // the first WRITE's bytes are not overwritten
+    EXPECT_EQ(one[0].sge[0].lkey, two[0].sge[0].lkey);
+    EXPECT_EQ(text(one[0].bytes, 768, std::strlen(nvm_nqn)), nvm_nqn);
+    EXPECT_EQ(text(two[0].bytes, 768, std::strlen(nvm_nqn)), nvm_nqn);
+}
+
 TEST_F(RdmaQueueTest, TheWriteNeverExceedsTheHostsSglLength) {
     connect_and_enable();
     // 1 KiB of a 4 KiB Identify: the host's buffer is 1 KiB. The key's low
