@@ -67,6 +67,13 @@ struct RegionOptions {
     std::optional<flush::Method> force_method;
     /// Allow a forced method that cannot guarantee durability for the region.
     bool unsafe = false;
+    /// This opener's primary term, its fencing token (docs/replication.md,
+    /// "Fencing"); 0 = none. The server keeps, durably, the highest term
+    /// each region has accepted: an open with an older one fails with
+    /// errc::fenced, and a newer one revokes every connection that opened
+    /// the region with an older term (their operations fail with
+    /// errc::fenced from then on).
+    std::uint64_t term = 0;
 };
 
 /// One piece of a vectored persist: `data` is stored at `offset` of the region.
@@ -183,7 +190,10 @@ public:
     /// ERRORS: errc::invalid_argument (unknown region, or not granted to this
     /// client: the same answer, so names do not leak); errc::unsupported (a
     /// forced method the transport cannot do); errc::invalid_argument with
-    /// detail "unsafe" when a forced method is unsafe and unsafe was not set.
+    /// detail "unsafe" when a forced method is unsafe and unsafe was not set;
+    /// errc::fenced (opts.term is older than a term the region accepted);
+    /// errc::unsupported (a term on a region the server has no place to
+    /// keep a term for: ServerOptions::fence_dir).
     Result<RemoteRegion> open_region(std::string_view name, const RegionOptions& opts = {});
 
     /// Register `mem` for zero-copy writes and reads (LocalMemory).

@@ -33,6 +33,7 @@ enum class errc : int {
     no_p2p_memory,             ///< no P2P provider suits the clients, or it has no room left
     nvme_status,               ///< an NVMe controller completed a command with an error status
     protocol_error,            ///< the peer broke the wire protocol; the connection was closed
+    fenced,                    ///< a newer primary term took the region over; this one may no longer change it
 };
 
 /// The category of rpm::errc ("rpm").

@@ -46,6 +46,12 @@ struct ServerOptions {
     /// client id -> shared secret. The secret never crosses the wire.
     std::map<std::string, std::string> secrets;
     std::vector<ServedRegion> regions;
+    /// Where each region's fencing term is kept (docs/replication.md,
+    /// "Fencing"): `<fence_dir>/<name>.fence`. Unset: `<path>.fence` beside
+    /// a region that is a regular file; a device region (devdax) then
+    /// cannot be fenced, and an open with a term gets errc::unsupported.
+    /// Must be an existing directory.
+    std::optional<std::filesystem::path> fence_dir;
     std::filesystem::path sysfs_root = "/";
     std::optional<std::filesystem::path> config;  ///< overrides file (else $RPM_CONFIG)
     std::optional<TlsOptions> tls;                ///< TLS for tcp:// listeners

@@ -50,6 +50,9 @@ const char* describe(errc e) noexcept {
         return "the NVMe controller failed the command; the detail gives its status (SCT/SC)";
     case errc::protocol_error:
         return "the peer broke the wire protocol and the connection was closed; the detail says how";
+    case errc::fenced:
+        return "a primary with a newer term took this region over (fencing): this one's writes are refused "
+               "from now on; stop acting as primary";
     }
     return "unknown rpm error";
 }

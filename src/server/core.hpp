@@ -7,6 +7,7 @@
 #include <rpm/platform.hpp>
 #include <rpm/server.hpp>
 
+#include "server/fence.hpp"
 #include "server/target.hpp"
 #include "transport/protocol/protocol.hpp"
 
@@ -28,6 +29,7 @@ struct Region {
     flush::Input<PersistenceDomain> domain_input;  ///< as detected, before overrides
     std::set<std::string> clients;
     std::unique_ptr<Target> target;
+    Fence fence;
 };
 
 /// What one client was granted on one connection.
@@ -36,6 +38,7 @@ struct Grant {
     Region* region = nullptr;
     flush::Method method = flush::Method::send_flush;
     flush::ServerPersist step = flush::ServerPersist::cache_flush_sfence_deep_flush;
+    std::uint64_t term = 0;  ///< the opener's fencing term (OpenRegion::term)
 };
 
 /// One connection's server-side state.
@@ -74,7 +77,11 @@ public:
     /// ERRORS: errc::permission_denied before authentication;
     /// errc::invalid_argument for an unknown or ungranted name (same text);
     /// errc::invalid_argument "unsafe" for a refused forced method;
-    /// errc::unsupported for native_flush on TCP.
+    /// errc::unsupported for native_flush on TCP; errc::fenced (a term
+    /// older than the region's), errc::unsupported (a term on a region with
+    /// no fence file), errc::io_error (the new term could not be kept).
+    /// A newer term is kept durably, then every FenceHook is told (the
+    /// sessions of older terms lose the region) before the grant is made.
     /// For RDMA, `rdma_device` names the RNIC the session arrived on, so the
     /// decision uses that device's DDIO (empty: unknown).
     Result<proto::RegionGrant> open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
@@ -97,6 +104,11 @@ public:
     /// over all slices (what a write per slice and a flush would do).
     Result<void> handle_persist(const Session& s, const proto::Persist& p);
 
+    /// Listeners register to be told of a newer term (and deregister
+    /// before they go).
+    void add_fence_hook(FenceHook* h);
+    void remove_fence_hook(FenceHook* h);
+
     [[nodiscard]] const ServerOptions& options() const noexcept { return opts_; }
     /// The RDMA device `name` as detected at start-up (with the configured
     /// IIO root-port ids), or nullptr.
@@ -113,6 +125,10 @@ private:
     platform::Profile profile_;
     TransportCaps caps_;
     std::atomic<std::uint64_t> next_session_{1};
+    std::mutex hooks_mu_;
+    std::vector<FenceHook*> hooks_;
+
+    Result<void> admit_term(Region& r, std::uint64_t term);
 };
 
 /// Fill r.domain_input, r.report.rdma_decision (no RNIC known: DDIO unknown)

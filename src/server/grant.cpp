@@ -5,6 +5,8 @@
 #include <rpm/flush_plan.hpp>
 
 #include <algorithm>
+#include <mutex>
+#include <shared_mutex>
 
 namespace rpm::server {
 namespace {
@@ -107,9 +109,47 @@ Result<proto::RegionGrant> Core::open_region(Session& s, const proto::OpenRegion
         if (!forced) return forced.error();
         c = std::move(*forced);
     }
+    if (auto admitted = admit_term(r, req.term); !admitted) return admitted.error();
     const auto id = static_cast<std::uint32_t>(s.grants.size());
-    s.grants.push_back(Grant{id, &r, c.method, c.step});
+    s.grants.push_back(Grant{id, &r, c.method, c.step, req.term});
     return grant_message(id, r, std::move(c), req.force_method.has_value());
+}
+
+void Core::add_fence_hook(FenceHook* h) {
+    std::lock_guard lock(hooks_mu_);
+    hooks_.push_back(h);
+}
+
+void Core::remove_fence_hook(FenceHook* h) {
+    std::lock_guard lock(hooks_mu_);
+    std::erase(hooks_, h);
+}
+
+// Decided under the fence's lock: shared for the usual case (the same
+// term), exclusive to move to a newer one, which is kept durably before any
+// session learns of it, so a restarted server never accepts an older term.
+Result<void> Core::admit_term(Region& r, std::uint64_t term) {
+    const auto older = [&](std::uint64_t have) {
+        return Error(errc::fenced, "region '" + r.report.name + "' belongs to primary term " + std::to_string(have) +
+                                       "; this open's term " + std::to_string(term) + " is older");
+    };
+    {
+        std::shared_lock lock(r.fence.mu);
+        if (term == r.fence.term) return {};
+        if (term < r.fence.term) return older(r.fence.term);
+    }
+    std::unique_lock lock(r.fence.mu);
+    if (term == r.fence.term) return {};
+    if (term < r.fence.term) return older(r.fence.term);
+    if (!r.fence.file)
+        return Error(errc::unsupported, "region '" + r.report.name +
+                                            "' has no fence file to keep a primary term in (a device region: "
+                                            "set ServerOptions::fence_dir, rpm-server --fence-dir)");
+    if (auto kept = store_term(*r.fence.file, term); !kept) return kept;
+    r.fence.term = term;
+    std::lock_guard hooks(hooks_mu_);
+    for (FenceHook* h : hooks_) h->region_fenced(r, term);
+    return {};
 }
 
 } // namespace rpm::server

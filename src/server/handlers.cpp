@@ -4,6 +4,7 @@
 #include "server/core.hpp"
 
 #include <cstring>
+#include <shared_mutex>
 
 namespace rpm::server {
 namespace {
@@ -17,6 +18,18 @@ Result<const Grant*> lookup(const Session& s, std::uint32_t region) {
     return g;
 }
 
+// Held from the grant's term check to the end of the request's stores: a
+// newer term's open (Core::admit_term) waits for it, so nothing of an older
+// term reaches the region once that open is granted.
+using FenceLock = std::shared_lock<std::shared_mutex>;
+
+Result<void> check_term(const Grant& g) {
+    if (g.term >= g.region->fence.term) return {};
+    return Error(errc::fenced, "region '" + g.region->report.name + "' was taken over by primary term " +
+                                   std::to_string(g.region->fence.term) + "; this connection opened it with term " +
+                                   std::to_string(g.term));
+}
+
 // Room for a request's ranges: most flushes and persists name one or two
 // (a record and its commit word), which then live on the stack.
 using RangeRoom = SmallBuffer<Range, 8>;
@@ -26,6 +39,8 @@ using RangeRoom = SmallBuffer<Range, 8>;
 Result<void> Core::handle_write(const Session& s, const proto::Write& w) {
     auto g = lookup(s, w.region);
     if (!g) return g.error();
+    FenceLock fence((*g)->region->fence.mu);
+    if (auto t = check_term(**g); !t) return t.error();
     if (auto r = check_range(*(*g)->region, w.offset, w.data.size()); !r) return r;
     (*g)->region->target->store(w.offset, w.data);
     return {};
@@ -34,6 +49,8 @@ Result<void> Core::handle_write(const Session& s, const proto::Write& w) {
 Result<void> Core::handle_read(const Session& s, const proto::Read& rd, std::span<std::byte> out) {
     auto g = lookup(s, rd.region);
     if (!g) return g.error();
+    FenceLock fence((*g)->region->fence.mu);
+    if (auto t = check_term(**g); !t) return t.error();
     if (auto r = check_range(*(*g)->region, rd.offset, rd.length); !r) return r;
     if (out.size() < rd.length) return Error(errc::bad_size, "read buffer smaller than the request");
     (*g)->region->target->load(rd.offset, out.first(rd.length));
@@ -43,6 +60,8 @@ Result<void> Core::handle_read(const Session& s, const proto::Read& rd, std::spa
 Result<std::span<const std::byte>> Core::read_view(const Session& s, const proto::Read& rd) {
     auto g = lookup(s, rd.region);
     if (!g) return g.error();
+    FenceLock fence((*g)->region->fence.mu);
+    if (auto t = check_term(**g); !t) return t.error();
     if (auto r = check_range(*(*g)->region, rd.offset, rd.length); !r) return r.error();
     const std::byte* base = (*g)->region->target->base();
     if (base == nullptr) return Error(errc::unsupported, "this region has no memory to view");
@@ -52,6 +71,8 @@ Result<std::span<const std::byte>> Core::read_view(const Session& s, const proto
 Result<void> Core::handle_atomic_write(const Session& s, const proto::AtomicWrite& a) {
     auto g = lookup(s, a.region);
     if (!g) return g.error();
+    FenceLock fence((*g)->region->fence.mu);
+    if (auto t = check_term(**g); !t) return t.error();
     if (a.offset % 8 != 0)
         return Error(errc::invalid_argument, "atomic write at offset " + std::to_string(a.offset) +
                                                  " is not 8-byte aligned");
@@ -63,6 +84,8 @@ Result<void> Core::handle_atomic_write(const Session& s, const proto::AtomicWrit
 Result<void> Core::handle_flush(const Session& s, const proto::Flush& f) {
     auto g = lookup(s, f.region);
     if (!g) return g.error();
+    FenceLock fence((*g)->region->fence.mu);
+    if (auto t = check_term(**g); !t) return t.error();
     RangeRoom room(f.ranges.size());
     const std::span<Range> ranges = room.all();
     std::size_t n = 0;
@@ -77,6 +100,8 @@ Result<void> Core::handle_flush(const Session& s, const proto::Flush& f) {
 Result<void> Core::handle_persist(const Session& s, const proto::Persist& p) {
     auto g = lookup(s, p.region);
     if (!g) return g.error();
+    FenceLock fence((*g)->region->fence.mu);
+    if (auto t = check_term(**g); !t) return t.error();
     Region& region = *(*g)->region;
     for (const auto& slice : p.slices)
         if (auto ok = check_range(region, slice.offset, slice.data.size()); !ok) return ok;

@@ -36,6 +36,11 @@ Result<void> validate(const ServerOptions& o) {
             return Error(errc::invalid_argument, "region names are 1 to 255 bytes ('" + r.name + "')");
         if (!names.insert(r.name).second) return Error(errc::invalid_argument, "region name '" + r.name + "' is used twice");
     }
+    if (o.fence_dir) {
+        std::error_code ec;
+        if (!std::filesystem::is_directory(*o.fence_dir, ec))
+            return Error(errc::invalid_argument, "ServerOptions.fence_dir " + o.fence_dir->string() + " is not a directory");
+    }
     for (const auto& [id, secret] : o.secrets)
         if (id.empty() || id.size() > proto::kMaxName || secret.empty())
             return Error(errc::invalid_argument, "client ids are 1 to 255 bytes and secrets must not be empty");
@@ -57,6 +62,14 @@ Result<std::unique_ptr<server::Region>> open_region(const ServedRegion& s, const
     r->granularity = region->granularity();
     r->clients = s.clients;
     r->target = std::make_unique<server::PmemTarget>(std::move(*region));
+    // The term survives restarts: a server must never take back a term it
+    // revoked (a stale primary would write again).
+    r->fence.file = server::fence_file_for(s.name, s.path, o.fence_dir);
+    if (r->fence.file) {
+        auto term = server::load_term(*r->fence.file);
+        if (!term) return Error(term.error().code(), "region '" + s.name + "': " + term.error().detail());
+        r->fence.term = *term;
+    }
     return r;
 }
 

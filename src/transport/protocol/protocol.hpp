@@ -27,9 +27,10 @@
 namespace rpm::proto {
 
 inline constexpr std::uint32_t kMagic = 0x314D5052;  // "RPM1" in little-endian byte order
-// Version 2 added `persist` (write + flush in one request). A server speaks
-// only its own version: a client of another gets errc::unsupported.
-inline constexpr std::uint16_t kVersion = 2;
+// Version 2 added `persist` (write + flush in one request), version 3 the
+// fencing term of `open_region` (docs/replication.md, "Fencing"). A server
+// speaks only its own version: a client of another gets errc::unsupported.
+inline constexpr std::uint16_t kVersion = 3;
 inline constexpr std::size_t kHeaderSize = 16;
 inline constexpr std::size_t kMacSize = 32;           // HMAC-SHA256
 inline constexpr std::size_t kNonceSize = 32;
@@ -102,6 +103,10 @@ struct OpenRegion {
     std::string name;
     std::optional<flush::Method> force_method;
     bool unsafe = false;  ///< accept a forced method that is unsafe for the region
+    /// The opener's primary term (fencing token); 0 = none. A region that
+    /// has seen a term refuses opens with an older one (errc::fenced); a
+    /// newer one revokes every session opened with an older term.
+    std::uint64_t term = 0;
 };
 
 struct RegionGrant {
@@ -200,7 +205,16 @@ void encode_persist_head(std::vector<std::byte>& out, std::uint32_t request_id, 
 void encode_response_head(std::vector<std::byte>& out, std::uint32_t request_id, std::size_t data_size);
 /// Bytes of encode_response_head's output.
 inline constexpr std::size_t kResponseHeadSize = kHeaderSize + 6;
+/// `goodbye` with why the sender closes (status 0 and no message: an
+/// orderly close; errc::fenced: the server revoked the session's regions).
+struct Goodbye {
+    std::uint32_t status = 0;
+    std::string message;
+};
 void encode_goodbye(std::vector<std::byte>& out, std::uint32_t request_id);
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Goodbye& m);
+/// An empty body is an orderly close (status 0). ERRORS: errc::invalid_argument.
+Result<Goodbye> decode_goodbye(std::span<const std::byte> body);
 
 // Decoders take the payload (the bytes after the header) of a frame whose
 // header said that type. ERRORS: errc::invalid_argument with a detail.

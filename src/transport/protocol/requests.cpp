@@ -231,4 +231,20 @@ void encode_goodbye(std::vector<std::byte>& out, std::uint32_t request_id) {
     FrameWriter(out, Type::goodbye, request_id).finish();
 }
 
+void encode(std::vector<std::byte>& out, std::uint32_t request_id, const Goodbye& m) {
+    FrameWriter w(out, Type::goodbye, request_id);
+    w.u32(m.status);
+    w.str16(m.message.substr(0, kMaxMessage));
+    w.finish();
+}
+
+Result<Goodbye> decode_goodbye(std::span<const std::byte> body) {
+    Goodbye m;
+    if (body.empty()) return m;
+    Reader r(body, "goodbye");
+    r.u32(m.status, "status");
+    r.str16(m.message, kMaxMessage, "message");
+    return r.finish(std::move(m));
+}
+
 } // namespace rpm::proto

@@ -256,7 +256,13 @@ void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::by
     switch (h.type) {
     case proto::Type::hello: return on_hello_locked(body);
     case proto::Type::message: return on_message_locked(body);
-    case proto::Type::goodbye: return fail_locked(errc::io_error, where_ + ": the server closed the connection");
+    case proto::Type::goodbye: {
+        // With a reason (errc::fenced), every request fails with it.
+        auto g = proto::decode_goodbye(body);
+        if (!g || g->status == 0) return fail_locked(errc::io_error, where_ + ": the server closed the connection");
+        return fail_locked(std::error_code(static_cast<int>(g->status), rpm_category()),
+                           where_ + ": the server closed the connection: " + g->message);
+    }
     case proto::Type::welcome:
     case proto::Type::region:
     case proto::Type::response: break;

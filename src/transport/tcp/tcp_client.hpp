@@ -137,6 +137,7 @@ private:
     // Frames (tcp_client_frames.cpp).
     void on_frame_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out);
     void on_answer_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out);
+    void on_goodbye_locked(std::span<const std::byte> body, Completions& out);
     void on_message_locked(std::span<const std::byte> body, Completions& out);
     void fail_locked(std::error_code ec, const std::string& why, Completions& out);
     void complete_locked(Pending& p, std::error_code ec, Completions& out);
@@ -154,6 +155,9 @@ private:
     std::uint32_t next_id_ = 1;  ///< under mu_
     State state_ = State::connecting;
     std::string failure_;        ///< why the connection closed
+    /// What later requests fail with: io_error, or the server's reason
+    /// (errc::fenced) when it said goodbye with one.
+    std::error_code failure_ec_ = make_error_code(errc::io_error);
     bool watched_ = false;       ///< the socket is in loop_'s epoll
     std::uint32_t watch_events_ = 0;
     bool dispatching_ = false;   ///< the I/O thread runs completions; it sends what they queue after

@@ -16,9 +16,17 @@ void TcpClient::on_frame_locked(const proto::Header& h, std::span<const std::byt
     case proto::Type::response:
     case proto::Type::region: return on_answer_locked(h, body, out);
     case proto::Type::message: return on_message_locked(body, out);
-    case proto::Type::goodbye: return fail_locked(errc::io_error, "the server closed the connection", out);
+    case proto::Type::goodbye: return on_goodbye_locked(body, out);
     default: return fail_locked(errc::io_error, "unexpected frame from the server", out);
     }
+}
+
+// A goodbye with a reason (errc::fenced: a newer primary term took a region
+// over) fails every request with that reason, now and later.
+void TcpClient::on_goodbye_locked(std::span<const std::byte> body, Completions& out) {
+    auto g = proto::decode_goodbye(body);
+    if (!g || g->status == 0) return fail_locked(errc::io_error, "the server closed the connection", out);
+    fail_locked(status_code(g->status), "the server closed the connection: " + g->message, out);
 }
 
 // The server answers in order: the answer is the oldest request's.
@@ -86,6 +94,7 @@ void TcpClient::fail_locked(std::error_code ec, const std::string& why, Completi
     if (state_ == State::closed) return;
     state_ = State::closed;
     failure_ = why;
+    failure_ec_ = ec;
     if (watched_) loop_.unwatch(stream_.fd());
     watched_ = false;
     stream_.shutdown();  // wakes a driver blocked in recv

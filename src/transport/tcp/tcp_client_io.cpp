@@ -23,7 +23,7 @@ void TcpClient::submit(Pending p, Build build, std::error_code refused) {
         std::lock_guard lock(mu_);
         p.direct = t_direct_for == this && driver_ && !claimed_ && driver_thread_ == std::this_thread::get_id();
         if (state_ != State::ready || refused) {
-            complete_locked(p, refused ? refused : make_error_code(errc::io_error), done);
+            complete_locked(p, refused ? refused : state_ == State::closed ? failure_ec_ : make_error_code(errc::io_error), done);
         } else {
             p.id = next_id();
             build(p.id);

@@ -96,8 +96,9 @@ void TcpClient::recv(std::span<std::byte> out, client::RecvDone done) {
         return done({}, msg.size());
     }
     if (state_ != State::ready) {
+        const auto ec = state_ == State::closed ? failure_ec_ : make_error_code(errc::io_error);
         lock.unlock();
-        return done(errc::io_error, 0);
+        return done(ec, 0);
     }
     recv_waiters_.emplace_back(out, std::move(done));
     update_watch_locked();

@@ -64,7 +64,7 @@ std::string address_text(const sockaddr_storage& ss) {
 
 } // namespace
 
-TcpListener::TcpListener(server::Core& core) : core_(core), admission_(core.options()) {}
+TcpListener::TcpListener(server::Core& core) : core_(core), admission_(core.options()) { core_.add_fence_hook(this); }
 
 TcpListener::~TcpListener() { stop(); }
 
@@ -204,7 +204,17 @@ Result<void> TcpListener::send(std::uint64_t session, std::span<const std::byte>
     return {};
 }
 
+void TcpListener::region_fenced(server::Region& r, std::uint64_t term) noexcept {
+    std::vector<std::shared_ptr<TcpSession>> live;
+    {
+        std::lock_guard lock(mu_);
+        for (auto& [id, s] : sessions_) live.push_back(s);
+    }
+    for (auto& s : live) s->loop().post([s, rp = &r, term] { s->fence(rp, term); });
+}
+
 void TcpListener::stop() noexcept {
+    core_.remove_fence_hook(this);
     if (stopped_.exchange(true) || loops_.empty()) {
         if (listen_fd_ >= 0) ::close(listen_fd_), listen_fd_ = -1;
         return;

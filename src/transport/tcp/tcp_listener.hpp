@@ -45,6 +45,9 @@ public:
     [[nodiscard]] std::chrono::steady_clock::time_point accepted() const noexcept { return accepted_; }
     /// On the session's loop: close it unless it authenticated meanwhile.
     void handshake_timed_out();
+    /// On the session's loop: if it holds a grant of an older term on `r`,
+    /// say goodbye with errc::fenced and close.
+    void fence(const server::Region* r, std::uint64_t term);
 
 private:
     void on_events(std::uint32_t events) override;
@@ -59,8 +62,11 @@ private:
     void on_frame(const proto::Header& h, std::span<const std::byte> body);
     void on_auth(const proto::Header& h, std::span<const std::byte> body);
     void run_request(const proto::Header& h, std::span<const std::byte> body);
+    /// Answer; a fenced error also ends the session (say_fenced).
     void respond(std::uint32_t id, const Result<void>& r);
+    void queue_response(std::uint32_t id, const Result<void>& r);
     void refuse_and_close(std::uint32_t id, const Error& e);
+    void say_fenced(std::string why);
     void flush();
     void update_watch();
 
@@ -83,7 +89,7 @@ private:
     std::atomic<bool> set_up_{false};  ///< authenticated; until then the listener's Admission counts it
 };
 
-class TcpListener final : public server::Listener, private EventLoop::Watcher {
+class TcpListener final : public server::Listener, private EventLoop::Watcher, private server::FenceHook {
 public:
     explicit TcpListener(server::Core& core);
     ~TcpListener() override;
@@ -113,6 +119,8 @@ private:
     /// accept failed for lack of resources (EMFILE...): stop watching the
     /// listening socket until the next tick, rather than spin on it.
     void pause_accepting(int err);
+    /// Every session is told, on its own loop (its grants are its own).
+    void region_fenced(server::Region& r, std::uint64_t term) noexcept override;
 
     server::Core& core_;
     std::optional<TlsContext> tls_;

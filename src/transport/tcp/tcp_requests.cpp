@@ -20,7 +20,8 @@ void TcpSession::run_request(const proto::Header& h, std::span<const std::byte> 
         auto req = proto::decode_open_region(body);
         if (!req) return answer(req.error());
         auto g = core.open_region(session_, *req, server::TransportKind::tcp, nullptr);
-        if (!g) return answer(g.error());
+        // A refused open (an older term's included) leaves the session as it was.
+        if (!g) return queue_response(id, g.error());
         proto::encode(outq_.arena(), id, *g);
         outq_.commit();
         return;

@@ -135,6 +135,12 @@ void TcpSession::on_auth(const proto::Header& h, std::span<const std::byte> body
 }
 
 void TcpSession::respond(std::uint32_t id, const Result<void>& r) {
+    queue_response(id, r);
+    // A request of a revoked term: the session has lost its region for good.
+    if (!r && r.error().code() == errc::fenced) say_fenced(r.error().detail());
+}
+
+void TcpSession::queue_response(std::uint32_t id, const Result<void>& r) {
     proto::Response resp;
     if (!r) {
         resp.status = static_cast<std::uint32_t>(r.error().code().value());
@@ -144,6 +150,17 @@ void TcpSession::respond(std::uint32_t id, const Result<void>& r) {
     }
     proto::encode(outq_.arena(), id, resp);
     outq_.commit();
+}
+
+// Goodbye with errc::fenced, then close once the answers have left: the
+// client fails every request with fenced from then on.
+void TcpSession::say_fenced(std::string why) {
+    proto::Goodbye bye;
+    bye.status = static_cast<std::uint32_t>(errc::fenced);
+    bye.message = std::move(why);
+    proto::encode(outq_.arena(), 0, bye);
+    outq_.commit();
+    closing_ = true;
 }
 
 void TcpSession::refuse_and_close(std::uint32_t id, const Error& e) {
@@ -199,6 +216,19 @@ void TcpSession::handshake_timed_out() {
                            "closed the connection from " + peer_ + ": no authentication within " + std::to_string(ms) +
                                " ms (ServerOptions::handshake_timeout)");
     close();
+}
+
+void TcpSession::fence(const server::Region* r, std::uint64_t term) {
+    if (closed_ || closing_) return;
+    const auto& grants = session_.grants;
+    const auto it = std::find_if(grants.begin(), grants.end(),
+                                 [&](const server::Grant& g) { return g.region == r && g.term < term; });
+    if (it == grants.end()) return;
+    say_fenced("region '" + r->report.name + "' was taken over by primary term " + std::to_string(term) +
+               "; this connection opened it with term " + std::to_string(it->term));
+    flush();
+    if (outq_.empty()) return close();
+    update_watch();
 }
 
 void TcpSession::close() noexcept {

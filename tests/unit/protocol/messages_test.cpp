@@ -262,12 +262,15 @@ TEST(ProtoRoundTrip, MessageAndGoodbye) {
 // Fixed byte layouts pinned down, so a change of the encoding shows up here
 // and in docs/protocol.md together.
 TEST(ProtoRoundTrip, OpenRegionBytesAreAsDocumented) {
-    auto f = frame_of(OpenRegion{"ab", Method::send_flush, true});
+    auto f = frame_of(OpenRegion{"ab", Method::send_flush, true, 0x0102030405060708ull});
     std::vector<std::uint8_t> body;
     for (auto b : body_of(f)) body.push_back(std::to_integer<std::uint8_t>(b));
-    EXPECT_EQ(body, (std::vector<std::uint8_t>{2, 0, 'a', 'b', 1, 1}));
+    EXPECT_EQ(body, (std::vector<std::uint8_t>{2, 0, 'a', 'b', 1, 1, 8, 7, 6, 5, 4, 3, 2, 1}));
+    auto back = decode_open_region(body_of(f));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->term, 0x0102030405060708ull);
     auto none = frame_of(OpenRegion{"", std::nullopt, false});
-    EXPECT_EQ(none.size(), kHeaderSize + 4);
+    EXPECT_EQ(none.size(), kHeaderSize + 12);
     EXPECT_EQ(none[kHeaderSize + 2], std::byte{0xff});
 }
 
@@ -281,6 +284,27 @@ TEST(ProtoRoundTrip, FlushBytesAreAsDocumented) {
         want.insert(want.end(), 7, 0);
     }
     EXPECT_EQ(body, want);
+}
+
+TEST(ProtoRoundTrip, GoodbyeCarriesAReasonOrNothing) {
+    std::vector<std::byte> f;
+    encode_goodbye(f, 0);
+    auto empty = decode_goodbye(body_of(f));
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(empty->status, 0u);
+    f.clear();
+    encode(f, 0, Goodbye{20, "taken over by term 3"});
+    std::vector<std::uint8_t> body;
+    for (auto b : body_of(f)) body.push_back(std::to_integer<std::uint8_t>(b));
+    std::vector<std::uint8_t> want = {20, 0, 0, 0, 20, 0};
+    for (char c : std::string_view("taken over by term 3")) want.push_back(static_cast<std::uint8_t>(c));
+    EXPECT_EQ(body, want);
+    auto back = decode_goodbye(body_of(f));
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->status, 20u);
+    EXPECT_EQ(back->message, "taken over by term 3");
+    EXPECT_FALSE(decode_goodbye(body_of(f).first(3)));       // cut inside the status
+    EXPECT_FALSE(decode_goodbye(body_of(f).first(7)));       // the message cut short
 }
 
 } // namespace
