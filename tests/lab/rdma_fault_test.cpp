@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <future>
+#include <mutex>
+#include <utility>
 
 namespace {
 using namespace rpm;
@@ -28,9 +30,17 @@ int cutting_send(rdma::Conn* conn, const rdma::LocalMr* src, std::size_t offset,
 // the rkey. The descriptor is (verbs/mr.cpp) address (8 bytes, LE), size (8), rkey
 // (4), usage (1); the test checks the size field sits where this says.
 std::atomic<bool> g_forge_rkey{false};
+// Or use this descriptor instead of the grant's (an old grant's: a stale
+// rkey on a live queue pair).
+std::mutex g_swap_mu;
+std::vector<std::uint8_t> g_swap_descriptor;
 
 int forging_mr_remote_from_descriptor(const void* desc, std::size_t size, rdma::RemoteMr** out) {
     std::vector<std::uint8_t> d(static_cast<const std::uint8_t*>(desc), static_cast<const std::uint8_t*>(desc) + size);
+    {
+        std::lock_guard lock(g_swap_mu);
+        if (!g_swap_descriptor.empty()) d = std::exchange(g_swap_descriptor, {});
+    }
     if (g_forge_rkey.exchange(false) && d.size() >= 20) {
         d[16] ^= 0x5a;
         d[17] ^= 0x3c;
@@ -60,7 +70,7 @@ protected:
 
     // A transport on the real verbs layer with send wrapped, and the grant
     // of "logs" as the server sent it (no client-side range checks below).
-    std::pair<std::unique_ptr<client::Transport>, proto::RegionGrant> raw_transport() {
+    std::pair<std::unique_ptr<client::Transport>, proto::RegionGrant> raw_transport(std::uint64_t term = 0) {
         static const rdma::Api api = [] {
             rdma::Api a = rdma::real_api();
             a.send = &cutting_send;
@@ -75,7 +85,7 @@ protected:
         auto t = rdma::connect_rdma_with(api, address(), server->port("rdma"), o);
         EXPECT_TRUE(t) << t.error().message();
         if (!t) return {};
-        auto g = (*t)->open_region(proto::OpenRegion{"logs", std::nullopt, false});
+        auto g = (*t)->open_region(proto::OpenRegion{"logs", std::nullopt, false, term});
         EXPECT_TRUE(g) << g.error().message();
         return {std::move(*t), g ? *g : proto::RegionGrant{}};
     }
@@ -89,10 +99,12 @@ protected:
         return f.get();
     }
 
-    void expect_untouched_and_serving() {
+    void expect_untouched_and_serving(std::uint64_t term = 0) {
         auto c = connect();
         ASSERT_TRUE(c) << "the server stopped serving: " << c.error().message();
-        auto r = c->open_region("logs");
+        RegionOptions ro;
+        ro.term = term;
+        auto r = c->open_region("logs", ro);
         ASSERT_TRUE(r) << r.error().message();
         std::string back(kSentinel.size(), '\0');
         ASSERT_FALSE(r->read(logs_size - kSentinel.size(), std::as_writable_bytes(std::span(back.data(), back.size()))));
@@ -129,6 +141,36 @@ TEST_F(RdmaFaults, ForgedRkeyIsRefused) {
     EXPECT_TRUE(ec) << "a write with an unknown grant or forged key was acknowledged";
     t.reset();
     expect_untouched_and_serving();
+}
+
+// Fencing's one-sided half: a stale primary's queue pair may still be
+// connected, or its write already posted, when a newer term opens. The
+// newer term's own live connection, given the old grant's rkey, stands in
+// for it: only the region's re-registration stops the write.
+TEST_F(RdmaFaults, AnOldRkeyDiesWhenANewerTermOpens) {
+    auto [old_t, old_g] = raw_transport(1);
+    ASSERT_TRUE(old_t);
+    {
+        std::lock_guard lock(g_swap_mu);
+        g_swap_descriptor = old_g.rdma_mr;
+    }
+    auto [new_t, new_g] = raw_transport(2);
+    ASSERT_TRUE(new_t);
+    {
+        std::lock_guard lock(g_swap_mu);
+        ASSERT_TRUE(g_swap_descriptor.empty()) << "the newer grant's descriptor was never decoded";
+    }
+    EXPECT_NE(new_g.rdma_mr, old_g.rdma_mr) << "the region kept its registration across terms";
+    const std::string data(16, 'F');
+    const auto ec = wait([&](client::Done d) { new_t->write(new_g, logs_size - 16, bytes_of(data), std::move(d)); });
+    EXPECT_TRUE(ec) << "a write with the older term's rkey was acknowledged";
+    EXPECT_NE(ec, std::errc::timed_out);
+    old_t.reset();
+    new_t.reset();
+    expect_untouched_and_serving(2);
+    auto fence = logs_path;
+    fence += ".fence";
+    std::filesystem::remove(fence);
 }
 
 TEST_F(RdmaFaults, TruncatedFramesCloseTheSessionAndTheServerGoesOn) {

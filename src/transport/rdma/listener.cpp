@@ -44,6 +44,7 @@ Result<void> RdmaListener::start(const std::string& host, std::uint16_t port) {
     if (!wake_.ok()) return Error(errc::io_error, where_ + ": eventfd failed");
     if (auto r = open_device(host); !r) return r;
     regions_ = std::make_unique<RegionRegistry>(api_, peer_.get());
+    core_.add_fence_hook(this);
     env_ = std::make_unique<SessionEnv>(SessionEnv{api_, core_, peer_.get(), &*messages_, *regions_,
                                                    device_ ? &*device_ : nullptr, limits_, [this] { wake_.notify(); },
                                                    &admission_});
@@ -184,7 +185,17 @@ void RdmaListener::reap() {
     done.clear();  // joins their threads, outside the lock
 }
 
+// Under the region's exclusive fence lock (Core::admit_term): the old rkey
+// is dead before the newer term's open is granted; the sessions are told
+// on their own threads (their grants are theirs).
+void RdmaListener::region_fenced(server::Region& r, std::uint64_t term) noexcept {
+    if (regions_) regions_->revoke(r);
+    std::lock_guard lock(mu_);
+    for (auto& [id, s] : sessions_) s->fence(&r, term);
+}
+
 void RdmaListener::stop() noexcept {
+    core_.remove_fence_hook(this);
     if (stopped_) return;
     stopped_ = true;
     stopping_ = true;

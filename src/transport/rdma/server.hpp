@@ -69,6 +69,11 @@ public:
     RegionRegistry(const Api& api, Peer* peer) noexcept : api_(api), peer_(peer) {}
     /// ERRORS: errc::unsupported (no memory to register), errc::rdma_unavailable.
     Result<std::vector<std::uint8_t>> descriptor(server::Region& r);
+    /// A newer primary term took `r` over: its memory is registered again
+    /// (a new rkey, taken before the old one is given up so the two
+    /// differ) and the old registration is gone when this returns, so a
+    /// one-sided access with the old rkey fails, in flight or later.
+    void revoke(server::Region& r);
     void clear();
 
 private:
@@ -76,6 +81,7 @@ private:
         MrHandle mr;
         std::vector<std::uint8_t> descriptor;
     };
+    Result<Entry> register_region(server::Region& r);
     const Api& api_;
     Peer* peer_;
     std::mutex mu_;
@@ -122,6 +128,10 @@ public:
     void start();
     /// Queue an application message. ERRORS: errc::bad_size, errc::invalid_argument (closed).
     Result<void> send_message(std::span<const std::byte> payload);
+    /// Any thread: `r` now belongs to `term`. The session's thread checks
+    /// its grants; one of an older term on `r` gets a goodbye with
+    /// errc::fenced, and the session closes once it has left.
+    void fence(const server::Region* r, std::uint64_t term);
     void stop() noexcept;
     void join() noexcept;
     [[nodiscard]] bool exited() const noexcept { return exited_; }
@@ -150,6 +160,9 @@ private:
     Post post_locked(std::span<const std::byte> frame);
     void repost(std::uint32_t slot);
     void close_session(std::string why);
+    /// The session thread: act on the fences fence() queued.
+    void take_fences();
+    void say_fenced(std::string why);
     void teardown() noexcept;
 
     SessionEnv& env_;
@@ -164,6 +177,7 @@ private:
     Wakeup wake_;
     InlineMutex mu_;  // the outbox and the send slots: Listener::send comes from other threads
     std::deque<std::vector<std::byte>> outbox_;
+    std::vector<std::pair<const server::Region*, std::uint64_t>> fences_;  ///< under mu_: fence() to take_fences()
     std::vector<std::byte> request_copy_;  // the frame being handled (on_recv), the session thread's
     std::vector<std::byte> reply_copy_;    // a success reply being made (reply_ok), the session thread's
     proto::Flush flush_;                   // the Flush being handled (on_flush), the session thread's
@@ -178,7 +192,7 @@ private:
     std::thread thread_;
 };
 
-class RdmaListener final : public server::Listener {
+class RdmaListener final : public server::Listener, private server::FenceHook {
 public:
     RdmaListener(const Api& api, server::Core& core, ServerLimits limits);
     ~RdmaListener() override;
@@ -196,6 +210,7 @@ private:
     void accept_loop();
     void accept_one();
     void reap();
+    void region_fenced(server::Region& r, std::uint64_t term) noexcept override;
 
     const Api& api_;
     server::Core& core_;

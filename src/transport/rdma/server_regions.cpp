@@ -14,6 +14,24 @@ int region_usage(const server::Region& r) noexcept {
 Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) {
     std::lock_guard lock(mu_);
     if (auto it = entries_.find(&r); it != entries_.end()) return it->second.descriptor;
+    auto e = register_region(r);
+    if (!e) return e.error();
+    auto desc = e->descriptor;
+    entries_.emplace(&r, std::move(*e));
+    return desc;
+}
+
+void RegionRegistry::revoke(server::Region& r) {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(&r);
+    if (it == entries_.end()) return;  // never registered: no rkey to kill
+    auto fresh = register_region(r);
+    // Replacing (or erasing) the entry deregisters the old memory region.
+    if (fresh) it->second = std::move(*fresh);
+    else entries_.erase(it);  // the next grant registers again, or says why it cannot
+}
+
+Result<RegionRegistry::Entry> RegionRegistry::register_region(server::Region& r) {
     const std::string what = "region '" + r.report.name + "'";
     std::byte* base = r.target ? r.target->base() : nullptr;
     if (base == nullptr || r.target->size() == 0)
@@ -35,8 +53,7 @@ Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) 
     std::vector<std::uint8_t> desc(n);
     if (int ret = api_.mr_get_descriptor(mr.get(), desc.data()); ret != 0)
         return call_failure(errc::rdma_unavailable, what, "mr_get_descriptor", ret);
-    entries_.emplace(&r, Entry{std::move(mr), desc});
-    return desc;
+    return Entry{std::move(mr), std::move(desc)};
 }
 
 void RegionRegistry::clear() {

@@ -85,6 +85,7 @@ void ServerSession::run() {
             close_session("no authentication within the handshake timeout");
         }
         if (r.wake) wake_.drain();
+        take_fences();
         // Requests that arrived before a disconnect are still answered in order.
         if (auto d = drain_cq(api_, cq_, r.cq, [this](const ibv_wc& wc) { on_wc(wc); }); !d)
             close_session(d.error().detail());
@@ -205,6 +206,45 @@ Result<void> ServerSession::send_message(std::span<const std::byte> payload) {
     }
     queue_frame(std::move(frame));
     return {};
+}
+
+void ServerSession::fence(const server::Region* r, std::uint64_t term) {
+    {
+        std::lock_guard lock(mu_);
+        if (closed_) return;
+        fences_.emplace_back(r, term);
+    }
+    wake_.notify();
+}
+
+void ServerSession::take_fences() {
+    std::vector<std::pair<const server::Region*, std::uint64_t>> fences;
+    {
+        std::lock_guard lock(mu_);
+        fences.swap(fences_);
+    }
+    for (const auto& [r, term] : fences)
+        for (const auto& g : session_.grants)
+            if (g.region == r && g.term < term)
+                return say_fenced("region '" + r->report.name + "' was taken over by primary term " +
+                                  std::to_string(term) + "; this connection opened it with term " +
+                                  std::to_string(g.term));
+}
+
+// Goodbye with errc::fenced, then close once it has left (the client fails
+// every request with fenced from then on). The region's old rkey is already
+// dead (RegionRegistry::revoke).
+void ServerSession::say_fenced(std::string why) {
+    proto::Goodbye bye;
+    bye.status = static_cast<std::uint32_t>(errc::fenced);
+    bye.message = std::move(why);
+    std::vector<std::byte> f;
+    proto::encode(f, 0, bye);
+    queue_frame(std::move(f));
+    std::lock_guard lock(mu_);
+    close_when_sent_ = true;
+    // Already idle: nothing will complete to notice close_when_sent_.
+    if (outbox_.empty() && slots_.free_count() == layout_.send_slots()) stop_ = true;
 }
 
 void ServerSession::close_session(std::string why) {

@@ -78,7 +78,11 @@ void ServerSession::on_flush(std::uint32_t rid, std::span<const std::byte> body)
     // The client's writes were placed before this send was received (RC
     // ordering), so the persist step covers them.
     auto r = env_.core.handle_flush(session_, flush_);
-    if (!r) return reply(rid, error_frame(rid, r.error()));
+    if (!r) {
+        reply(rid, error_frame(rid, r.error()));
+        if (r.error().code() == errc::fenced) say_fenced(r.error().detail());
+        return;
+    }
     reply_ok(rid);
 }
 
