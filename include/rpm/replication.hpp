@@ -154,6 +154,15 @@ struct ReplicatorOptions {
     std::function<void(Frontier, Lsn)> on_progress;
     /// A replica whose region holds another group's data is refused unless set.
     bool adopt_foreign = false;
+    /// This primary's term, its fencing token (docs/replication.md,
+    /// "Fencing"); 0 = none. Every replica region is opened with it
+    /// (RegionOptions::term, over each ReplicaSpec's own). A replica server
+    /// that has accepted a newer term refuses it: open fails with
+    /// errc::fenced, and a running replicator that learns it (a replica's
+    /// goodbye, a refused reconnect) fails every later write, persist and
+    /// commit with errc::fenced. Give each new primary a larger term than
+    /// any before it (a coordinator's revision: rpm::Coordinator).
+    std::uint64_t fencing_term = 0;
 };
 
 /// Bytes at the start of every member's region reserved for the header.
@@ -190,7 +199,9 @@ public:
     /// Make every write issued before the call durable per the policy.
     /// RETURN VALUE: the LSN covered (the last one issued).
     /// ERRORS: errc::quorum_lost when the members still live cannot meet
-    /// the policy (detail: live/needed and the last member error).
+    /// the policy (detail: live/needed and the last member error);
+    /// errc::fenced once a replica said a newer primary term took over
+    /// (fencing_term): this replicator may no longer change any replica.
     Result<Lsn> commit();
     /// write + commit, sent as one persist request per member (one round
     /// trip each) unless some member holds writes that no commit flushed.

@@ -60,6 +60,7 @@ void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::ui
 }
 
 void Replicator::Impl::fail_locked(Member& m, Error why) {
+    if (why == errc::fenced && !fenced) fenced = why;
     if (m.state == ReplicaState::failed) return;
     // Everything not confirmed flushed must be sent again when it returns.
     m.missed.add(m.dirty);
@@ -76,6 +77,11 @@ void Replicator::Impl::fail_locked(Member& m, Error why) {
     events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, std::move(why), m.frontier});
     wake_waiters();
     watch_cv.notify_all();
+}
+
+std::optional<Error> Replicator::Impl::fenced_error() const {
+    std::lock_guard lock(mu);
+    return fenced;
 }
 
 unsigned Replicator::Impl::counted_live_locked() const {

@@ -214,10 +214,13 @@ Result<Lsn> Replicator::Impl::wait_quorum(Lsn target, IoGroup::Drive* drive, rep
     // within failure_timeout is failed, which either lets the quorum form
     // without it or makes it impossible. The deadline is a second guard.
     const auto deadline = Clock::now() + 4 * opts.failure_timeout + 4 * opts.heartbeat_interval;
-    auto settled = [&] { return quorum_frontier >= target || counted_live_locked() < needed; };
+    auto settled = [&] { return quorum_frontier >= target || fenced || counted_live_locked() < needed; };
     std::unique_lock lock(mu);
     for (;;) {
         if (quorum_frontier >= target) return target;
+        // Fenced: what a quorum held before stays held, nothing more may be
+        // promised (a newer primary owns the replicas now).
+        if (fenced) return Error(fenced->code(), "commit of LSN " + std::to_string(target) + ": " + fenced->message());
         const unsigned live = counted_live_locked();
         if (live < needed) {
             std::string last;

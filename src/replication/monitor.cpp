@@ -15,7 +15,9 @@ Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec)
     if (!client.io_group) client.io_group = io_group;
     auto conn = Client(client).connect(spec.uri);
     if (!conn) return conn.error();
-    auto region = conn->open_region(spec.region, spec.region_options);
+    RegionOptions ro = spec.region_options;
+    if (opts.fencing_term != 0) ro.term = opts.fencing_term;
+    auto region = conn->open_region(spec.region, ro);
     if (!region) return Error(region.error().code(), spec.uri + " region " + spec.region + ": " + region.error().detail());
     if (region->size() < local->size())
         return Error(errc::bad_size, spec.uri + " region " + spec.region + " has " + std::to_string(region->size()) +
@@ -134,7 +136,9 @@ void Replicator::Impl::syncer_loop() {
         std::vector<std::size_t> due;
         const auto now = Clock::now();
         for (auto& m : replicas) {
-            if (m.state == ReplicaState::failed && !m.needs_close && !m.conn && now - m.last_attempt >= opts.reconnect_interval) {
+            // A fenced primary stops dialling: every replica would refuse it.
+            if (!fenced && m.state == ReplicaState::failed && !m.needs_close && !m.conn &&
+                now - m.last_attempt >= opts.reconnect_interval) {
                 m.last_attempt = now;
                 due.push_back(m.index);
             }
@@ -147,6 +151,10 @@ void Replicator::Impl::syncer_loop() {
             Member& m = replicas[i];
             m.last_error = r.error();
             m.last_attempt = Clock::now();
+            if (r.error() == errc::fenced && !fenced) {
+                fenced = r.error();
+                wake_waiters();
+            }
             // A resync that broke off: the member fails again (an event),
             // and its connection is closed by the monitor.
             if (m.state != ReplicaState::failed) fail_locked(m, r.error());

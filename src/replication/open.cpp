@@ -37,8 +37,9 @@ Result<void> Replicator::Impl::connect_all(std::string& unreachable) {
         if (!d) {
             // A configuration error is the caller's to fix, not a failure
             // to ride out.
+            // So is a newer primary's term: this one must not serve.
             if (d.error() == errc::bad_size || d.error() == errc::invalid_argument ||
-                d.error() == errc::permission_denied)
+                d.error() == errc::permission_denied || d.error() == errc::fenced)
                 return d.error();
             m.last_error = d.error();
             unreachable += (unreachable.empty() ? "" : "; ") + d.error().message();

@@ -74,6 +74,7 @@ Result<Lsn> Replicator::write(std::uint64_t offset, std::span<const std::byte> d
         return Error(errc::invalid_argument, "write of " + std::to_string(data.size()) + " bytes at " +
                                                  std::to_string(offset) + " is outside the data area (" +
                                                  std::to_string(d.size()) + " bytes)");
+    if (auto f = impl_->fenced_error()) return *f;
     std::lock_guard issue(impl_->issue_mu);
     impl_->extend_high_water(offset + data.size());
     return impl_->write_region(kReplicaHeaderSize + offset, data, false);
@@ -85,12 +86,14 @@ Result<Lsn> Replicator::atomic_write(std::uint64_t offset, std::uint64_t value) 
         return Error(errc::invalid_argument, "atomic_write at " + std::to_string(offset) + " is outside the data area");
     std::byte raw[8];
     std::memcpy(raw, &value, 8);
+    if (auto f = impl_->fenced_error()) return *f;
     std::lock_guard issue(impl_->issue_mu);
     impl_->extend_high_water(offset + 8);
     return impl_->write_region(kReplicaHeaderSize + offset, raw, true);
 }
 
 Result<Lsn> Replicator::commit() {
+    if (auto f = impl_->fenced_error()) return *f;
     // rdma:// members' completions are polled here; the tcp:// ones' I/O
     // group is driven only when no rdma:// member is held (the driver of
     // the group must read its sockets, which a poller of CQs does not).
@@ -129,6 +132,7 @@ Result<Lsn> Replicator::persist(std::span<const WriteSlice> slices) {
     if (slices.size() > small.size()) large.resize(slices.size()), at = large;
     at = at.first(slices.size());
     for (std::size_t i = 0; i < slices.size(); ++i) at[i] = {kReplicaHeaderSize + slices[i].offset, slices[i].data};
+    if (auto f = impl_->fenced_error()) return *f;
     auto holds = impl_->hold_members();  // as in commit()
     auto drive = holds.empty() ? impl_->io_group->try_drive() : std::nullopt;
     Lsn target = 0;

@@ -73,7 +73,7 @@ void print_regions(const rpm::Server& s) {
 int main(int argc, char** argv) {
     CLI::App app{"rpm-server: serve persistent-memory regions to authenticated rpm clients"};
     std::vector<std::string> listen, regions, clients, allow;
-    std::string secrets_file, tls_cert, tls_key, config, sysfs_root = "/", port_file;
+    std::string secrets_file, tls_cert, tls_key, config, sysfs_root = "/", port_file, fence_dir;
     app.add_option("--listen", listen, "tcp://HOST:PORT or rdma://HOST:PORT (repeatable; port 0 = any)")->required();
     app.add_option("--region", regions, "NAME=PATH[:SIZE] (repeatable; SIZE creates a missing file)")->required();
     app.add_option("--client", clients, "ID:SECRET (repeatable; prefer --secrets-file)");
@@ -83,6 +83,10 @@ int main(int argc, char** argv) {
     app.add_option("--tls-key", tls_key, "PEM private key for --tls-cert")->check(CLI::ExistingFile);
     app.add_option("--config", config, "JSON overrides (docs/flush-methods.md)")->check(CLI::ExistingFile);
     app.add_option("--sysfs-root", sysfs_root, "read sysfs under DIR")->check(CLI::ExistingDirectory);
+    app.add_option("--fence-dir", fence_dir,
+                   "keep each region's primary term (fencing) in DIR/NAME.fence (default: PATH.fence beside a "
+                   "file region; a devdax region needs it to be fenced)")
+        ->check(CLI::ExistingDirectory);
     app.add_option("--port-file", port_file, "write the bound port of the first --listen here once listening");
     unsigned io_threads = 0;
     app.add_option("--io-threads", io_threads, "I/O threads per tcp:// listener (default 0: one per CPU)")
@@ -120,6 +124,7 @@ int main(int argc, char** argv) {
     o.max_queued_answer_bytes = max_queued;
     o.on_log = [](std::string_view line) { std::cerr << "rpm-server: " << line << "\n"; };
     if (!config.empty()) o.config = config;
+    if (!fence_dir.empty()) o.fence_dir = fence_dir;
     for (const auto& spec : regions) {
         rpm::ServedRegion r;
         std::string why;

@@ -1,0 +1,77 @@
+// Fencing through the replicator (docs/replication.md, "Fencing"): a newer
+// primary's open takes the replicas over; the older primary's writes and
+// commits fail with errc::fenced from then on, none of its bytes reach a
+// replica, and it cannot open again with its old term.
+#include "replication/fixture.hpp"
+
+namespace rpm::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST_F(ReplicatorTest, ANewerPrimaryFencesTheOlderOne) {
+    auto first = options(Durability::majority());
+    first.fencing_term = 1;
+    auto opened = Replicator::open(first);
+    ASSERT_TRUE(opened) << opened.error().message();
+    auto a = std::make_optional(std::move(*opened));
+    ASSERT_TRUE(a->persist(0, bytes("A: acknowledged")));
+
+    // The newer primary on another machine (its own blank local copy).
+    auto second = options(Durability::majority());
+    second.fencing_term = 2;
+    second.local_path = dir_ / "b.pool";
+    auto b = Replicator::open(second);
+    ASSERT_TRUE(b) << b.error().message();
+    EXPECT_EQ(local_data(*b, 0, 15), "A: acknowledged");
+
+    // The older primary resumes, as after a long pause.
+    auto late = a->persist(0, bytes("A: after the takeover"));
+    ASSERT_FALSE(late);
+    EXPECT_EQ(late.error().code(), errc::fenced) << late.error().message();
+    auto w = a->write(64, bytes("A: another write"));
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error().code(), errc::fenced);
+    auto c = a->commit();
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code(), errc::fenced);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes_[i]->data(0, 15), "A: acknowledged") << "node" << i;
+
+    // The newer primary goes on; the older one cannot come back with its term.
+    ASSERT_TRUE(b->persist(0, bytes("B: the newer primary")));
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes_[i]->data(0, 20), "B: the newer primary") << "node" << i;
+    a.reset();
+    first.create = false;
+    auto again = Replicator::open(first);
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code(), errc::fenced) << again.error().message();
+}
+
+// An idle older primary learns it without writing: its replicas' goodbyes
+// fail them with fenced, and its next commit says so at once.
+TEST_F(ReplicatorTest, AnIdleOlderPrimaryIsFencedBeforeItWrites) {
+    auto first = options(Durability::majority());
+    first.fencing_term = 5;
+    auto a = Replicator::open(first);
+    ASSERT_TRUE(a) << a.error().message();
+    auto second = options(Durability::majority());
+    second.fencing_term = 6;
+    second.local_path = dir_ / "b.pool";
+    auto b = Replicator::open(second);
+    ASSERT_TRUE(b) << b.error().message();
+    // Bounded: the replicas' goodbyes reach a's connections' I/O thread.
+    bool failed = false;
+    for (int i = 0; i < 100 && !failed; ++i) {
+        failed = true;
+        for (const auto& s : a->replicas()) failed = failed && s.state == ReplicaState::failed;
+        if (!failed) std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_TRUE(failed);
+    for (const auto& s : a->replicas()) EXPECT_EQ(s.last_error.code(), errc::fenced) << s.uri << ": " << s.last_error.message();
+    auto c = a->commit();
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code(), errc::fenced);
+}
+
+} // namespace
+} // namespace rpm::test
