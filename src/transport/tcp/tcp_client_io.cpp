@@ -61,6 +61,10 @@ void TcpClient::flush_locked() {
         if (r.status == IoResult::would_block) return;  // EPOLLOUT (update_watch_locked) takes over
         if (r.status != IoResult::ok) {
             Completions done;
+            // The server may have said why it closed (a goodbye with
+            // errc::fenced) before the send found the socket shut: read
+            // what arrived first, so the reason is the error.
+            read_locked(done);
             fail_locked(errc::io_error, "send failed: " + r.why, done);
             run_on_loop(std::move(done));
             return;

@@ -14,7 +14,7 @@ namespace {
 
 // Reads per readiness event: bounded so one busy session cannot starve the
 // others on its loop.
-constexpr int kReadsPerEvent = 16;
+constexpr int kSessionReadsPerEvent = 16;
 
 } // namespace
 
@@ -69,7 +69,7 @@ void TcpSession::on_events(std::uint32_t events) {
 // Receive what the socket has and run every whole frame; the answers queue
 // up in outq_ and leave together after the batch.
 void TcpSession::read_frames() {
-    for (int i = 0; i < kReadsPerEvent && !closing_ && !closed_; ++i) {
+    for (int i = 0; i < kSessionReadsPerEvent && !closing_ && !closed_; ++i) {
         if (too_far_ahead()) return;  // update_watch stops reading
         auto room = reader_.space();
         IoResult r = stream_.read_some(room);
