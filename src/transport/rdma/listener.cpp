@@ -185,13 +185,16 @@ void RdmaListener::reap() {
     done.clear();  // joins their threads, outside the lock
 }
 
-// Under the region's exclusive fence lock (Core::admit_term): the old rkey
-// is dead before the newer term's open is granted; the sessions are told
-// on their own threads (their grants are theirs).
+// Under the region's exclusive fence lock (Core::admit_term). First the
+// older sessions' goodbyes are posted, so a stale client finds fenced in
+// its completion queue ahead of the failure of any write it sends later;
+// then the old rkey dies, before the newer term's open is granted.
 void RdmaListener::region_fenced(server::Region& r, std::uint64_t term) noexcept {
+    {
+        std::lock_guard lock(mu_);
+        for (auto& [id, s] : sessions_) s->fence(&r, term);
+    }
     if (regions_) regions_->revoke(r);
-    std::lock_guard lock(mu_);
-    for (auto& [id, s] : sessions_) s->fence(&r, term);
 }
 
 void RdmaListener::stop() noexcept {

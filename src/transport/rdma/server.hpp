@@ -128,9 +128,10 @@ public:
     void start();
     /// Queue an application message. ERRORS: errc::bad_size, errc::invalid_argument (closed).
     Result<void> send_message(std::span<const std::byte> payload);
-    /// Any thread: `r` now belongs to `term`. The session's thread checks
-    /// its grants; one of an older term on `r` gets a goodbye with
-    /// errc::fenced, and the session closes once it has left.
+    /// Any thread (the fence hook, before the region's rkey dies): if this
+    /// session holds a grant of an older term on `r`, its goodbye with
+    /// errc::fenced is posted now, ahead of anything the client can send
+    /// with the dying rkey, and the session closes once it has left.
     void fence(const server::Region* r, std::uint64_t term);
     void stop() noexcept;
     void join() noexcept;
@@ -160,9 +161,8 @@ private:
     Post post_locked(std::span<const std::byte> frame);
     void repost(std::uint32_t slot);
     void close_session(std::string why);
-    /// The session thread: act on the fences fence() queued.
-    void take_fences();
     void say_fenced(std::string why);
+    void say_fenced_locked(std::string why);
     void teardown() noexcept;
 
     SessionEnv& env_;
@@ -177,7 +177,9 @@ private:
     Wakeup wake_;
     InlineMutex mu_;  // the outbox and the send slots: Listener::send comes from other threads
     std::deque<std::vector<std::byte>> outbox_;
-    std::vector<std::pair<const server::Region*, std::uint64_t>> fences_;  ///< under mu_: fence() to take_fences()
+    /// Under mu_: each grant's region and term, for fence() on other threads
+    /// (session_.grants is the session thread's).
+    std::vector<std::pair<const server::Region*, std::uint64_t>> granted_;
     std::vector<std::byte> request_copy_;  // the frame being handled (on_recv), the session thread's
     std::vector<std::byte> reply_copy_;    // a success reply being made (reply_ok), the session thread's
     proto::Flush flush_;                   // the Flush being handled (on_flush), the session thread's

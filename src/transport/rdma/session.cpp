@@ -85,7 +85,6 @@ void ServerSession::run() {
             close_session("no authentication within the handshake timeout");
         }
         if (r.wake) wake_.drain();
-        take_fences();
         // Requests that arrived before a disconnect are still answered in order.
         if (auto d = drain_cq(api_, cq_, r.cq, [this](const ibv_wc& wc) { on_wc(wc); }); !d)
             close_session(d.error().detail());
@@ -209,42 +208,35 @@ Result<void> ServerSession::send_message(std::span<const std::byte> payload) {
 }
 
 void ServerSession::fence(const server::Region* r, std::uint64_t term) {
-    {
-        std::lock_guard lock(mu_);
-        if (closed_) return;
-        fences_.emplace_back(r, term);
-    }
-    wake_.notify();
-}
-
-void ServerSession::take_fences() {
-    std::vector<std::pair<const server::Region*, std::uint64_t>> fences;
-    {
-        std::lock_guard lock(mu_);
-        fences.swap(fences_);
-    }
-    for (const auto& [r, term] : fences)
-        for (const auto& g : session_.grants)
-            if (g.region == r && g.term < term)
-                return say_fenced("region '" + r->report.name + "' was taken over by primary term " +
-                                  std::to_string(term) + "; this connection opened it with term " +
-                                  std::to_string(g.term));
+    std::lock_guard lock(mu_);
+    if (closed_) return;
+    for (const auto& [region, t] : granted_)
+        if (region == r && t < term)
+            return say_fenced_locked("region '" + r->report.name + "' was taken over by primary term " +
+                                     std::to_string(term) + "; this connection opened it with term " + std::to_string(t));
 }
 
 // Goodbye with errc::fenced, then close once it has left (the client fails
-// every request with fenced from then on). The region's old rkey is already
-// dead (RegionRegistry::revoke).
+// every request with fenced from then on).
 void ServerSession::say_fenced(std::string why) {
+    std::lock_guard lock(mu_);
+    say_fenced_locked(std::move(why));
+}
+
+void ServerSession::say_fenced_locked(std::string why) {
+    if (closed_ || close_when_sent_) return;
     proto::Goodbye bye;
     bye.status = static_cast<std::uint32_t>(errc::fenced);
     bye.message = std::move(why);
     std::vector<std::byte> f;
     proto::encode(f, 0, bye);
-    queue_frame(std::move(f));
-    std::lock_guard lock(mu_);
+    outbox_.push_back(std::move(f));
+    pump_locked();
     close_when_sent_ = true;
-    // Already idle: nothing will complete to notice close_when_sent_.
+    // Nothing in flight (not established yet, or the post failed): nothing
+    // will complete to notice close_when_sent_.
     if (outbox_.empty() && slots_.free_count() == layout_.send_slots()) stop_ = true;
+    wake_.notify();
 }
 
 void ServerSession::close_session(std::string why) {

@@ -3,6 +3,8 @@
 #include "transport/rdma/frames.hpp"
 #include "transport/rdma/server.hpp"
 
+#include <shared_mutex>
+
 namespace rpm::rdma {
 
 void ServerSession::on_frame(const proto::Header& h, std::span<const std::byte> body) {
@@ -50,7 +52,17 @@ Result<proto::RegionGrant> ServerSession::grant(const proto::OpenRegion& req) {
     if (!g) return g.error();
     const server::Grant* held = session_.grant(g->id);
     if (held == nullptr || held->region == nullptr) return Error(errc::io_error, "the grant names no region");
+    // The rkey handed out must belong to this grant's term: a newer term's
+    // open between Core's check and here re-registered the region, and
+    // this session must not get the new key. Under the fence lock a later
+    // revocation waits, and kills the key handed out here.
+    std::shared_lock fence(held->region->fence.mu);
+    if (held->term < held->region->fence.term)
+        return Error(errc::fenced, "region '" + held->region->report.name + "' was taken over by primary term " +
+                                       std::to_string(held->region->fence.term) + " while it was being opened");
     if (auto r = complete_grant(api_, env_.regions, *held->region, *g); !r) return r.error();
+    std::lock_guard lock(mu_);
+    granted_.emplace_back(held->region, held->term);  // seen by a later revocation's fence()
     return g;
 }
 
