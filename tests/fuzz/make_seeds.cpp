@@ -48,7 +48,7 @@ std::vector<Sample> samples() {
     encode(s[8].frame, 5, Flush{1, {{0, 64}, {4096, 128}}});
     encode(s[9].frame, 6, Response{0, "", d});
     encode_message(s[10].frame, 7, d);
-    encode_goodbye(s[11].frame, 8);
+    encode(s[11].frame, 8, Goodbye{20, "taken over by term 2"});
     encode(s[12].frame, 9, Persist{1, {{0, d.first(12)}, {64, d.last(4)}}});
     const char* names[] = {"hello", "auth", "welcome", "open_region", "region", "write", "read",
                            "atomic_write", "flush", "response", "message", "goodbye", "persist"};

@@ -49,7 +49,7 @@ void reencode(const Result<M>& m, Type type, std::uint32_t request_id, std::span
 }
 
 /// Decode `body` as a payload of `type` and check the round trip. Message
-/// and goodbye have no body decoder; their framing is checked instead.
+/// has no body decoder; its framing is checked instead.
 inline void check_body(Type type, std::uint32_t request_id, std::span<const std::byte> body) {
     switch (type) {
     case Type::hello: return reencode(decode_hello(body), type, request_id, body);
@@ -69,10 +69,13 @@ inline void check_body(Type type, std::uint32_t request_id, std::span<const std:
         return expect_same(out, type, request_id, body);
     }
     case Type::goodbye: {
-        std::vector<std::byte> out;
-        encode_goodbye(out, request_id);
-        if (body.empty()) expect_same(out, type, request_id, body);
-        return;
+        // Empty: an orderly close; otherwise a status and a message.
+        if (body.empty()) {
+            std::vector<std::byte> out;
+            encode_goodbye(out, request_id);
+            return expect_same(out, type, request_id, body);
+        }
+        return reencode(decode_goodbye(body), type, request_id, body);
     }
     }
 }
