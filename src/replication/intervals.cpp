@@ -42,11 +42,38 @@ std::vector<Span> IntervalSet::spans() const {
     return out;
 }
 
+// Past max_ ranges, close the smallest gaps until half of max_ remain: the
+// ranges then cover the fewest bytes that were never added (a member that
+// missed scattered index writes and a log's tail is sent those, not the
+// old log between them), and halving keeps a long run of scattered adds to
+// a collapse per max_/2 of them.
 void IntervalSet::collapse() {
-    const std::uint64_t begin = map_.begin()->first;
-    const std::uint64_t end = std::prev(map_.end())->second;
-    map_.clear();
-    map_.emplace(begin, end);
+    const std::size_t target = std::max<std::size_t>(1, max_ / 2);
+    if (map_.size() <= target) return;
+    std::vector<std::uint64_t> gaps;
+    gaps.reserve(map_.size() - 1);
+    for (auto it = map_.begin(), next = std::next(it); next != map_.end(); ++it, ++next)
+        gaps.push_back(next->first - it->second);
+    const std::size_t closing = map_.size() - target;  // gaps to close
+    auto sorted = gaps;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(closing - 1), sorted.end());
+    const std::uint64_t limit = sorted[closing - 1];
+    std::size_t at_limit = closing - static_cast<std::size_t>(std::count_if(
+                                          gaps.begin(), gaps.end(), [&](std::uint64_t g) { return g < limit; }));
+    std::map<std::uint64_t, std::uint64_t> merged;
+    auto it = map_.begin();
+    std::uint64_t begin = it->first, end = it->second;
+    for (++it; it != map_.end(); ++it) {
+        const std::uint64_t gap = it->first - end;
+        const bool close = gap < limit || (gap == limit && at_limit > 0 && at_limit-- > 0);
+        if (!close) {
+            merged.emplace(begin, end);
+            begin = it->first;
+        }
+        end = it->second;
+    }
+    merged.emplace(begin, end);
+    map_.swap(merged);
 }
 
 } // namespace rpm::replication

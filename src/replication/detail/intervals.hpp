@@ -17,8 +17,9 @@ struct Span {
 class IntervalSet {
 public:
     /// Ranges closer than `gap` bytes are merged (one flush instead of two
-    /// round trips); past `max_ranges` everything collapses into one
-    /// covering range, so the set stays small whatever the write pattern.
+    /// round trips); past `max_ranges` the smallest gaps are closed until
+    /// half of max_ranges remain, so the set stays small whatever the write
+    /// pattern and covers as few bytes that were not added as it can.
     explicit IntervalSet(std::uint64_t gap = 0, std::size_t max_ranges = 4096) noexcept
         : gap_(gap), max_(max_ranges) {}
 

@@ -38,7 +38,9 @@ TEST_F(ReplicatorTest, ANewerPrimaryFencesTheOlderOne) {
     for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes_[i]->data(0, 15), "A: acknowledged") << "node" << i;
 
     // The newer primary goes on; the older one cannot come back with its term.
-    ASSERT_TRUE(b->persist(0, bytes("B: the newer primary")));
+    auto lsn = b->persist(0, bytes("B: the newer primary"));
+    ASSERT_TRUE(lsn);
+    ASSERT_TRUE(b->wait(Frontier::all, *lsn, 10s));  // a majority acknowledged it; now every replica
     for (int i = 0; i < 3; ++i) EXPECT_EQ(nodes_[i]->data(0, 20), "B: the newer primary") << "node" << i;
     a.reset();
     first.create = false;
