@@ -23,6 +23,7 @@ struct PrimaryArgs {
     std::string durability = "majority";
     std::string id = "kvstore", secret = "kvstore";
     int heartbeat_ms = 100, failure_timeout_ms = 1000, reconnect_ms = 500;
+    std::uint64_t term = 0;  ///< --term: the fencing token (0: none)
 };
 
 struct LoadArgs {

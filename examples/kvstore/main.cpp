@@ -45,7 +45,7 @@ std::optional<std::uint64_t> parse_size(const std::string& s) {
 namespace {
 
 struct ReplicaArgs {
-    std::string listen, region, size = "64M", client = "kvstore:kvstore", port_file;
+    std::string listen, region, size = "64M", client = "kvstore:kvstore", port_file, fence_dir;
 };
 
 int replica(const ReplicaArgs& a) {
@@ -54,6 +54,7 @@ int replica(const ReplicaArgs& a) {
         return fail("--client " + a.client + ": expected ID:SECRET");
     rpm::ServerOptions o;
     o.listen = {a.listen};
+    if (!a.fence_dir.empty()) o.fence_dir = a.fence_dir;
     o.secrets[a.client.substr(0, colon)] = a.client.substr(colon + 1);
     rpm::ServedRegion r{kRegionName, a.region, 0, false, {}};
     auto size = parse_size(a.size);
@@ -102,6 +103,9 @@ void add_primary_options(CLI::App* p, PrimaryArgs& a) {
         ->check(CLI::PositiveNumber);
     p->add_option("--reconnect-ms", a.reconnect_ms, "reconnect a failed replica this often (default 500)")
         ->check(CLI::PositiveNumber);
+    p->add_option("--term", a.term,
+                  "this primary's term, its fencing token: larger than any earlier primary's; the replicas then "
+                  "refuse every older one (docs/replication.md, \"Fencing\"; default 0: none)");
 }
 
 } // namespace
@@ -119,6 +123,9 @@ int main(int argc, char** argv) {
     rep->add_option("--size", ra.size, "size when creating it (default 64M)");
     rep->add_option("--client", ra.client, "ID:SECRET the primary connects with (default kvstore:kvstore)");
     rep->add_option("--port-file", ra.port_file, "write the bound port here once listening");
+    rep->add_option("--fence-dir", ra.fence_dir,
+                    "keep the region's primary term here (default: REGION.fence beside the region file)")
+        ->check(CLI::ExistingDirectory);
 
     PrimaryArgs pa;
     auto* pri = app.add_subcommand("primary", "open the store on --local, replicated to each --replica, and run COMMAND");

@@ -47,6 +47,7 @@ rpm::Result<rpm::ReplicatorOptions> replicator_options(const PrimaryArgs& a) {
     o.failure_timeout = std::chrono::milliseconds(a.failure_timeout_ms);
     o.reconnect_interval = std::chrono::milliseconds(a.reconnect_ms);
     o.on_event = print_event;
+    o.fencing_term = a.term;
     return o;
 }
 

@@ -37,6 +37,10 @@
 #           killed, a partition and a failover to a former replica; every
 #           acknowledged put on every node and no divergence; and the planted
 #           ack-before-quorum bug caught
+#   kv-fence (adr) a primary frozen with SIGSTOP while a newer term opens
+#           the replicas over rdma://, then resumed: its put is refused
+#           (fenced) and reaches no replica; without terms (control) it
+#           does (tests/integration/replication/kv_fence_test.sh)
 #   kv-mixed (adr) one replica over rdma://, one over tcp://, durability all:
 #           every put on both (tests/lab/kv_mixed.sh)
 #   floor   (eadr) rpm-floor's four patterns against the PM device, its
@@ -135,6 +139,8 @@ kv_normal() { env "${kv_env[@]}" "$src/tests/integration/replication/kv_fault_te
 kv_planted() {
   env "${kv_env[@]}" RPM_KV_EVENTS=failover "$src/tests/integration/replication/kv_fault_test.sh" "$build/bin" planted
 }
+kv_fence() { env "${kv_env[@]}" "$src/tests/integration/replication/kv_fence_test.sh" "$build/bin"; }
+kv_fence_planted() { env "${kv_env[@]}" "$src/tests/integration/replication/kv_fence_test.sh" "$build/bin" planted; }
 
 # The replicated log's commit words over rdma:// (rpm-bench's log test,
 # in-process replicas on rxe0): native IBTA atomic writes where rxe reports
@@ -252,6 +258,8 @@ step kill kill_normal
 [ "$mode" = adr ] && step kill-planted-control kill_planted
 [ "$mode" = adr ] && step kv kv_normal
 [ "$mode" = adr ] && step kv-planted-control kv_planted
+[ "$mode" = adr ] && step kv-fence kv_fence
+[ "$mode" = adr ] && step kv-fence-planted-control kv_fence_planted
 [ "$mode" = adr ] && step kv-mixed "$src/tests/lab/kv_mixed.sh" "$build/bin" "$RPM_LAB_RDMA_ADDR"
 [ "$mode" = eadr ] && step floor floor
 # Last: it overwrites the start of the NVMe drive and of the PM device.
