@@ -41,6 +41,10 @@ struct Grant {
     std::uint64_t term = 0;  ///< the opener's fencing term (OpenRegion::term)
 };
 
+/// Grants one connection may hold: a peer that opens regions again and
+/// again cannot make the server hold memory without bound.
+inline constexpr std::size_t kMaxGrantsPerSession = 1024;
+
 /// One connection's server-side state.
 struct Session {
     std::uint64_t id = 0;
@@ -77,7 +81,8 @@ public:
     /// ERRORS: errc::permission_denied before authentication;
     /// errc::invalid_argument for an unknown or ungranted name (same text);
     /// errc::invalid_argument "unsafe" for a refused forced method;
-    /// errc::unsupported for native_flush on TCP; errc::fenced (a term
+    /// errc::unsupported for native_flush on TCP; errc::bad_size past
+    /// kMaxGrantsPerSession opens on one connection; errc::fenced (a term
     /// older than the region's), errc::unsupported (a term on a region with
     /// no fence file), errc::io_error (the new term could not be kept).
     /// A newer term is kept durably, then every FenceHook is told (the

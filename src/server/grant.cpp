@@ -100,6 +100,9 @@ void decide_region(Region& r, const rpm::Overrides& ov) {
 Result<proto::RegionGrant> Core::open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
                                              const platform::RdmaDevice* dev) {
     if (!s.authenticated) return Error(errc::permission_denied, "open_region before authentication");
+    if (s.grants.size() >= kMaxGrantsPerSession)
+        return Error(errc::bad_size, "this connection has opened regions " + std::to_string(kMaxGrantsPerSession) +
+                                         " times, the most one connection may; open a new connection");
     auto found = find_granted(regions_, s, req.name);
     if (!found) return found.error();
     Region& r = **found;

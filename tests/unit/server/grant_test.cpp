@@ -113,4 +113,14 @@ TEST(ServerGrant, NothingBeforeAuthentication) {
     EXPECT_FALSE(w);
 }
 
+TEST(ServerGrant, OneConnectionCannotOpenWithoutBound) {
+    Fixture f(PersistenceDomain::memory_controller);
+    for (std::size_t i = 0; i < server::kMaxGrantsPerSession; ++i)
+        ASSERT_TRUE(f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr)) << i;
+    auto more = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
+    ASSERT_FALSE(more);
+    EXPECT_EQ(more.error().code(), errc::bad_size);
+    EXPECT_EQ(f.session.grants.size(), server::kMaxGrantsPerSession);
+}
+
 } // namespace
