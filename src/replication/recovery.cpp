@@ -102,7 +102,9 @@ Result<void> Replicator::Impl::recover(const std::string& unreachable) {
     std::vector<std::byte> best_data;
     auto best = choose_best(hw, best_data);
     if (!best) return best.error();
-    if (*best >= 0) {
+    // A group that never wrote (high-water 0) has no bytes to take: memcpy
+    // from an empty vector's null data is undefined even for 0 bytes.
+    if (*best >= 0 && !best_data.empty()) {
         std::memcpy(data.data(), best_data.data(), best_data.size());
         local->persist(data.data(), best_data.size());
     }
