@@ -219,6 +219,7 @@ public:
     [[nodiscard]] Lsn last_lsn() const noexcept;  ///< the last LSN issued
     /// Wait until frontier `f` reaches `lsn`.
     /// ERRORS: errc::quorum_lost (quorum/all can no longer advance);
+    /// errc::fenced (quorum/all, once a newer primary fenced this one);
     /// errc::io_error on timeout.
     Result<void> wait(Frontier f, Lsn lsn, std::chrono::milliseconds timeout);
 

@@ -171,11 +171,15 @@ Result<void> Replicator::wait(Frontier f, Lsn lsn, std::chrono::milliseconds tim
     auto value = [&] { return f == Frontier::local ? s.local_frontier : f == Frontier::quorum ? s.quorum_frontier : s.all_frontier; };
     auto blocked = [&] {
         if (f == Frontier::local) return false;
+        if (s.fenced) return true;  // a newer primary owns the replicas: nothing more will count
         const unsigned live = s.counted_live_locked();
         return f == Frontier::quorum ? live < s.needed : live < s.members;
     };
     const bool ok = s.cv.wait_for(lock, timeout, [&] { return value() >= lsn || blocked(); });
     if (value() >= lsn) return {};
+    if (ok && s.fenced) return Error(s.fenced->code(), std::string("frontier ") + std::string(to_string(f)) +
+                                                           " cannot reach LSN " + std::to_string(lsn) + ": " +
+                                                           s.fenced->message());
     if (ok) return Error(errc::quorum_lost, std::string("frontier ") + std::string(to_string(f)) + " cannot reach LSN " +
                                                 std::to_string(lsn) + " with the members now live");
     return Error(errc::io_error, std::string("frontier ") + std::string(to_string(f)) + " did not reach LSN " +

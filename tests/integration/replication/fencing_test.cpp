@@ -73,6 +73,10 @@ TEST_F(ReplicatorTest, AnIdleOlderPrimaryIsFencedBeforeItWrites) {
     auto c = a->commit();
     ASSERT_FALSE(c);
     EXPECT_EQ(c.error().code(), errc::fenced);
+    // Waiting for a frontier says so too, at once.
+    auto w = a->wait(Frontier::quorum, a->last_lsn() + 1, 10s);
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error().code(), errc::fenced) << w.error().message();
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // handler refuses a revoked grant before touching the target) and the
 // fence file (durable, strict to parse).
 #include "server/core.hpp"
+#include "session_helper.hpp"
 
 #include <gtest/gtest.h>
 
@@ -71,16 +72,7 @@ protected:
         core->remove_fence_hook(&hook);
         fs::remove_all(dir);
     }
-    server::Session session() {
-        auto s = core->new_session();
-        auto hello = core->hello_for(s);
-        proto::Auth a;
-        a.client_id = "c";
-        a.client_nonce = proto::random_nonce();
-        a.mac = proto::auth_mac("s", hello.challenge, "c", a.client_nonce);
-        EXPECT_TRUE(core->authenticate(s, a));
-        return s;
-    }
+    server::Session session() { return rpm::test::authenticated_session(*core); }
     Result<proto::RegionGrant> open(server::Session& s, std::uint64_t term) {
         proto::OpenRegion req;
         req.name = "r";

@@ -1,5 +1,6 @@
 // Core::open_region: which method a session is granted.
 #include "server/core.hpp"
+#include "session_helper.hpp"
 
 #include <gtest/gtest.h>
 
@@ -31,13 +32,7 @@ struct Fixture {
         ServerOptions o;
         o.secrets = {{"c", "s"}};
         core = std::make_unique<server::Core>(o, std::move(regions), "{}", rpm::Overrides{}, platform::Profile{}, caps);
-        session = core->new_session();
-        auto hello = core->hello_for(session);
-        proto::Auth a;
-        a.client_id = "c";
-        a.client_nonce = proto::random_nonce();
-        a.mac = proto::auth_mac("s", hello.challenge, "c", a.client_nonce);
-        EXPECT_TRUE(core->authenticate(session, a));
+        session = rpm::test::authenticated_session(*core);
     }
     std::unique_ptr<server::Core> core;
     server::Session session;
