@@ -16,6 +16,7 @@ namespace rpm {
 namespace {
 
 using coordinator::base64;
+using coordinator::json_field;
 using coordinator::json_u64;
 using Clock = std::chrono::steady_clock;
 
@@ -107,7 +108,7 @@ Result<Leader> EtcdCoordinator::campaign(std::string_view name, std::chrono::mil
     auto won = http_.post("/v3/election/campaign",
                           {{"name", election()}, {"lease", std::to_string(lease)}, {"value", base64(name)}}, timeout,
                           false);
-    const nlohmann::json key = won ? (*won)["leader"] : nlohmann::json();
+    const nlohmann::json key = won ? json_field(*won, "leader") : nlohmann::json();
     if (!won || !key.is_object()) {
         // The candidate's key goes with its lease.
         if (take_lease() == lease) revoke(lease, opts_.request_timeout);
@@ -137,7 +138,7 @@ Result<std::optional<Leader>> EtcdCoordinator::leader() {
             return std::optional<Leader>();
         return j.error();
     }
-    return leader_of_kv((*j)["kv"]);
+    return leader_of_kv(json_field(*j, "kv"));
 }
 
 Result<void> EtcdCoordinator::resign() {
@@ -185,7 +186,7 @@ void EtcdCoordinator::renew_once() {
     const auto sent = Clock::now();
     const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(opts_.lease_ttl) / 3;
     auto r = http_.post("/v3/lease/keepalive", {{"ID", std::to_string(lease)}}, std::min(budget, opts_.request_timeout));
-    if (r && json_u64((*r)["result"], "TTL") > 0) {
+    if (r && json_u64(json_field(*r, "result"), "TTL") > 0) {
         std::lock_guard lock(mu_);
         if (lease_ == lease) renewed_ = sent;  // the lease lives until sent + TTL at least
         return;
@@ -220,7 +221,7 @@ void EtcdCoordinator::watch_loop() {
     const std::string body = nlohmann::json{{"name", election()}}.dump();
     std::size_t at = http_.preferred();
     const auto deliver = [this](const nlohmann::json& msg) {
-        auto l = leader_of_kv(msg.contains("result") ? msg["result"]["kv"] : nlohmann::json());
+        auto l = leader_of_kv(json_field(json_field(msg, "result"), "kv"));
         if (!l) return;
         std::function<void(const Leader&)> cb;
         {

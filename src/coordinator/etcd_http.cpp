@@ -52,6 +52,13 @@ Result<std::string> unbase64(std::string_view text) {
     return out;
 }
 
+const nlohmann::json& json_field(const nlohmann::json& j, const char* field) {
+    static const nlohmann::json none;
+    if (!j.is_object()) return none;
+    const auto it = j.find(field);
+    return it == j.end() ? none : *it;
+}
+
 std::uint64_t json_u64(const nlohmann::json& j, const char* field) {
     if (!j.is_object()) return 0;
     const auto it = j.find(field);

@@ -32,6 +32,10 @@ Result<std::string> unbase64(std::string_view text);
 
 /// An int64 field of the gateway's JSON ("123" or 123; absent = 0).
 std::uint64_t json_u64(const nlohmann::json& j, const char* field);
+/// j[field] when j is an object that has it, else null: an answer of
+/// another shape (a broken or foreign endpoint) never throws or reads past
+/// what is there.
+const nlohmann::json& json_field(const nlohmann::json& j, const char* field);
 
 /// One POST to one member. RETURN VALUE: the HTTP status and body.
 /// ERRORS: errc::io_error (connect, send, receive or the deadline).

@@ -7,6 +7,11 @@
 
 #include <rpm/coordinator.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <future>
 #include <mutex>
@@ -158,6 +163,88 @@ TEST_F(CoordinatorTest, OneMemberDownChangesNothingTwoDownStopElections) {
     ASSERT_EQ(f.wait_for(6s), std::future_status::ready) << "the leader was not told it lost etcd";
     EXPECT_FALSE(leader->leading());
     (void)f.get();
+}
+
+// An "etcd" on 127.0.0.1 that answers every request 200 with `body`:
+// answers of another shape than the gateway's.
+class OddServer {
+public:
+    explicit OddServer(std::string body) : body_(std::move(body)) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+        EXPECT_EQ(::listen(fd_, 16), 0);
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+        port_ = ntohs(a.sin_port);
+        thread_ = std::thread([this] { serve(); });
+    }
+    ~OddServer() {
+        ::shutdown(fd_, SHUT_RDWR);
+        ::close(fd_);
+        thread_.join();
+    }
+    [[nodiscard]] std::string endpoint() const { return "127.0.0.1:" + std::to_string(port_); }
+
+private:
+    void serve() {
+        for (int n = 0; n < 100; ++n) {  // bounded
+            const int c = ::accept(fd_, nullptr, nullptr);
+            if (c < 0) return;
+            std::string req;
+            char buf[4096];
+            for (;;) {  // the header, then Content-Length bytes
+                const auto h = req.find("\r\n\r\n");
+                if (h != std::string::npos) {
+                    const auto cl = req.find("Content-Length: ");
+                    const std::size_t len = cl == std::string::npos ? 0 : std::stoul(req.substr(cl + 16));
+                    if (req.size() >= h + 4 + len) break;
+                }
+                const ssize_t r = ::read(c, buf, sizeof buf);
+                if (r <= 0) break;
+                req.append(buf, static_cast<std::size_t>(r));
+            }
+            const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
+                                       std::to_string(body_.size()) + "\r\nConnection: close\r\n\r\n" + body_;
+            (void)!::write(c, answer.data(), answer.size());
+            ::close(c);
+        }
+    }
+    std::string body_;
+    int fd_ = -1;
+    int port_ = 0;
+    std::thread thread_;
+};
+
+TEST(CoordinatorErrors, AnswersOfAnotherShapeAreClearErrors) {
+    for (const char* body : {"[]", "42", "{\"leader\": 7, \"kv\": [1], \"result\": \"x\"}"}) {
+        OddServer odd(body);
+        CoordinatorOptions o;
+        o.endpoints = {odd.endpoint()};
+        o.request_timeout = 1000ms;
+        o.lease_ttl = 2s;
+        auto c = connect_etcd(o);
+        ASSERT_TRUE(c) << body << ": " << c.error().message();
+        auto l = (*c)->leader();
+        ASSERT_TRUE(l) << body;
+        EXPECT_FALSE(*l) << body;
+        auto won = (*c)->campaign("n", 1000ms);
+        ASSERT_FALSE(won) << body;
+        EXPECT_EQ(won.error().code(), errc::io_error) << won.error().message();
+        EXPECT_FALSE((*c)->leading());
+        ASSERT_TRUE((*c)->watch([](const Leader&) {}));
+        std::this_thread::sleep_for(300ms);  // the observe stream reads the odd answer
+    }
+    OddServer junk("not json");
+    CoordinatorOptions o;
+    o.endpoints = {junk.endpoint()};
+    o.request_timeout = 1000ms;
+    auto c = connect_etcd(o);  // something answers, but not etcd
+    ASSERT_FALSE(c);
+    EXPECT_EQ(c.error().code(), errc::io_error);
+    EXPECT_NE(c.error().message().find("not JSON"), std::string::npos) << c.error().message();
 }
 
 TEST(CoordinatorErrors, BadUrisAndUnreachableEtcdAreClear) {
