@@ -54,6 +54,11 @@ Result<void> write_all(int fd, std::string_view s, const std::filesystem::path& 
 
 } // namespace
 
+std::string fenced_detail(std::string_view name, std::uint64_t now, std::uint64_t had) {
+    return "region '" + std::string(name) + "' was taken over by primary term " + std::to_string(now) +
+           "; this connection opened it with term " + std::to_string(had);
+}
+
 std::optional<std::filesystem::path> fence_file_for(std::string_view name, const std::filesystem::path& path,
                                                     const std::optional<std::filesystem::path>& fence_dir) {
     if (fence_dir) return *fence_dir / ((plain_name(name) ? std::string(name) : "x-" + hex(name)) + ".fence");

@@ -37,6 +37,11 @@ public:
     virtual void region_fenced(Region& r, std::uint64_t term) noexcept = 0;
 };
 
+/// Why a connection that opened region `name` with term `had` lost it to
+/// term `now`: the one wording of the handlers' refusal and the
+/// transports' goodbye.
+std::string fenced_detail(std::string_view name, std::uint64_t now, std::uint64_t had);
+
 /// The fence file of region `name` at `path`: `<fence_dir>/<name>.fence`
 /// (a name with bytes outside [A-Za-z0-9._-], or starting with '.', is
 /// written in hex: `x-<hex>.fence`); without fence_dir, `<path>.fence`

@@ -25,9 +25,7 @@ using FenceLock = std::shared_lock<std::shared_mutex>;
 
 Result<void> check_term(const Grant& g) {
     if (g.term >= g.region->fence.term) return {};
-    return Error(errc::fenced, "region '" + g.region->report.name + "' was taken over by primary term " +
-                                   std::to_string(g.region->fence.term) + "; this connection opened it with term " +
-                                   std::to_string(g.term));
+    return Error(errc::fenced, fenced_detail(g.region->report.name, g.region->fence.term, g.term));
 }
 
 // Room for a request's ranges: most flushes and persists name one or two

@@ -212,8 +212,7 @@ void ServerSession::fence(const server::Region* r, std::uint64_t term) {
     if (closed_) return;
     for (const auto& [region, t] : granted_)
         if (region == r && t < term)
-            return say_fenced_locked("region '" + r->report.name + "' was taken over by primary term " +
-                                     std::to_string(term) + "; this connection opened it with term " + std::to_string(t));
+            return say_fenced_locked(server::fenced_detail(r->report.name, term, t));
 }
 
 // Goodbye with errc::fenced, then close once it has left (the client fails

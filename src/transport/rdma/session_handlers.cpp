@@ -58,8 +58,8 @@ Result<proto::RegionGrant> ServerSession::grant(const proto::OpenRegion& req) {
     // revocation waits, and kills the key handed out here.
     std::shared_lock fence(held->region->fence.mu);
     if (held->term < held->region->fence.term)
-        return Error(errc::fenced, "region '" + held->region->report.name + "' was taken over by primary term " +
-                                       std::to_string(held->region->fence.term) + " while it was being opened");
+        return Error(errc::fenced, server::fenced_detail(held->region->report.name, held->region->fence.term,
+                                                         held->term) + " (while it was being opened)");
     if (auto r = complete_grant(api_, env_.regions, *held->region, *g); !r) return r.error();
     std::lock_guard lock(mu_);
     granted_.emplace_back(held->region, held->term);  // seen by a later revocation's fence()

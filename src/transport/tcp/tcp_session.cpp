@@ -224,8 +224,7 @@ void TcpSession::fence(const server::Region* r, std::uint64_t term) {
     const auto it = std::find_if(grants.begin(), grants.end(),
                                  [&](const server::Grant& g) { return g.region == r && g.term < term; });
     if (it == grants.end()) return;
-    say_fenced("region '" + r->report.name + "' was taken over by primary term " + std::to_string(term) +
-               "; this connection opened it with term " + std::to_string(it->term));
+    say_fenced(server::fenced_detail(r->report.name, term, it->term));
     flush();
     if (outq_.empty()) return close();
     update_watch();
