@@ -6,15 +6,23 @@
 
 #include "kv_store.hpp"
 
+#include <rpm/server.hpp>
+
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kvcli {
 
 inline constexpr const char* kRegionName = "kv";  // the region every replica serves
+
+struct ReplicaArgs {
+    std::string listen, region, size = "64M", client = "kvstore:kvstore", port_file, fence_dir;
+};
 
 struct PrimaryArgs {
     std::string local;
@@ -38,12 +46,31 @@ int fail(const std::string& msg, int status = 2);
 /// "64M", "1G", "65536" -> bytes; nullopt on junk.
 std::optional<std::uint64_t> parse_size(const std::string& s);
 
+/// The server a replica (or a node that does not lead) runs: region "kv"
+/// from --region, created with --size when missing.
+/// ERRORS: errc::invalid_argument (--client, --size).
+rpm::Result<rpm::ServerOptions> replica_server_options(const ReplicaArgs& a);
+/// The replicator a primary opens (replica events printed on stderr).
+/// ERRORS: errc::invalid_argument (--size, --durability).
+rpm::Result<rpm::ReplicatorOptions> replicator_options(const PrimaryArgs& a);
+
 /// Open (creating the local file if missing) and print what recovery did.
 /// nullptr after printing why, with the exit status in `status`.
 std::unique_ptr<kv::Store> open_primary(const PrimaryArgs& a, int& status);
 
 /// Replica events printed so far (they arrive on the replicator's thread).
 unsigned events_seen() noexcept;
+
+/// The keys and values load puts: k<RUN>-<I>, 32..79 bytes that follow from the key.
+std::string load_key(std::uint64_t run, std::uint64_t i);
+std::string load_value(std::uint64_t run, std::uint64_t i);
+/// The value load put under `key`; nullopt for a key load does not make.
+std::optional<std::string> expected_value(std::string_view key);
+/// One write(2) of "KEY\n" to an O_APPEND file: a killed process leaves whole lines.
+bool log_acked(int fd, const std::string& key);
+using Lookup = std::function<std::optional<std::string>(const std::string&)>;
+/// Check every key of an acked file with `lookup`; 0 when none is lost.
+int verify_with(const std::string& acked, const Lookup& lookup);
 
 int put(kv::Store& s, const std::string& key, const std::string& value);
 int get(const kv::Store& s, const std::string& key);

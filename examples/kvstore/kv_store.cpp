@@ -220,9 +220,15 @@ rpm::Result<void> Store::put(std::string_view key, std::string_view value) {
     return {};
 }
 
-rpm::Result<bool> Store::remove(std::string_view key) {
+rpm::Result<bool> Store::remove_uncommitted(std::string_view key) {
     if (!get(key)) return false;
     if (auto w = append_and_index(Op::del, key, {}); !w) return w.error();
+    return true;
+}
+
+rpm::Result<bool> Store::remove(std::string_view key) {
+    auto r = remove_uncommitted(key);
+    if (!r || !*r) return r;
     if (auto c = r_.commit(); !c) return c.error();
     return true;
 }

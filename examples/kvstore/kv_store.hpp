@@ -96,9 +96,11 @@ public:
     /// false when the key is not there (nothing written).
     rpm::Result<bool> remove(std::string_view key);
     [[nodiscard]] std::optional<std::string> get(std::string_view key) const;
-    /// Append and index without committing, for the planted bug of `load
-    /// --fault` (which acknowledges before its commit()).
+    /// Append and index without committing: for group commit (a node
+    /// commits once for every client's puts), and for the planted bug of
+    /// `load --fault` (which acknowledges before its commit()).
     rpm::Result<void> put_uncommitted(std::string_view key, std::string_view value);
+    rpm::Result<bool> remove_uncommitted(std::string_view key);
     rpm::Result<rpm::Lsn> commit() { return r_.commit(); }
 
     /// Every live key with its value, in index order.

@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 namespace kvcli {
-namespace {
 
 std::string load_key(std::uint64_t run, std::uint64_t i) {
     return "k" + std::to_string(run) + "-" + std::to_string(i);
@@ -54,8 +53,6 @@ bool log_acked(int fd, const std::string& key) {
     return ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
 }
 
-using Lookup = std::function<std::optional<std::string>(const std::string&)>;
-
 int verify_with(const std::string& acked, const Lookup& lookup) {
     std::ifstream in(acked);
     if (!in) return fail(acked + ": " + std::strerror(errno), 2);
@@ -74,6 +71,8 @@ int verify_with(const std::string& acked, const Lookup& lookup) {
     std::cout << "verify: checked " << checked << ", lost " << lost << "\n";
     return lost == 0 ? 0 : 1;
 }
+
+namespace {
 
 // After replica events: what each resync copied, for the test logs.
 void print_resyncs(const kv::Store& s, std::vector<std::uint64_t>& seen) {

@@ -12,6 +12,8 @@
 // default client id and secret (kvstore:kvstore) are for trying it out on
 // 127.0.0.1; give --client / --id --secret otherwise.
 #include "commands.hpp"
+#include "node.hpp"
+#include "remote.hpp"
 
 #include <rpm/server.hpp>
 
@@ -42,37 +44,39 @@ std::optional<std::uint64_t> parse_size(const std::string& s) {
     return v << shift;
 }
 
-namespace {
-
-struct ReplicaArgs {
-    std::string listen, region, size = "64M", client = "kvstore:kvstore", port_file, fence_dir;
-};
-
-int replica(const ReplicaArgs& a) {
+rpm::Result<rpm::ServerOptions> replica_server_options(const ReplicaArgs& a) {
     auto colon = a.client.find(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == a.client.size())
-        return fail("--client " + a.client + ": expected ID:SECRET");
+        return rpm::Error(rpm::errc::invalid_argument, "--client " + a.client + ": expected ID:SECRET");
     rpm::ServerOptions o;
     o.listen = {a.listen};
     if (!a.fence_dir.empty()) o.fence_dir = a.fence_dir;
     o.secrets[a.client.substr(0, colon)] = a.client.substr(colon + 1);
     rpm::ServedRegion r{kRegionName, a.region, 0, false, {}};
     auto size = parse_size(a.size);
-    if (!size) return fail("--size " + a.size + " is not like 65536, 64M or 1G");
-    if (*size < kv::kMinRegionSize) return fail("--size " + a.size + ": a store needs at least 64K");
+    if (!size) return rpm::Error(rpm::errc::invalid_argument, "--size " + a.size + " is not like 65536, 64M or 1G");
+    if (*size < kv::kMinRegionSize)
+        return rpm::Error(rpm::errc::invalid_argument, "--size " + a.size + ": a store needs at least 64K");
     std::error_code ec;
     if (!std::filesystem::exists(a.region, ec)) {  // an existing region keeps its size
         r.size = *size;
         r.create = true;
     }
     o.regions.push_back(std::move(r));
+    return o;
+}
 
+namespace {
+
+int replica(const ReplicaArgs& a) {
+    auto o = replica_server_options(a);
+    if (!o) return fail(o.error().message());
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any server thread starts
-    auto server = rpm::Server::start(std::move(o));
+    auto server = rpm::Server::start(std::move(*o));
     if (!server) return fail(server.error().message(), 3);
     const std::string scheme = a.listen.substr(0, a.listen.find(':'));
     const auto port = server->port(scheme);
@@ -106,6 +110,41 @@ void add_primary_options(CLI::App* p, PrimaryArgs& a) {
     p->add_option("--term", a.term,
                   "this primary's term, its fencing token: larger than any earlier primary's; the replicas then "
                   "refuse every older one (docs/replication.md, \"Fencing\"; default 0: none)");
+}
+
+void add_node_options(CLI::App* n, NodeArgs& a) {
+    n->add_option("--name", a.name, "this node's name, unique in the group")->required();
+    n->add_option("--coordinator", a.coordinator, "etcd://HOST:PORT[,HOST:PORT...] (etcd v3's JSON gateway)")
+        ->required();
+    n->add_option("--election", a.election, "the group's election in etcd (default rpm-kvstore)");
+    n->add_option("--lease-ttl", a.lease_ttl_s, "seconds a silent primary keeps its leadership (default 2)")
+        ->check(CLI::Range(2, 600));
+    n->add_option("--listen", a.replica.listen, "tcp://HOST:PORT or rdma://HOST:PORT its region is served on")
+        ->required();
+    n->add_option("--region", a.replica.region, "its region file (created with --size if missing)")->required();
+    n->add_option("--size", a.replica.size, "size when creating it (default 64M)");
+    n->add_option("--fence-dir", a.replica.fence_dir, "keep the region's primary term here (default: beside it)")
+        ->check(CLI::ExistingDirectory);
+    n->add_option("--serve", a.serve, "HOST:PORT clients reach it on (RESP, as redis-cli speaks)")->required();
+    n->add_option("--member", a.members, "every node's --listen URI, this one's included (repeatable)")->required();
+    n->add_option("--durability", a.primary.durability, "when leading: majority (default), all or K, +local/-local");
+    n->add_option("--heartbeat-ms", a.primary.heartbeat_ms, "when leading (default 100)")->check(CLI::PositiveNumber);
+    n->add_option("--failure-timeout-ms", a.primary.failure_timeout_ms, "when leading (default 1000)")
+        ->check(CLI::PositiveNumber);
+    n->add_option("--reconnect-ms", a.primary.reconnect_ms, "when leading (default 500)")->check(CLI::PositiveNumber);
+    n->add_option("--fault", a.fault, "tests only: ignore-lease, or no-fencing (no terms either)")
+        ->check(CLI::IsMember({"", "ignore-lease", "no-fencing"}));
+}
+
+void add_remote_options(CLI::App* c, RemoteArgs& a, bool node_option) {
+    auto* co = c->add_option("--coordinator", a.coordinator, "etcd://HOST:PORT[,...]: find the primary there");
+    c->add_option("--election", a.election, "the group's election (default rpm-kvstore)");
+    c->add_option("--timeout-ms", a.timeout_ms, "give up a command (a put of load) after this (default 10000)")
+        ->check(CLI::PositiveNumber);
+    if (!node_option) return void(co->required());
+    auto* no = c->add_option("--node", a.node, "HOST:PORT of a node: start there (no etcd), following redirects");
+    c->add_flag("--follow,!--no-follow", a.follow, "--no-follow: one attempt at --node, no redirect or retry");
+    co->excludes(no);
 }
 
 } // namespace
@@ -152,6 +191,32 @@ int main(int argc, char** argv) {
     auto* verify_cmd = pri->add_subcommand("verify", "check that every key in --acked holds its value");
     verify_cmd->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
 
+    NodeArgs na;
+    auto* node_cmd = app.add_subcommand("node", "a member of a group with an elected primary (etcd), until SIGINT/SIGTERM");
+    add_node_options(node_cmd, na);
+    RemoteArgs ca;
+    auto* cli = app.add_subcommand("client", "talk to a group's primary over RESP: put, get, delete, info, load, verify");
+    add_remote_options(cli, ca, true);
+    cli->require_subcommand(1);
+    auto* c_put = cli->add_subcommand("put", "store VALUE under KEY (returns once durable)");
+    c_put->add_option("key", key)->required();
+    c_put->add_option("value", value)->required();
+    auto* c_get = cli->add_subcommand("get", "print KEY's value (exit 1: not found)");
+    c_get->add_option("key", key)->required();
+    auto* c_del = cli->add_subcommand("delete", "delete KEY (exit 1: not found)");
+    c_del->add_option("key", key)->required();
+    auto* c_info = cli->add_subcommand("info", "what the primary says of itself and its members");
+    LoadArgs cla;
+    auto* c_load = cli->add_subcommand("load", "put keys k<RUN>-<I>, logging each acknowledged one to --acked");
+    c_load->add_option("--count", cla.count, "puts to make")->required()->check(CLI::PositiveNumber);
+    c_load->add_option("--acked", cla.acked, "file the acknowledged keys are appended to")->required();
+    c_load->add_option("--run", cla.run, "a number in every key and value (a fresh one per run)");
+    auto* c_verify = cli->add_subcommand("verify", "check that every key in --acked holds its value");
+    c_verify->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
+    RemoteArgs sa;
+    auto* status_cmd = app.add_subcommand("status", "the group's leader and term (from etcd), and its members");
+    add_remote_options(status_cmd, sa, false);
+
     std::string region;
     auto* off = app.add_subcommand("offline", "read a region file with no replicas and no network");
     off->add_option("--region", region, "a member's region file")->required()->check(CLI::ExistingFile);
@@ -159,6 +224,7 @@ int main(int argc, char** argv) {
     auto* off_dump = off->add_subcommand("dump", "print every live KEY=VALUE in its log, sorted");
     auto* off_verify = off->add_subcommand("verify", "check that every key in --acked holds its value");
     off_verify->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
+    for (auto* sub : {c_put, c_get, c_del, c_info, c_load, c_verify}) sub->fallthrough();
     for (auto* sub : {put_cmd, get_cmd, del_cmd, stats_cmd, shell_cmd, dump_cmd, load_cmd, verify_cmd})
         sub->fallthrough();  // primary's options may come after COMMAND too
     off_dump->fallthrough();
@@ -166,6 +232,16 @@ int main(int argc, char** argv) {
     CLI11_PARSE(app, argc, argv);
 
     if (*rep) return replica(ra);
+    if (*node_cmd) return node(std::move(na));
+    if (*status_cmd) return status(sa);
+    if (*cli && ca.coordinator.empty() && ca.node.empty()) return fail("client: give --coordinator or --node");
+    if (*c_load) return remote_load(ca, cla);
+    if (*c_verify) return remote_verify(ca, acked);
+    if (*cli) {
+        const auto cmd = *c_put ? RemoteCommand::put : *c_get ? RemoteCommand::get
+                       : *c_del ? RemoteCommand::remove : RemoteCommand::info;
+        return remote(ca, cmd, key, value);
+    }
     if (*off) return offline(region, *off_verify ? std::optional(acked) : std::nullopt);
     int status = 0;
     auto store = open_primary(pa, status);

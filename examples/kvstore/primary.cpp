@@ -22,6 +22,10 @@ void print_event(const rpm::ReplicaEvent& e) {
     ++g_events;
 }
 
+} // namespace
+
+unsigned events_seen() noexcept { return g_events.load(); }
+
 rpm::Result<rpm::ReplicatorOptions> replicator_options(const PrimaryArgs& a) {
     rpm::ReplicatorOptions o;
     o.local_path = a.local;
@@ -50,10 +54,6 @@ rpm::Result<rpm::ReplicatorOptions> replicator_options(const PrimaryArgs& a) {
     o.fencing_term = a.term;
     return o;
 }
-
-} // namespace
-
-unsigned events_seen() noexcept { return g_events.load(); }
 
 std::unique_ptr<kv::Store> open_primary(const PrimaryArgs& a, int& status) {
     auto o = replicator_options(a);

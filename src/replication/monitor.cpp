@@ -88,10 +88,20 @@ std::chrono::milliseconds tick(const ReplicatorOptions& o) {
 
 void Replicator::Impl::monitor_loop() {
     std::unique_lock lock(mu);
+    auto last_tick = Clock::now();
     while (!stopping) {
         watch_cv.wait_for(lock, tick(opts));
         if (stopping) break;
         const auto now = Clock::now();
+        if (now - last_tick > opts.failure_timeout / 2) {
+            // This process did not run for a while (SIGSTOP, a VM paused,
+            // starved): silence measured across our own pause says nothing
+            // of the replicas, and their answers (a goodbye, say) may be
+            // waiting in the sockets. Each gets a whole failure_timeout from
+            // now.
+            for (auto& m : replicas) m.last_progress = std::max(m.last_progress, now);
+        }
+        last_tick = now;
         std::vector<Connection> to_close;
         std::vector<std::pair<Frontier, Lsn>> notes;
         std::vector<std::size_t> beats;

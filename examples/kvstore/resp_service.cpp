@@ -1,0 +1,200 @@
+// The RESP service of an rpm-kvstore node (resp_service.hpp): Asio on one
+// thread; group commit across the connections that were readable together.
+#include "resp_service.hpp"
+
+#include <boost/asio.hpp>
+
+#include <array>
+#include <charconv>
+#include <future>
+#include <thread>
+
+namespace kvnode {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+struct Conn : std::enable_shared_from_this<Conn> {
+    explicit Conn(tcp::socket s) : sock(std::move(s)) {}
+    tcp::socket sock;
+    std::string in;                    // received, not yet parsed
+    std::array<char, 64 << 10> buf{};  // one read
+    std::vector<std::string> replies;  // of the commands parsed so far
+    std::vector<std::size_t> waiting;  // indexes in replies that a commit must cover
+    std::string out;
+    bool closing = false;              // a protocol error: close once written
+};
+
+} // namespace
+
+struct Service::Impl {
+    Impl(Handler& h, ServiceLimits l) : handler(h), limits(l) {}
+    Handler& handler;
+    ServiceLimits limits;
+    asio::io_context io;
+    tcp::acceptor acceptor{io};
+    std::vector<std::shared_ptr<Conn>> conns;           // open ones (for the limit and shutdown)
+    std::vector<std::shared_ptr<Conn>> commit_waiters;  // replies held for the next commit
+    bool commit_posted = false;
+    std::thread thread;
+
+    void accept();
+    void read(const std::shared_ptr<Conn>& c);
+    void consume(const std::shared_ptr<Conn>& c);
+    void commit_batch();
+    void flush(const std::shared_ptr<Conn>& c);
+    void drop(const std::shared_ptr<Conn>& c);
+};
+
+void Service::Impl::accept() {
+    acceptor.async_accept([this](boost::system::error_code ec, tcp::socket s) {
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+            if (conns.size() >= limits.max_connections) {
+                boost::system::error_code ignored;
+                s.close(ignored);  // refused: the limit holds against any one peer
+            } else {
+                s.set_option(tcp::no_delay(true), ec);
+                auto c = std::make_shared<Conn>(std::move(s));
+                conns.push_back(c);
+                read(c);
+            }
+        }
+        accept();
+    });
+}
+
+void Service::Impl::read(const std::shared_ptr<Conn>& c) {
+    c->sock.async_read_some(asio::buffer(c->buf), [this, c](boost::system::error_code ec, std::size_t n) {
+        if (ec) return drop(c);
+        c->in.append(c->buf.data(), n);
+        consume(c);
+    });
+}
+
+// Execute every whole command received; hold the replies for a commit if
+// any of them wrote, else send them now.
+void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
+    std::vector<std::string> args;
+    std::size_t used = 0;
+    for (;;) {
+        auto p = resp::parse_command(std::string_view(c->in).substr(used), args, limits.resp);
+        if (p.status == resp::Status::need_more) break;
+        c->replies.emplace_back();
+        if (p.status == resp::Status::error) {
+            resp::error(c->replies.back(), "ERR protocol error: " + p.error);
+            c->closing = true;
+            break;
+        }
+        used += p.consumed;
+        if (handler.execute(args, c->replies.back())) c->waiting.push_back(c->replies.size() - 1);
+    }
+    c->in.erase(0, used);
+    if (c->replies.empty()) return read(c);  // half a command so far
+    if (c->waiting.empty()) return flush(c);
+    commit_waiters.push_back(c);
+    if (!commit_posted) {
+        // Posted, not run now: the other connections that are readable
+        // already are served first, and share this commit.
+        commit_posted = true;
+        asio::post(io, [this] { commit_batch(); });
+    }
+}
+
+void Service::Impl::commit_batch() {
+    commit_posted = false;
+    auto batch = std::move(commit_waiters);
+    commit_waiters.clear();
+    auto r = handler.commit();
+    std::string failed;
+    if (!r) resp::error(failed, handler.commit_error(r.error()));
+    for (auto& c : batch) {
+        if (!r)
+            for (auto i : c->waiting) c->replies[i] = failed;
+        c->waiting.clear();
+        flush(c);
+    }
+}
+
+void Service::Impl::flush(const std::shared_ptr<Conn>& c) {
+    c->out.clear();
+    for (auto& r : c->replies) c->out += r;
+    c->replies.clear();
+    asio::async_write(c->sock, asio::buffer(c->out), [this, c](boost::system::error_code ec, std::size_t) {
+        if (ec || c->closing) return drop(c);
+        // Commands that arrived with the last read may be whole already.
+        if (!c->in.empty()) return consume(c);
+        read(c);
+    });
+}
+
+void Service::Impl::drop(const std::shared_ptr<Conn>& c) {
+    boost::system::error_code ignored;
+    c->sock.close(ignored);
+    std::erase(conns, c);
+}
+
+bool split_host_port(const std::string& addr, std::string& host, std::uint16_t& port) {
+    const auto colon = addr.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == addr.size()) return false;
+    host = addr.substr(0, colon);
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    unsigned v = 0;
+    const char* b = addr.data() + colon + 1;
+    const char* e = addr.data() + addr.size();
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec != std::errc() || p != e || v > 65535) return false;
+    port = static_cast<std::uint16_t>(v);
+    return true;
+}
+
+rpm::Result<std::unique_ptr<Service>> Service::start(const std::string& addr, Handler& handler, ServiceLimits limits) {
+    std::string host;
+    std::uint16_t port = 0;
+    if (!split_host_port(addr, host, port))
+        return rpm::Error(rpm::errc::invalid_argument, "--serve " + addr + ": expected HOST:PORT");
+    auto impl = std::make_unique<Impl>(handler, limits);
+    boost::system::error_code ec;
+    const auto ip = asio::ip::make_address(host, ec);
+    if (ec) return rpm::Error(rpm::errc::invalid_argument, "--serve " + addr + ": not an IP address");
+    const tcp::endpoint ep(ip, port);
+    impl->acceptor.open(ep.protocol(), ec);
+    if (!ec) impl->acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+    if (!ec) impl->acceptor.bind(ep, ec);
+    if (!ec) impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
+    if (ec) return rpm::Error(rpm::errc::io_error, "--serve " + addr + ": " + ec.message());
+    impl->accept();
+    auto* raw = impl.get();
+    impl->thread = std::thread([raw] { raw->io.run(); });
+    return std::unique_ptr<Service>(new Service(std::move(impl)));
+}
+
+Service::Service(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+
+Service::~Service() {
+    run([this] {
+        boost::system::error_code ignored;
+        impl_->acceptor.close(ignored);
+        for (auto& c : std::vector(impl_->conns)) c->sock.close(ignored);
+    });
+    impl_->io.stop();
+    impl_->thread.join();
+}
+
+std::uint16_t Service::port() const noexcept {
+    boost::system::error_code ec;
+    return impl_->acceptor.local_endpoint(ec).port();
+}
+
+void Service::run(const std::function<void()>& fn) {
+    std::promise<void> done;
+    asio::post(impl_->io, [&] {
+        fn();
+        done.set_value();
+    });
+    done.get_future().wait();
+}
+
+} // namespace kvnode

@@ -1,0 +1,72 @@
+// The client-facing side of an rpm-kvstore node: RESP2 (resp.hpp) over TCP,
+// on one thread, with group commit.
+//
+// Every command runs on the service's one I/O thread, so the store behind
+// the Handler is never touched by two threads. Writes are not committed one
+// by one: each connection's readable commands are executed (a put appends
+// to the log without committing), and one commit after everything that was
+// ready covers them all; only then are the replies of those connections
+// sent. A put is acknowledged only after a commit that covers it succeeded,
+// and a client that pipelines never sees a reply before the ones before it.
+//
+// Bounded per peer: at most kMaxConnections at once (more are closed at
+// accept), a connection's unparsed input at most one command's limit, and
+// its replies at most those of one read's commands (it is not read again
+// until they are written).
+#pragma once
+
+#include "resp.hpp"
+
+#include <rpm/result.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kvnode {
+
+class Handler {
+public:
+    virtual ~Handler() = default;
+    /// Execute one command and append its reply to `out`. Return true when
+    /// the reply holds only once a commit covers what the command wrote.
+    virtual bool execute(const std::vector<std::string>& args, std::string& out) = 0;
+    /// Make every write executed so far durable. On error, every reply that
+    /// waited for it is replaced by this error (a RESP error line).
+    virtual rpm::Result<void> commit() = 0;
+    /// The error reply (without '-') for a failed commit.
+    virtual std::string commit_error(const rpm::Error& e) = 0;
+};
+
+struct ServiceLimits {
+    unsigned max_connections = 128;
+    resp::Limits resp{16, 1u << 20, 64u << 10, 2};
+};
+
+class Service {
+public:
+    /// Listen on HOST:PORT (port 0: any; port() tells) and serve on a new
+    /// thread. ERRORS: errc::invalid_argument (not HOST:PORT);
+    /// errc::io_error (cannot bind).
+    static rpm::Result<std::unique_ptr<Service>> start(const std::string& addr, Handler& handler,
+                                                       ServiceLimits limits = {});
+    ~Service();  ///< closes every connection and joins the thread
+
+    [[nodiscard]] std::uint16_t port() const noexcept;
+    /// Run `fn` on the service's thread and wait for it (role changes:
+    /// nothing else touches the handler's store meanwhile).
+    void run(const std::function<void()>& fn);
+
+    struct Impl;
+
+private:
+    explicit Service(std::unique_ptr<Impl> impl) noexcept;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// "HOST:PORT" -> host and port; false on anything else.
+bool split_host_port(const std::string& addr, std::string& host, std::uint16_t& port);
+
+} // namespace kvnode
