@@ -76,6 +76,11 @@ private:
     void not_leader(std::string& out);
     void info(std::string& out);
     bool write_error(const rpm::Error& e, std::string& out);
+    // Ends the signal thread when run() returns before any signal came.
+    static void stop_signals(std::thread& t) {
+        ::kill(::getpid(), SIGTERM);  // blocked in every thread: only sigwait takes it
+        t.join();
+    }
 };
 
 void Node::request_step_down(const std::string& why) {
@@ -260,6 +265,10 @@ int Node::run() {
         return fail("--member must list every node's --listen, this one's (" + a_.replica.listen + ") included");
     if (auto o = replica_server_options(a_.replica); !o) return fail(o.error().message());
     if (a_.name.empty() || a_.name.find(' ') != std::string::npos) return fail("--name: one word");
+    std::string serve_host;
+    std::uint16_t serve_port = 0;
+    if (!kvnode::split_host_port(a_.serve, serve_host, serve_port))
+        return fail("--serve " + a_.serve + ": expected HOST:PORT");
     copts->election = a_.election;
     copts->lease_ttl = std::chrono::seconds(a_.lease_ttl_s);
     copts->on_lost = [this](const rpm::Error& e) {
@@ -272,23 +281,29 @@ int Node::run() {
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts
-    auto coord = rpm::connect_etcd(std::move(*copts));
-    if (!coord) return fail("--coordinator " + a_.coordinator + ": " + coord.error().message(), 3);
-    coord_ = std::move(*coord);
-    auto service = kvnode::Service::start(a_.serve, *this);
-    if (!service) return fail(service.error().message(), 3);
-    service_ = std::move(*service);
-    serve_ = a_.serve.substr(0, a_.serve.rfind(':') + 1) + std::to_string(service_->port());
-    (void)coord_->watch([this](const rpm::Leader& l) {
-        std::lock_guard lk(mu_);
-        leader_ = l;
-    });
     std::thread signals([&] {
         int sig = 0;
         sigwait(&set, &sig);
         std::lock_guard lk(mu_);
         stop_ = true;
         cv_.notify_all();
+    });
+    // etcd may come up after the nodes: a candidate waits for it.
+    for (int attempt = 0; !coord_ && !stopping(); ++attempt) {
+        auto coord = rpm::connect_etcd(*copts);
+        if (coord) coord_ = std::move(*coord);
+        else if (coord.error() != rpm::errc::io_error) return stop_signals(signals), fail(coord.error().message());
+        else if (attempt % 20 == 0) say("waiting for etcd: " + coord.error().message());
+        if (!coord_) pause(500ms);
+    }
+    if (!coord_) return stop_signals(signals), 0;
+    auto service = kvnode::Service::start(a_.serve, *this);
+    if (!service) return stop_signals(signals), fail(service.error().message(), 3);
+    service_ = std::move(*service);
+    serve_ = a_.serve.substr(0, a_.serve.rfind(':') + 1) + std::to_string(service_->port());
+    (void)coord_->watch([this](const rpm::Leader& l) {
+        std::lock_guard lk(mu_);
+        leader_ = l;
     });
     if (start_server()) say("candidate; region on " + a_.replica.listen + ", clients on " + serve_);
     while (!stopping()) {

@@ -41,6 +41,12 @@
 #           the replicas over rdma://, then resumed: its put is refused
 #           (fenced) and reaches no replica; without terms (control) it
 #           does (tests/integration/replication/kv_fence_test.sh)
+#   kv-failover (adr) three rpm-kvstore nodes electing their primary on a
+#           3-member etcd inside the VM (on loopback), replicating over
+#           rdma://: kill -9 of the primary, one and two etcd members lost,
+#           a stale primary frozen past its lease is fenced; without fencing
+#           (control) its put lands (tests/integration/coordinator/
+#           kv_failover_test.sh)
 #   kv-mixed (adr) one replica over rdma://, one over tcp://, durability all:
 #           every put on both (tests/lab/kv_mixed.sh)
 #   floor   (eadr) rpm-floor's four patterns against the PM device, its
@@ -141,6 +147,13 @@ kv_planted() {
 }
 kv_fence() { env "${kv_env[@]}" "$src/tests/integration/replication/kv_fence_test.sh" "$build/bin"; }
 kv_fence_planted() { env "${kv_env[@]}" "$src/tests/integration/replication/kv_fence_test.sh" "$build/bin" planted; }
+# etcd under TCG: about 20-30 s to start, slower raft ticks (tools/lib/etcd.sh).
+kv_failover_env=("${kv_env[@]}" RPM_KV_LEASE_TTL=3 RPM_KV_LOAD=600 RPM_KV_RECOVERY_S=25 RPM_KV_STEPDOWN_S=15
+                 RPM_KV_WAIT_S=90 ETCD_HEARTBEAT_MS=100 ETCD_ELECTION_MS=1000 ETCD_WAIT_S=120)
+kv_failover() { env "${kv_failover_env[@]}" "$src/tests/integration/coordinator/kv_failover_test.sh" "$build/bin"; }
+kv_failover_planted() {
+  env "${kv_failover_env[@]}" "$src/tests/integration/coordinator/kv_failover_test.sh" "$build/bin" planted
+}
 
 # The replicated log's commit words over rdma:// (rpm-bench's log test,
 # in-process replicas on rxe0): native IBTA atomic writes where rxe reports
@@ -260,6 +273,8 @@ step kill kill_normal
 [ "$mode" = adr ] && step kv-planted-control kv_planted
 [ "$mode" = adr ] && step kv-fence kv_fence
 [ "$mode" = adr ] && step kv-fence-planted-control kv_fence_planted
+[ "$mode" = adr ] && step kv-failover kv_failover
+[ "$mode" = adr ] && step kv-failover-planted-control kv_failover_planted
 [ "$mode" = adr ] && step kv-mixed "$src/tests/lab/kv_mixed.sh" "$build/bin" "$RPM_LAB_RDMA_ADDR"
 [ "$mode" = eadr ] && step floor floor
 # Last: it overwrites the start of the NVMe drive and of the PM device.

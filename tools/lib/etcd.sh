@@ -7,6 +7,8 @@
 #   etcd_resume I        SIGCONT a paused member
 #   etcd_start I         start member I again (same data dir)
 #   etcd_stop_all
+# Environment: ETCD_HEARTBEAT_MS (50), ETCD_ELECTION_MS (500), ETCD_WAIT_S (20:
+# how long etcd_healthy waits; an emulated VM needs longer).
 # After etcd_start_all: ETCD_URI=etcd://127.0.0.1:P0,127.0.0.1:P1,127.0.0.1:P2,
 # ETCD_CLIENT_PORTS=(P0 P1 P2), ETCD_PIDS=(...).
 
@@ -46,7 +48,8 @@ etcd_start() {
     --listen-peer-urls "http://127.0.0.1:${ETCD_PEER_PORTS[$i]}" \
     --initial-advertise-peer-urls "http://127.0.0.1:${ETCD_PEER_PORTS[$i]}" \
     --initial-cluster "$cluster" --initial-cluster-state new --initial-cluster-token "$(basename "$ETCD_DIR")" \
-    --heartbeat-interval 50 --election-timeout 500 >>"$ETCD_DIR/m$i.log" 2>&1 &
+    --heartbeat-interval "${ETCD_HEARTBEAT_MS:-50}" --election-timeout "${ETCD_ELECTION_MS:-500}" \
+    >>"$ETCD_DIR/m$i.log" 2>&1 &
   ETCD_PIDS[$i]=$!
 }
 
@@ -67,9 +70,9 @@ etcd_stop_all() {
   for i in 0 1 2; do etcd_kill "$i"; done
 }
 
-# True once every running member answers with a leader (bounded: 20 s).
+# True once every running member answers with a leader (bounded: ETCD_WAIT_S).
 etcd_healthy() {
-  local end=$((SECONDS + 20)) i ok
+  local end=$((SECONDS + ${ETCD_WAIT_S:-20})) i ok
   while [ $SECONDS -lt $end ]; do
     ok=1
     for i in 0 1 2; do

@@ -22,7 +22,15 @@
 #   planted: round 4 only, with --fault no-fencing (no terms at the
 #   replicas); the test passes only if it DOES find the stale primary's put
 #   acknowledged or on a member (negative control).
-# Environment: RPM_KV_SCHEME tcp|rdma, RPM_KV_ADDR 127.0.0.1, RPM_KV_DIR /dev/shm.
+# Environment: RPM_KV_SCHEME tcp|rdma, RPM_KV_ADDR 127.0.0.1, RPM_KV_DIR /dev/shm,
+#   RPM_KV_LEASE_TTL 2, RPM_KV_HEARTBEAT_MS 50, RPM_KV_FAILURE_TIMEOUT_MS 500,
+#   RPM_KV_RECONNECT_MS 100, RPM_KV_LOAD 3000 (puts of round 1; the others
+#   make a half and a tenth of it), RPM_KV_RECOVERY_S 8 (the failover's bound
+#   beyond the TTL), RPM_KV_STEPDOWN_S 4 (the primary's step-down's bound
+#   beyond the TTL once etcd has no quorum), and tools/lib/etcd.sh's
+#   ETCD_* settings, RPM_KV_WAIT_S 30 (for a primary to serve); the lab
+#   runs it over rdma:// with slower ones
+#   (tests/lab/suite.sh).
 {
 set -uo pipefail
 bin=$1
@@ -32,7 +40,11 @@ source "$here/../../../tools/lib/etcd.sh"
 scheme=${RPM_KV_SCHEME:-tcp}
 addr=${RPM_KV_ADDR:-127.0.0.1}
 work=$(mktemp -d "${RPM_KV_DIR:-/dev/shm}/rpm-kv-failover.XXXXXX")
-ttl=2
+ttl=${RPM_KV_LEASE_TTL:-2}
+load_n=${RPM_KV_LOAD:-3000}
+recovery_s=${RPM_KV_RECOVERY_S:-8}
+stepdown_s=${RPM_KV_STEPDOWN_S:-4}
+wait_s=${RPM_KV_WAIT_S:-30}
 node_pids=(0 0 0)
 cleanup() {
   for p in "${node_pids[@]}"; do [ "$p" != 0 ] && { kill -CONT "$p"; kill -9 "$p"; } 2>/dev/null; done
@@ -57,8 +69,9 @@ done
 start_node() {  # I [FAULT]
   local i=$1
   "$bin/rpm-kvstore" node --name "n$i" --coordinator "$ETCD_URI" --lease-ttl $ttl --listen "${listen[$i]}" \
-      --region "$work/n$i.pool" --size 8M --serve "${serve[$i]}" "${members[@]}" --heartbeat-ms 50 \
-      --failure-timeout-ms 500 --reconnect-ms 100 ${2:+--fault "$2"} >>"$work/n$i.log" 2>&1 &
+      --region "$work/n$i.pool" --size 8M --serve "${serve[$i]}" "${members[@]}" \
+      --heartbeat-ms "${RPM_KV_HEARTBEAT_MS:-50}" --failure-timeout-ms "${RPM_KV_FAILURE_TIMEOUT_MS:-500}" \
+      --reconnect-ms "${RPM_KV_RECONNECT_MS:-100}" ${2:+--fault "$2"} >>"$work/n$i.log" 2>&1 &
   node_pids[$i]=$!
 }
 stop_nodes() {
@@ -90,7 +103,7 @@ wait_primary() {
 }
 # Wait until the primary has both replicas live (a rejoined member resynced).
 wait_all_live() {
-  local end=$((SECONDS + 30)) s
+  local end=$((SECONDS + wait_s)) s
   while [ $SECONDS -lt $end ]; do
     s=$(kv status --coordinator "$ETCD_URI" --timeout-ms 2000 2>/dev/null) &&
       [ "$(grep -c '^member .* live frontier' <<<"$s")" = 2 ] && return 0
@@ -107,17 +120,17 @@ load() {  # RUN COUNT: in the background, pid in load_pid
 
 round_kill_primary() {
   local p0 name term p1 start took
-  p0=$(wait_primary "" 30) || die "no primary elected at start"
+  p0=$(wait_primary "" "$wait_s") || die "no primary elected at start"
   name=${p0%% *}
-  load 1 3000
-  local end=$((SECONDS + 30))
-  until [ "$(acked_lines "$work/acked")" -ge 300 ]; do [ $SECONDS -lt $end ] || die "load made no progress"; sleep 0.05; done
+  load 1 "$load_n"
+  local end=$((SECONDS + 60))
+  until [ "$(acked_lines "$work/acked")" -ge $((load_n / 10)) ]; do [ $SECONDS -lt $end ] || die "load made no progress"; sleep 0.05; done
   start=$(date +%s%N)
   kill -9 "${node_pids[${name#n}]}"
-  p1=$(wait_primary "$name" 30) || die "no new primary within 30 s of killing $name"
+  p1=$(wait_primary "$name" "$wait_s") || die "no new primary within $wait_s s of killing $name"
   took=$(( ($(date +%s%N) - start) / 1000000 ))
   echo "round 1: killed primary $name ($p0); $p1 serves after $took ms (lease TTL ${ttl} s)"
-  [ "$took" -le $(( ttl * 1000 + 8000 )) ] || die "failover took $took ms, more than the TTL plus 8 s"
+  [ "$took" -le $(( (ttl + recovery_s) * 1000 )) ] || die "failover took $took ms, more than the TTL plus $recovery_s s"
   start_node "${name#n}"
   wait "$load_pid" || die "the load failed across the failover"
   term=${p1#* }
@@ -126,36 +139,43 @@ round_kill_primary() {
 
 round_etcd_one() {
   local p0 p1
-  p0=$(wait_primary "" 10) || die "no primary before round 2"
-  load 2 1500
+  p0=$(wait_primary "" "$wait_s") || die "no primary before round 2"
+  load 2 $((load_n / 2))
   sleep 0.3
   etcd_kill 0
   wait "$load_pid" || die "the load failed with one etcd member down"
-  p1=$(wait_primary "" 10) || die "no primary with one etcd member down"
+  p1=$(wait_primary "" "$wait_s") || die "no primary with one etcd member down"
   [ "$p0" = "$p1" ] || die "the primary changed ($p0 -> $p1) with one etcd member down"
   echo "round 2: one etcd member killed during a load: all puts acknowledged, primary still $p1"
 }
 
 round_etcd_two() {
   local p0 elected_before elected_after out p1
-  p0=$(wait_primary "" 10) || die "no primary before round 3"
+  p0=$(wait_primary "" "$wait_s") || die "no primary before round 3"
+  local n0=${p0%% *}
   elected_before=$(cat "$work"/n*.log | grep -c ': elected')
   etcd_kill 1 STOP
-  # The primary cannot renew its lease: within one TTL (plus a renewal
-  # period and the request timeout) it stops serving puts.
-  sleep $(( ttl + 3 ))
-  local n0=${p0%% *}
-  out=$(kv client --node "${serve[${n0#n}]}" --no-follow put k-noquorum v 2>&1) &&
-    die "a put was acknowledged without an etcd quorum: $out"
-  grep -q NOTLEADER <<<"$out" || die "without an etcd quorum the old primary answered '$out', not NOTLEADER"
+  # The primary cannot renew its lease: it may go on until one TTL after
+  # its last renewal, then it must stop serving puts (NOTLEADER).
+  local t0=$SECONDS i=0
+  while :; do
+    out=$(kv client --node "${serve[${n0#n}]}" --no-follow put "k-noquorum-$((i++))" v 2>&1)
+    grep -q NOTLEADER <<<"$out" && break
+    [ $((SECONDS - t0)) -le $((ttl + stepdown_s)) ] ||
+      die "the primary still answered '$out' $((SECONDS - t0)) s after etcd lost its quorum (TTL $ttl s)"
+    sleep 0.2
+  done
+  local took=$((SECONDS - t0))
+  out=$(kv client --node "${serve[${n0#n}]}" --no-follow put k-noquorum-after v 2>&1) &&
+    die "a put was acknowledged after the primary stepped down: $out"
   elected_after=$(cat "$work"/n*.log | grep -c ': elected')
   [ "$elected_before" = "$elected_after" ] || die "a node was elected without an etcd quorum"
   etcd_resume 1
   etcd_start 0
   etcd_healthy || die "etcd did not recover"
-  p1=$(wait_primary "" 30) || die "no primary once etcd had its quorum back"
-  echo "round 3: two etcd members down: $p0 stepped down ($out), no election; then $p1 serves"
-  load 3 300
+  p1=$(wait_primary "" "$wait_s") || die "no primary once etcd had its quorum back"
+  echo "round 3: two etcd members down: $p0 stepped down within $took s ($out), no election; then $p1 serves"
+  load 3 $((load_n / 10))
   wait "$load_pid" || die "the load failed after etcd recovered"
 }
 
@@ -163,13 +183,13 @@ round_stale_primary() {
   local fault=$1 p0 name p1 out status
   stop_nodes
   for i in 0 1 2; do start_node "$i" "$fault"; done
-  p0=$(wait_primary "" 30) || die "no primary after restarting the nodes with --fault $fault"
+  p0=$(wait_primary "" "$wait_s") || die "no primary after restarting the nodes with --fault $fault"
   name=${p0%% *}
   kv client --coordinator "$ETCD_URI" put k-before v1 >/dev/null || die "put before the pause failed"
   kill -STOP "${node_pids[${name#n}]}"
-  p1=$(wait_primary "$name" 30) || die "no new primary while $name was frozen"
+  p1=$(wait_primary "$name" "$wait_s") || die "no new primary while $name was frozen"
   kv client --coordinator "$ETCD_URI" put k-after v2 >/dev/null || die "the newer primary's put failed"
-  load 4 200
+  load 4 $((load_n / 15))
   wait "$load_pid" || die "the load on the newer primary failed"
   # A put for the frozen primary: it is read once the process runs again.
   kv client --node "${serve[${name#n}]}" --no-follow --timeout-ms 30000 put k-stale v3 >"$work/stale.out" 2>&1 &
@@ -184,7 +204,7 @@ round_stale_primary() {
   # The old primary's own copy holds the refused put until the new primary
   # resyncs it as a replica: the regions are read once that is done.
   [ "$fault" = no-fencing ] && return 0  # the control's stale primary never steps down
-  wait_all_live || die "the old primary did not rejoin as a replica within 30 s"
+  wait_all_live || die "the old primary did not rejoin as a replica within $wait_s s"
 }
 
 # Each member's region offline: acknowledged puts on at least two members
