@@ -14,7 +14,7 @@ namespace kvnode {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-namespace {
+namespace conn_detail {  // named: Service::Impl holds these (no anonymous types in it)
 
 struct Conn : std::enable_shared_from_this<Conn> {
     explicit Conn(tcp::socket s) : sock(std::move(s)) {}
@@ -27,7 +27,12 @@ struct Conn : std::enable_shared_from_this<Conn> {
     bool closing = false;              // a protocol error: close once written
 };
 
-} // namespace
+std::size_t kMaxCommand(const ServiceLimits& l) { return 2 * l.resp.max_bulk + 4 * l.resp.max_line; }
+
+} // namespace conn_detail
+
+using conn_detail::Conn;
+using conn_detail::kMaxCommand;
 
 struct Service::Impl {
     Impl(Handler& h, ServiceLimits l) : handler(h), limits(l) {}
@@ -81,6 +86,11 @@ void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
     std::size_t used = 0;
     for (;;) {
         auto p = resp::parse_command(std::string_view(c->in).substr(used), args, limits.resp);
+        // Each bulk string is bounded by the parser; a whole command (a
+        // key and a value) by this, or many arguments at the bulk limit
+        // would let one connection hold max_args times as much.
+        if (p.status == resp::Status::need_more && c->in.size() - used > kMaxCommand(limits))
+            p = {resp::Status::error, 0, "command larger than " + std::to_string(kMaxCommand(limits)) + " bytes"};
         if (p.status == resp::Status::need_more) break;
         c->replies.emplace_back();
         if (p.status == resp::Status::error) {

@@ -9,10 +9,10 @@
 // sent. A put is acknowledged only after a commit that covers it succeeded,
 // and a client that pipelines never sees a reply before the ones before it.
 //
-// Bounded per peer: at most kMaxConnections at once (more are closed at
-// accept), a connection's unparsed input at most one command's limit, and
-// its replies at most those of one read's commands (it is not read again
-// until they are written).
+// Bounded per peer: at most max_connections at once (more are closed at
+// accept), a connection's unparsed input at most one command (two bulk
+// strings at the limit, and their headers), and its replies at most those
+// of one read's commands (it is not read again until they are written).
 #pragma once
 
 #include "resp.hpp"

@@ -1,0 +1,177 @@
+// rpm-kvstore's RESP service (examples/kvstore/resp_service.hpp) against a
+// fake handler, over real sockets on 127.0.0.1: pipelined writes answered in
+// order after one commit that covers them, a failed commit turns exactly
+// the replies that waited for it into errors, bad input is answered and the
+// connection closed, and the limits hold before the data they bound arrives.
+#include "resp_service.hpp"
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace {
+
+class FakeHandler : public kvnode::Handler {
+public:
+    bool execute(const std::vector<std::string>& args, std::string& out) override {
+        if (args[0] == "SET") return resp::simple(out, "OK"), true;
+        if (args[0] == "GET") return resp::bulk(out, "v:" + args[1]), false;
+        return resp::error(out, "ERR unknown"), false;
+    }
+    rpm::Result<void> commit() override {
+        ++commits;
+        if (fail_commits) return rpm::Error(rpm::errc::quorum_lost, "fake");
+        return {};
+    }
+    std::string commit_error(const rpm::Error&) override { return "NOREPLICAS fake"; }
+    std::atomic<int> commits{0};
+    std::atomic<bool> fail_commits{false};
+};
+
+// A blocking client socket with a receive timeout.
+struct Peer {
+    explicit Peer(std::uint16_t port) {
+        fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const timeval tv{5, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        connected = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    }
+    ~Peer() { ::close(fd); }
+    void send(const std::string& s) const { ASSERT_EQ(::send(fd, s.data(), s.size(), MSG_NOSIGNAL), ssize_t(s.size())); }
+    // Read until `n` whole replies arrived (or the peer closed / timed out).
+    std::vector<resp::Reply> replies(std::size_t n) {
+        std::vector<resp::Reply> out;
+        while (out.size() < n) {
+            resp::Reply r;
+            auto p = resp::parse_reply(in, r);
+            if (p.status == resp::Status::done) {
+                in.erase(0, p.consumed);
+                out.push_back(std::move(r));
+                continue;
+            }
+            char buf[4096];
+            const auto got = ::recv(fd, buf, sizeof buf, 0);
+            if (got <= 0) break;
+            in.append(buf, static_cast<std::size_t>(got));
+        }
+        return out;
+    }
+    bool closed_by_server() const {
+        char c;
+        return ::recv(fd, &c, 1, 0) == 0;
+    }
+    int fd = -1;
+    bool connected = false;
+    std::string in;
+};
+
+std::string cmd(std::initializer_list<std::string_view> args) {
+    std::string s;
+    resp::command(s, args);
+    return s;
+}
+
+struct ServiceTest : ::testing::Test {
+    void start(kvnode::ServiceLimits l = {}) {
+        auto s = kvnode::Service::start("127.0.0.1:0", handler, l);
+        ASSERT_TRUE(s) << s.error().message();
+        service = std::move(*s);
+    }
+    FakeHandler handler;
+    std::unique_ptr<kvnode::Service> service;
+};
+
+TEST_F(ServiceTest, PipelinedWritesAreAnsweredInOrderAfterOneCommit) {
+    start();
+    Peer p(service->port());
+    std::string batch;
+    for (int i = 0; i < 10; ++i) batch += cmd({"SET", "k" + std::to_string(i), "v"}) + cmd({"GET", std::to_string(i)});
+    p.send(batch);
+    auto r = p.replies(20);
+    ASSERT_EQ(r.size(), 20u);
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_EQ(r[2 * i].text, "OK");
+        EXPECT_EQ(r[2 * i + 1].text, "v:" + std::to_string(i));
+    }
+    EXPECT_EQ(handler.commits.load(), 1);  // one write, one commit for all ten puts
+}
+
+TEST_F(ServiceTest, AFailedCommitTurnsOnlyTheWaitingRepliesIntoErrors) {
+    start();
+    handler.fail_commits = true;
+    Peer p(service->port());
+    p.send(cmd({"SET", "a", "1"}) + cmd({"GET", "a"}) + cmd({"SET", "b", "2"}));
+    auto r = p.replies(3);
+    ASSERT_EQ(r.size(), 3u);
+    EXPECT_EQ(r[0].kind, resp::Reply::Kind::error);
+    EXPECT_EQ(r[0].text, "NOREPLICAS fake");
+    EXPECT_EQ(r[1].text, "v:a");
+    EXPECT_EQ(r[2].text, "NOREPLICAS fake");
+    // A read alone needs no commit.
+    const int commits = handler.commits.load();
+    p.send(cmd({"GET", "c"}));
+    EXPECT_EQ(p.replies(1).at(0).text, "v:c");
+    EXPECT_EQ(handler.commits.load(), commits);
+}
+
+TEST_F(ServiceTest, BadInputIsAnsweredAndTheConnectionClosed) {
+    start();
+    Peer p(service->port());
+    p.send("PING\r\n");  // an inline command
+    auto r = p.replies(1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].kind, resp::Reply::Kind::error);
+    EXPECT_NE(r[0].text.find("protocol error"), std::string::npos) << r[0].text;
+    EXPECT_TRUE(p.closed_by_server());
+    Peer q(service->port());  // the service goes on
+    q.send(cmd({"GET", "x"}));
+    EXPECT_EQ(q.replies(1).at(0).text, "v:x");
+}
+
+TEST_F(ServiceTest, OversizedInputIsRefusedBeforeItArrives) {
+    kvnode::ServiceLimits l;
+    l.resp.max_bulk = 1024;
+    l.resp.max_line = 64;  // a whole command: at most 2 * 1024 + 4 * 64 bytes
+    start(l);
+    Peer p(service->port());
+    p.send("*2\r\n$4\r\nSET1\r\n$1025\r\n");  // the header alone says too much
+    auto r = p.replies(1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].kind, resp::Reply::Kind::error);
+    EXPECT_TRUE(p.closed_by_server());
+    // Many arguments just under the bulk limit: the whole command is bounded.
+    Peer q(service->port());
+    std::string big = "*16\r\n";
+    for (int i = 0; i < 6; ++i) big += "$1024\r\n" + std::string(1024, 'x') + "\r\n";
+    q.send(big);
+    r = q.replies(1);
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_NE(r[0].text.find("command larger than"), std::string::npos) << r[0].text;
+    EXPECT_EQ(handler.commits.load(), 0);
+}
+
+TEST_F(ServiceTest, ConnectionsBeyondTheLimitAreClosed) {
+    kvnode::ServiceLimits l;
+    l.max_connections = 2;
+    start(l);
+    Peer a(service->port()), b(service->port());
+    a.send(cmd({"GET", "a"}));
+    b.send(cmd({"GET", "b"}));
+    ASSERT_EQ(a.replies(1).size(), 1u);  // both accepted and served
+    ASSERT_EQ(b.replies(1).size(), 1u);
+    Peer c(service->port());
+    EXPECT_TRUE(c.closed_by_server());
+}
+
+} // namespace
