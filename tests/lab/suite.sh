@@ -150,7 +150,27 @@ kv_fence_planted() { env "${kv_env[@]}" "$src/tests/integration/replication/kv_f
 # etcd under TCG: about 20-30 s to start, slower raft ticks (tools/lib/etcd.sh).
 kv_failover_env=("${kv_env[@]}" RPM_KV_LEASE_TTL=3 RPM_KV_LOAD=600 RPM_KV_RECOVERY_S=25 RPM_KV_STEPDOWN_S=15
                  RPM_KV_WAIT_S=90 ETCD_HEARTBEAT_MS=100 ETCD_ELECTION_MS=1000 ETCD_WAIT_S=120)
-kv_failover() { env "${kv_failover_env[@]}" "$src/tests/integration/coordinator/kv_failover_test.sh" "$build/bin"; }
+# A crash of any rpm-kvstore process leaves a core whose backtrace is
+# printed (a client once crashed here and the core was gone with the VM).
+with_cores() {
+  (
+    ulimit -c unlimited
+    echo /dev/shm/core.%e.%p >/proc/sys/kernel/core_pattern
+    "$@"
+    rc=$?
+    for c in /dev/shm/core.*; do
+      [ -f "$c" ] || continue
+      echo "=== $c"
+      gdb -batch -ex "thread apply all bt 20" "$build/bin/rpm-kvstore" "$c" 2>&1 | grep -v '^\[New LWP' | head -120
+      rm -f "$c"
+      rc=1
+    done
+    exit $rc
+  )
+}
+kv_failover() {
+  with_cores env "${kv_failover_env[@]}" "$src/tests/integration/coordinator/kv_failover_test.sh" "$build/bin"
+}
 kv_failover_planted() {
   env "${kv_failover_env[@]}" "$src/tests/integration/coordinator/kv_failover_test.sh" "$build/bin" planted
 }
