@@ -20,7 +20,7 @@ Line line_at(std::string_view in, std::size_t at, const Limits& limits) {
     const auto end = in.find("\r\n", at);
     if (end == std::string_view::npos) {
         // A CR at the end is not counted: the line's LF may be on its way.
-        const auto pending = in.size() - at - (in.back() == '\r' ? 1 : 0);
+        const auto pending = in.size() - at - (in.size() > at && in.back() == '\r' ? 1 : 0);
         if (pending > limits.max_line) l.status = Status::error, l.error = "line too long";
         return l;
     }
