@@ -41,7 +41,7 @@
 #           the replicas over rdma://, then resumed: its put is refused
 #           (fenced) and reaches no replica; without terms (control) it
 #           does (tests/integration/replication/kv_fence_test.sh)
-#   kv-failover (adr) three rpm-kvstore nodes electing their primary on a
+#   kv-failover (eadr) three rpm-kvstore nodes electing their primary on a
 #           3-member etcd inside the VM (on loopback), replicating over
 #           rdma://: kill -9 of the primary, one and two etcd members lost,
 #           a stale primary frozen past its lease is fenced; without fencing
@@ -293,8 +293,10 @@ step kill kill_normal
 [ "$mode" = adr ] && step kv-planted-control kv_planted
 [ "$mode" = adr ] && step kv-fence kv_fence
 [ "$mode" = adr ] && step kv-fence-planted-control kv_fence_planted
-[ "$mode" = adr ] && step kv-failover kv_failover
-[ "$mode" = adr ] && step kv-failover-planted-control kv_failover_planted
+# In the eadr VM: the adr one holds the other kv steps and is near its
+# 900 s limit (it went over with these two added).
+[ "$mode" = eadr ] && step kv-failover kv_failover
+[ "$mode" = eadr ] && step kv-failover-planted-control kv_failover_planted
 [ "$mode" = adr ] && step kv-mixed "$src/tests/lab/kv_mixed.sh" "$build/bin" "$RPM_LAB_RDMA_ADDR"
 [ "$mode" = eadr ] && step floor floor
 # Last: it overwrites the start of the NVMe drive and of the PM device.
