@@ -261,6 +261,18 @@ void Node::info(std::string& out) {
 int Node::run() {
     auto copts = rpm::parse_coordinator_uri(a_.coordinator);
     if (!copts) return fail("--coordinator " + a_.coordinator + ": " + copts.error().message());
+    for (std::size_t i = 0; i < a_.members.size(); ++i) {
+        const auto& m = a_.members[i];
+        const auto sep = m.find("://");
+        const auto scheme = sep == std::string::npos ? std::string() : m.substr(0, sep);
+        std::string host;
+        std::uint16_t port = 0;
+        if ((scheme != "tcp" && scheme != "rdma") || !kvnode::split_host_port(m.substr(sep + 3), host, port) || port == 0)
+            return fail("--member " + m + ": expected tcp://HOST:PORT or rdma://HOST:PORT");
+        if (std::find(a_.members.begin(), a_.members.begin() + static_cast<std::ptrdiff_t>(i), m) !=
+            a_.members.begin() + static_cast<std::ptrdiff_t>(i))
+            return fail("--member " + m + " is given twice");
+    }
     if (std::find(a_.members.begin(), a_.members.end(), a_.replica.listen) == a_.members.end())
         return fail("--member must list every node's --listen, this one's (" + a_.replica.listen + ") included");
     if (auto o = replica_server_options(a_.replica); !o) return fail(o.error().message());

@@ -60,6 +60,14 @@ die() {
 }
 kv() { timeout 60 "$bin/rpm-kvstore" "$@"; }
 
+# Bad flags are refused at once, with the flag named (exit 2), before etcd is asked.
+for bad in "--serve 127.0.0.1:1 --member foo" "--serve 127.0.0.1:1 --member udp://127.0.0.1:1" \
+           "--serve 127.0.0.1:1 --member tcp://127.0.0.1:1" "--serve nowhere --member tcp://127.0.0.1:2"; do
+  # shellcheck disable=SC2086
+  out=$(timeout 10 "$bin/rpm-kvstore" node --name b --coordinator etcd://127.0.0.1:1 --listen tcp://127.0.0.1:1 \
+        --region "$work/bad.pool" --member tcp://127.0.0.1:1 $bad 2>&1)
+  [ $? = 2 ] && grep -q -- '--member\|--serve' <<<"$out" || die "node $bad: not refused as bad input: $out"
+done
 etcd_start_all "$work" || die "etcd did not start"
 members=() listen=() serve=()
 for i in 0 1 2; do
