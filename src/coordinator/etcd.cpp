@@ -158,7 +158,8 @@ Result<void> EtcdCoordinator::resign() {
 void EtcdCoordinator::keep_alive_loop() {
     std::unique_lock lock(mu_);
     while (!stopping_) {
-        cv_.wait_for(lock, opts_.lease_ttl / 3);
+        // In milliseconds: lease_ttl is in whole seconds, and 2 s / 3 is 0 s.
+        cv_.wait_for(lock, std::chrono::duration_cast<std::chrono::milliseconds>(opts_.lease_ttl) / 3);
         if (stopping_) break;
         if (lease_ == 0) continue;
         if (!opts_.keep_alive) {

@@ -2,6 +2,7 @@
 # (source this file). Data lives under the caller's directory; the caller
 # stops the members (etcd_stop_all, e.g. from its EXIT trap).
 #
+#   take_port VAR        a free port on 127.0.0.1 (below the ephemeral range) into VAR
 #   etcd_start_all DIR   start 3 members; true once all answer with a leader (20 s)
 #   etcd_kill I [SIG]    stop member I (0..2) with SIG (default KILL; STOP pauses it)
 #   etcd_resume I        SIGCONT a paused member
@@ -16,7 +17,7 @@
 # random, below the kernel's ephemeral range (so no outgoing connection is
 # given it later) and checked against /proc/net/tcp*. Another process may
 # still take it before it is bound; the member then fails to start and the
-# wait says so.
+# wait says so. Ports handed out by take_port are never returned again.
 free_port() {
   local used port low
   read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
@@ -25,9 +26,19 @@ free_port() {
   used=" $(awk 'NR > 1 { split($2, a, ":"); printf "%s ", a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null)"
   for _ in $(seq 100); do
     port=$((low - 12000 + RANDOM % 12000))
-    [[ "$used" == *" $(printf %04X "$port") "* ]] || { echo "$port"; return 0; }
+    [[ "$used" == *" $(printf %04X "$port") "* || " ${FREE_PORTS_TAKEN:-} " == *" $port "* ]] ||
+      { echo "$port"; return 0; }
   done
   return 1
+}
+# take_port VAR: a free_port into VAR, remembered so that no later call
+# hands it out again (ports picked at random collide otherwise: about 1 in
+# 100 for 15 ports).
+take_port() {
+  local p
+  p=$(free_port) || return 1
+  FREE_PORTS_TAKEN="${FREE_PORTS_TAKEN:-} $p"
+  printf -v "$1" %s "$p"
 }
 
 # POST {} to a member's maintenance status; prints the body (empty on failure).
@@ -91,7 +102,7 @@ etcd_start_all() {
   ETCD_CLIENT_PORTS=() ETCD_PEER_PORTS=() ETCD_PIDS=()
   local i
   for i in 0 1 2; do
-    ETCD_CLIENT_PORTS[$i]=$(free_port) && ETCD_PEER_PORTS[$i]=$(free_port) || return 1
+    take_port "ETCD_CLIENT_PORTS[$i]" && take_port "ETCD_PEER_PORTS[$i]" || return 1
   done
   ETCD_URI="etcd://127.0.0.1:${ETCD_CLIENT_PORTS[0]},127.0.0.1:${ETCD_CLIENT_PORTS[1]},127.0.0.1:${ETCD_CLIENT_PORTS[2]}"
   for i in 0 1 2; do etcd_start "$i"; done

@@ -101,8 +101,15 @@ TEST_F(CoordinatorTest, ALeaderThatRenewsStaysLeaderPastItsTtl) {
     ASSERT_TRUE(a && b);
     auto la = a->campaign("steady", 5s);
     ASSERT_TRUE(la);
+    const long before = cluster.renewals();
     std::this_thread::sleep_for(3500ms);  // past the TTL: only the renewals keep it
     EXPECT_TRUE(a->leading());
+    // Renewed every TTL/3 (667 ms): about 5 in 3.5 s. A wait of TTL/3 in
+    // whole seconds (0 for a TTL of 2 s) renewed hundreds of times a second.
+    const long renewed = cluster.renewals() - before;
+    ASSERT_GE(before, 0) << "etcd's /metrics did not answer";
+    EXPECT_GE(renewed, 3);
+    EXPECT_LE(renewed, 12);
     auto other = b->campaign("usurper", 1s);
     EXPECT_FALSE(other);
     auto seen = b->leader();

@@ -89,6 +89,23 @@ public:
         }
         return false;
     }
+    /// Lease renewals the cluster has done (etcd_debugging_lease_renewed_total
+    /// of /metrics, summed over the running members: the leader counts
+    /// them); -1 when a member does not answer.
+    [[nodiscard]] long renewals() const {
+        long sum = 0;
+        for (int i = 0; i < kMembers; ++i) {
+            if (pids_[i] <= 0) continue;
+            auto a = coordinator::http_post({"127.0.0.1", std::to_string(client_[i])}, "/metrics", "{}",
+                                            std::chrono::milliseconds(1000));
+            if (!a || a->status != 200) return -1;
+            const std::string name = "\netcd_debugging_lease_renewed_total ";
+            const auto at = a->body.find(name);
+            if (at == std::string::npos) return -1;
+            sum += std::stol(a->body.substr(at + name.size(), 24));
+        }
+        return sum;
+    }
     [[nodiscard]] std::string endpoint(int i) const { return "127.0.0.1:" + std::to_string(client_[i]); }
     [[nodiscard]] std::vector<std::string> endpoints() const {
         std::vector<std::string> out;

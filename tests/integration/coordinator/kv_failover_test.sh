@@ -71,7 +71,8 @@ done
 etcd_start_all "$work" || die "etcd did not start"
 members=() listen=() serve=()
 for i in 0 1 2; do
-  listen[$i]="$scheme://$addr:$(free_port)" serve[$i]="127.0.0.1:$(free_port)"
+  take_port lport && take_port sport || die "no free ports"
+  listen[$i]="$scheme://$addr:$lport" serve[$i]="127.0.0.1:$sport"
   members+=(--member "${listen[$i]}")
 done
 start_node() {  # I [FAULT]

@@ -1,0 +1,14 @@
+# bench.kv_peer.smoke (CMakeLists.txt): run tools/bench/kv-peer briefly and
+# check that it exits 0 and prints its table. ctest's PASS_REGULAR_EXPRESSION
+# would ignore the exit status, hence this wrapper.
+execute_process(
+  COMMAND ${SCRIPT} --bin ${BIN} --duration 0.5 --rounds 1 --clients 2
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "kv-peer exited with ${rc}:\n${err}")
+endif()
+if(NOT out MATCHES "system +size +rounds +p50 us" OR NOT out MATCHES "\nredis +64 " OR NOT out MATCHES "\netcd +4096 "
+   OR NOT out MATCHES "\nrpm-kvstore +4096 " OR NOT out MATCHES "4096 B vs redis: p50 ")
+  message(FATAL_ERROR "kv-peer printed no table:\n${err}")
+endif()
