@@ -28,9 +28,17 @@ Result<Lsn> Replicator::Impl::write_region(std::uint64_t region_offset, std::spa
     local->flush(local->bytes().data() + region_offset, bytes.size());
     const Lsn lsn = last_lsn.load(std::memory_order_relaxed) + 1;
     last_lsn.store(lsn, std::memory_order_release);
+    if (defer(region_offset, bytes)) return lsn;
+    spill_deferred();  // the earlier small writes land first
     // One copy for every member: the caller's buffer may be reused as soon
     // as we return, and RDMA copies into its bounce buffer only when it posts.
     auto staged = std::make_shared<std::vector<std::byte>>(bytes.begin(), bytes.end());
+    send_writes(region_offset, std::span<const std::byte>(*staged), atomic, staged);
+    return lsn;
+}
+
+void Replicator::Impl::send_writes(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic,
+                                   std::shared_ptr<const void> keep) {
     std::vector<Target> targets;
     {
         std::lock_guard lock(mu);
@@ -47,13 +55,37 @@ Result<Lsn> Replicator::Impl::write_region(std::uint64_t region_offset, std::spa
     std::uint64_t value = 0;
     if (atomic) std::memcpy(&value, bytes.data(), 8);
     for (auto& t : targets) {
-        auto done = [this, i = t.index, e = t.epoch, staged](std::error_code ec) { on_write_done(i, e, ec); };
+        auto done = [this, i = t.index, e = t.epoch, keep](std::error_code ec) { on_write_done(i, e, ec); };
         if (atomic)
             t.region.atomic_write(region_offset, value, std::move(done));
         else
-            t.region.write(region_offset, std::span<const std::byte>(*staged), std::move(done));
+            t.region.write(region_offset, bytes, std::move(done));
     }
-    return lsn;
+}
+
+bool Replicator::Impl::defer(std::uint64_t region_offset, std::span<const std::byte> bytes) {
+    if (bytes.size() > replication::kDeferMaxWrite) return false;
+    if (deferred.pieces.size() == kMaxPersistSlices || deferred.bytes.size() + bytes.size() > replication::kDeferMaxBytes)
+        spill_deferred();
+    deferred.pieces.push_back({region_offset, deferred.bytes.size(), bytes.size()});
+    deferred.bytes.insert(deferred.bytes.end(), bytes.begin(), bytes.end());
+    return true;
+}
+
+std::shared_ptr<const replication::Deferred> Replicator::Impl::take_deferred() {
+    if (deferred.empty()) return nullptr;
+    auto d = std::make_shared<replication::Deferred>(std::move(deferred));
+    deferred = {};
+    d->slices.reserve(d->pieces.size());
+    for (const auto& p : d->pieces)
+        d->slices.push_back({p.offset, std::span<const std::byte>(d->bytes).subspan(p.at, p.length)});
+    return d;
+}
+
+void Replicator::Impl::spill_deferred() {
+    const auto d = take_deferred();
+    if (!d) return;
+    for (const auto& s : d->slices) send_writes(s.offset, s.data, s.data.size() == 8 && s.offset % 8 == 0, d);
 }
 
 void Replicator::Impl::extend_high_water(std::uint64_t end) {
@@ -74,6 +106,7 @@ Lsn Replicator::Impl::issue_flushes() {
     // The local header's position: where a restarted primary resumes its LSNs.
     std::memcpy(local->bytes().data() + replication::kOffPosition, &target, 8);
     local->persist(local->bytes().data() + replication::kOffPosition, 8);
+    const auto batch = take_deferred();
     std::vector<std::pair<Frontier, Lsn>> notes;
     struct Flush {
         Target t;
@@ -88,8 +121,12 @@ Lsn Replicator::Impl::issue_flushes() {
             notes.emplace_back(Frontier::local, target);
         }
         for (auto& m : replicas) {
-            if (m.state == ReplicaState::failed || !m.region) continue;
-            if (m.dirty.empty()) {
+            if (m.state == ReplicaState::failed || !m.region) {
+                if (batch)
+                    for (const auto& p : batch->pieces) m.missed.add(p.offset, p.length);
+                continue;
+            }
+            if (m.dirty.empty() && !batch) {
                 // Nothing new since its last flush: that flush (or none)
                 // covers everything issued up to target.
                 if (m.flushes.empty()) m.frontier = std::max(m.frontier, target);
@@ -98,8 +135,10 @@ Lsn Replicator::Impl::issue_flushes() {
             }
             replication::PendingFlush pf{next_flush_id++, target, 0, std::move(m.dirty)};
             m.dirty = replication::IntervalSet(replication::kFlushMergeGap);
-            auto spans = pf.ranges.spans();
-            pf.remaining = static_cast<unsigned>(spans.size());
+            auto spans = pf.ranges.spans();  // of the writes sent already
+            if (batch)
+                for (const auto& p : batch->pieces) pf.ranges.add(p.offset, p.length);
+            pf.remaining = static_cast<unsigned>(spans.size()) + (batch ? 1 : 0);
             if (m.outstanding == 0) m.last_progress = Clock::now();
             m.outstanding += pf.remaining;
             flushes.push_back({{m.index, m.epoch, *m.region}, pf.id, std::move(spans)});
@@ -109,6 +148,11 @@ Lsn Replicator::Impl::issue_flushes() {
     }
     wake_waiters();
     for (auto& f : flushes) {
+        if (batch)
+            f.t.region.persist(std::span<const WriteSlice>(batch->slices),
+                               [this, i = f.t.index, e = f.t.epoch, id = f.id, batch](std::error_code ec) {
+                                   on_flush_done(i, e, id, ec);
+                               });
         for (const auto& s : f.spans) {
             f.t.region.flush(s.offset, s.length, [this, i = f.t.index, e = f.t.epoch, id = f.id](std::error_code ec) {
                 on_flush_done(i, e, id, ec);
@@ -120,6 +164,7 @@ Lsn Replicator::Impl::issue_flushes() {
 }
 
 bool Replicator::Impl::nothing_unflushed() const {
+    if (!deferred.empty()) return false;
     std::lock_guard lock(mu);
     for (const auto& m : replicas)
         if (m.state != ReplicaState::failed && m.region && !m.dirty.empty()) return false;

@@ -39,6 +39,28 @@ namespace replication {
 inline constexpr std::uint64_t kFlushMergeGap = 64 * 1024;
 /// Resync copies and compares in chunks of this size.
 inline constexpr std::size_t kResyncChunk = 256 * 1024;
+/// Writes up to this size wait for the commit (Deferred); larger ones are
+/// sent at once, so their transfer overlaps the caller's work.
+inline constexpr std::size_t kDeferMaxWrite = 16 * 1024;
+/// What waits at most: beyond it, the waiting writes are sent as writes.
+inline constexpr std::size_t kDeferMaxBytes = 256 * 1024;
+
+/// Small writes since the last commit, in issue order. The commit sends
+/// them to every member as one vectored persist that also makes them
+/// durable: one request and one answer per member, where each write was a
+/// request (and an answer) and each range a flush. A member applies the
+/// slices in order, so a later write to the same bytes wins, as it does
+/// locally.
+struct Deferred {
+    struct Piece {
+        std::uint64_t offset;  ///< in the region
+        std::size_t at, length;  ///< in `bytes`
+    };
+    std::vector<std::byte> bytes;
+    std::vector<Piece> pieces;
+    std::vector<WriteSlice> slices;  ///< the pieces, made once taken (`bytes` no longer grows)
+    [[nodiscard]] bool empty() const noexcept { return pieces.empty(); }
+};
 
 struct PendingFlush {
     std::uint64_t id = 0;
@@ -119,6 +141,20 @@ struct Replicator::Impl {
     Result<int> choose_best(std::uint64_t length, std::vector<std::byte>& best_data);
     // issue.cpp
     Result<Lsn> write_region(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic);
+    /// The writes waiting for the commit (issue_mu).
+    replication::Deferred deferred;
+    /// Keep a small write for the commit; false when it must go now.
+    bool defer(std::uint64_t region_offset, std::span<const std::byte> bytes);
+    /// The waiting writes, their slices pointing into the returned owner
+    /// (null when none wait); `deferred` is empty after.
+    std::shared_ptr<const replication::Deferred> take_deferred();
+    /// Send the waiting writes now, as writes: before anything is sent
+    /// that a member must apply after them.
+    void spill_deferred();
+    /// One write to every live member (a failed one records it as missed);
+    /// `keep` owns `bytes` until every member is done with them.
+    void send_writes(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic,
+                     std::shared_ptr<const void> keep);
     void extend_high_water(std::uint64_t end);
     Lsn issue_flushes();
     /// Replicator::persist when no member has unflushed writes: the slices

@@ -202,6 +202,33 @@ TEST_F(ReplicatorTest, AVectoredPersistPutsEverySliceOnEveryReplica) {
     EXPECT_EQ(r->persist(many).error(), errc::invalid_argument);
 }
 
+// Small writes wait for the commit and go as one vectored persist per
+// member; a larger write is sent at once, after the small ones before it,
+// so every member ends with the newest bytes, as the local copy does.
+TEST_F(ReplicatorTest, SmallWritesWaitForTheCommitAndEveryWriteLandsInIssueOrder) {
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_TRUE(r->write(0, bytes("old bytes")));
+    ASSERT_TRUE(r->write(65536, bytes("first")));
+    ASSERT_TRUE(r->write(65536, bytes("again")));  // the same bytes twice in one batch
+    for (int n = 0; n < 3; ++n) EXPECT_EQ(nodes_[n]->data(65536, 5), std::string(5, '\0')) << "sent before the commit " << n;
+    // Larger than what waits (16 KiB): sent now, over the first write.
+    std::string big(20 * 1024, 'n');
+    big.replace(0, 9, "new bytes");
+    ASSERT_TRUE(r->write(0, bytes(big)));
+    ASSERT_TRUE(r->atomic_write(131072, 42));
+    ASSERT_TRUE(r->commit());
+    for (int n = 0; n < 3; ++n) {
+        EXPECT_EQ(nodes_[n]->data(0, 9), "new bytes") << "a small write sent after the larger one that followed it: " << n;
+        EXPECT_EQ(nodes_[n]->data(65536, 5), "again") << n;
+        const auto w = nodes_[n]->data(131072, 8);
+        std::uint64_t got = 0;
+        std::memcpy(&got, w.data(), 8);
+        EXPECT_EQ(got, 42u) << n;
+    }
+    EXPECT_EQ(local_data(*r, 0, 9), "new bytes");
+}
+
 TEST_F(ReplicatorTest, BadInputGetsClearErrors) {
     auto r = Replicator::open(options(Durability::majority()));
     ASSERT_TRUE(r);
