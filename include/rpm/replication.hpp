@@ -190,7 +190,10 @@ public:
     ~Replicator();  ///< stops the monitor, closes connections; commits nothing
 
     /// Write into the data area at `offset`; the bytes are copied before
-    /// the call returns. RETURN VALUE: the write's LSN.
+    /// the call returns. Up to 16 KiB they wait for the next commit, which
+    /// sends them with their flush as one request per replica; larger ones
+    /// are sent at once (docs/replication.md, "LSNs").
+    /// RETURN VALUE: the write's LSN.
     /// ERRORS: errc::invalid_argument (range outside the data area).
     Result<Lsn> write(std::uint64_t offset, std::span<const std::byte> data);
     /// An 8-byte aligned 8-byte store that no member ever shows torn.
