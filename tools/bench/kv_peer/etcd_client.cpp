@@ -109,28 +109,38 @@ std::unique_ptr<PutClient> connect_etcd(const Options& o, const Address& at, std
     return c;
 }
 
-std::string probe_etcd(const Options& o, const Address& at) {
+namespace {
+
+// A member's /v3/maintenance/status. RETURN VALUE: empty with `body` set,
+// else why there is none.
+std::string status_of(const Options& o, const Address& at, std::string& body) {
     HttpConnection c(at, timeout_of(o));
     Answer a;
     std::string error;
     if (!c.post("/v3/maintenance/status", "{}", a, error)) return error;
     if (a.status != 200) return "HTTP " + std::to_string(a.status) + ": " + shorten(a.body);
+    body = std::move(a.body);
+    return {};
+}
+
+} // namespace
+
+std::string probe_etcd(const Options& o, const Address& at) {
+    std::string body;
+    if (auto why = status_of(o, at, body); !why.empty()) return why;
     // etcd's status names the leader only once the cluster has elected one.
-    if (a.body.find("\"leader\"") == std::string::npos) return "no leader yet";
+    if (body.find("\"leader\"") == std::string::npos) return "no leader yet";
     return {};
 }
 
 std::string etcd_leader(const Options& o, const Address& at) {
-    HttpConnection c(at, timeout_of(o));
-    Answer a;
-    std::string error;
-    if (!c.post("/v3/maintenance/status", "{}", a, error)) return error;
-    if (a.status != 200) return "HTTP " + std::to_string(a.status) + ": " + shorten(a.body);
+    std::string body;
+    if (auto why = status_of(o, at, body); !why.empty()) return why;
     // {"header":{"member_id":"..."},"leader":"..."}: ids are uint64 as strings.
-    const auto j = nlohmann::json::parse(a.body, nullptr, false);
+    const auto j = nlohmann::json::parse(body, nullptr, false);
     const auto& self = rpm::coordinator::json_field(rpm::coordinator::json_field(j, "header"), "member_id");
     const auto& leader = rpm::coordinator::json_field(j, "leader");
-    if (!self.is_string() || !leader.is_string()) return "no leader in its status: " + shorten(a.body);
+    if (!self.is_string() || !leader.is_string()) return "no leader in its status: " + shorten(body);
     return self == leader ? std::string() : "a follower (leader " + leader.get<std::string>() + ")";
 }
 
