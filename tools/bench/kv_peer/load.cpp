@@ -41,8 +41,7 @@ void make_key(std::string& key, std::size_t prefix, std::uint64_t i) {
 // One client's loop: a put is measured when it starts after the warm-up;
 // no put starts after the end.
 void client_loop(PutClient& c, int id, const std::string& value, Window w, Shared& sh) {
-    std::vector<std::int64_t> ns;
-    ns.reserve(1 << 16);
+    rpmbench::Histogram latency;
     std::string key = "kvb-" + std::to_string(id) + "-";
     const auto prefix = key.size();
     std::string error;
@@ -54,7 +53,7 @@ void client_loop(PutClient& c, int id, const std::string& value, Window w, Share
         error = c.put(key, value);
         const auto t1 = Clock::now();
         if (!error.empty()) break;
-        if (t0 >= w.warm_end) ns.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count()), last = t1;
+        if (t0 >= w.warm_end) latency.record(t1 - t0), last = t1;
     }
     std::lock_guard lock(sh.mu);
     if (!error.empty()) {
@@ -62,7 +61,7 @@ void client_loop(PutClient& c, int id, const std::string& value, Window w, Share
         if (sh.result.error.empty()) sh.result.error = "client " + std::to_string(id) + ": " + error;
         sh.stop = true;
     }
-    sh.result.latency_ns.insert(sh.result.latency_ns.end(), ns.begin(), ns.end());
+    sh.result.latency.merge(latency);
     sh.last = std::max(sh.last, last);
 }
 
@@ -77,7 +76,11 @@ LoadResult run_load(const Options& o) {
     for (int i = 0; i < o.clients; ++i) {
         std::string error;
         auto c = connect_client(o, at, error);
-        if (!c) return LoadResult{{}, 0, 0, "client " + std::to_string(i) + ": " + error};
+        if (!c) {
+            LoadResult failed;
+            failed.error = "client " + std::to_string(i) + ": " + error;
+            return failed;
+        }
         clients.push_back(std::move(c));
     }
     const std::string value(o.value_size, 'v');
@@ -94,15 +97,8 @@ LoadResult run_load(const Options& o) {
         });
     for (auto& t : threads) t.join();
     auto r = std::move(sh.result);
-    std::sort(r.latency_ns.begin(), r.latency_ns.end());
     if (sh.last > w.warm_end) r.measured_s = std::chrono::duration<double>(sh.last - w.warm_end).count();
     return r;
-}
-
-std::int64_t percentile(const std::vector<std::int64_t>& sorted, double q) {
-    if (sorted.empty()) return 0;
-    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(sorted.size())));
-    return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
 } // namespace kvbench

@@ -4,6 +4,8 @@
 
 #include "options.hpp"
 
+#include "../histogram.hpp"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -11,7 +13,7 @@
 namespace kvbench {
 
 struct LoadResult {
-    std::vector<std::int64_t> latency_ns;  ///< every measured put, sorted
+    rpmbench::Histogram latency;           ///< every measured put (rpm-bench's recorder)
     std::uint64_t errors = 0;              ///< clients that stopped on a failed put
     double measured_s = 0;                 ///< from the end of the warm-up to the last measured put's end
     std::string error;                     ///< the first failure (connect or put), empty when none
@@ -19,8 +21,5 @@ struct LoadResult {
 
 /// Runs the load against o.addrs[0] (already checked to parse).
 LoadResult run_load(const Options& o);
-
-/// Nearest-rank percentile of sorted samples (q in [0, 1]); 0 when empty.
-std::int64_t percentile(const std::vector<std::int64_t>& sorted, double q);
 
 } // namespace kvbench

@@ -53,9 +53,9 @@ int load(const Options& o) {
     const auto r = run_load(o);
     const auto j = result_json(o, r);
     if (o.json) std::cout << j.dump() << "\n";  // also when it failed: the script keeps the record
-    else if (!r.latency_ns.empty()) print_text(std::cout, j);
+    else if (r.latency.count() > 0) print_text(std::cout, j);
     if (!r.error.empty()) return std::cerr << "rpm-kvbench: " << o.target << " run failed: " << r.error << "\n", 1;
-    if (r.latency_ns.empty()) return std::cerr << "rpm-kvbench: no put completed in the measured time\n", 1;
+    if (r.latency.count() == 0) return std::cerr << "rpm-kvbench: no put completed in the measured time\n", 1;
     return 0;
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-double us(std::int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+double us(std::uint64_t ns) { return static_cast<double>(ns) / 1000.0; }
 
 std::string fixed(double v, int decimals) {
     char buf[64];
@@ -81,9 +81,7 @@ void print_ratios(std::ostream& out, const json& rs) {
 } // namespace
 
 json result_json(const Options& o, const LoadResult& r) {
-    const auto& s = r.latency_ns;
-    double sum = 0;
-    for (auto v : s) sum += static_cast<double>(v);
+    const auto s = r.latency.summary();
     return {{"target", o.target},
             {"addr", o.addrs.front()},
             {"clients", o.clients},
@@ -91,13 +89,13 @@ json result_json(const Options& o, const LoadResult& r) {
             {"warmup_s", o.warmup},
             {"duration_s", o.duration},
             {"measured_s", r.measured_s},
-            {"puts", s.size()},
+            {"puts", s.count},
             {"errors", r.errors},
-            {"ops_per_s", r.measured_s > 0 ? static_cast<double>(s.size()) / r.measured_s : 0.0},
-            {"p50_us", us(percentile(s, 0.50))},
-            {"p99_us", us(percentile(s, 0.99))},
-            {"p999_us", us(percentile(s, 0.999))},
-            {"mean_us", s.empty() ? 0.0 : sum / static_cast<double>(s.size()) / 1000.0},
+            {"ops_per_s", r.measured_s > 0 ? static_cast<double>(s.count) / r.measured_s : 0.0},
+            {"p50_us", us(s.p50_ns)},
+            {"p99_us", us(s.p99_ns)},
+            {"p999_us", us(s.p999_ns)},
+            {"mean_us", s.mean_ns / 1000.0},
             {"ok", r.error.empty()},
             {"error", r.error}};
 }
