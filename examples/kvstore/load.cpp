@@ -84,7 +84,7 @@ void print_resyncs(const kv::Store& s, std::vector<std::uint64_t>& seen) {
         seen[i] = r.resyncs;
         std::cerr << "load: replica " << i << " " << r.uri << ": " << rpm::to_string(r.state) << ", frontier "
                   << r.frontier << ", " << r.failures << " failures, " << r.resyncs << " resyncs, "
-                  << r.bytes_resynced << " bytes resynced\n";
+                  << r.bytes_resynced << " bytes resynced, " << r.bytes_missed << " bytes missed\n";
     }
 }
 

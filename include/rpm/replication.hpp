@@ -119,7 +119,12 @@ struct ReplicaStatus {
     std::uint64_t native_atomic_writes = 0;
     std::uint64_t failures = 0;
     std::uint64_t resyncs = 0;
+    /// Bytes copied to it to catch it up (every resync, from the start):
+    /// what it missed, in 64-byte lines (coarser only when a bitmap of those
+    /// would take over 8 MiB), or the differing chunks of a full compare.
     std::uint64_t bytes_resynced = 0;
+    /// Bytes written while it was away (each write counted), from the start.
+    std::uint64_t bytes_missed = 0;
     Error last_error;
 };
 

@@ -43,10 +43,11 @@ std::vector<Span> IntervalSet::spans() const {
 }
 
 // Past max_ ranges, close the smallest gaps until half of max_ remain: the
-// ranges then cover the fewest bytes that were never added (a member that
-// missed scattered index writes and a log's tail is sent those, not the
-// old log between them), and halving keeps a long run of scattered adds to
-// a collapse per max_/2 of them.
+// ranges then cover the fewest bytes that were never added (a flush of
+// scattered writes does not reach over the old data between them), and
+// halving keeps a long run of scattered adds to a collapse per max_/2 of
+// them. (What a member missed is a LineSet: its copy must stay close to the
+// bytes written.)
 void IntervalSet::collapse() {
     const std::size_t target = std::max<std::size_t>(1, max_ / 2);
     if (map_.size() <= target) return;

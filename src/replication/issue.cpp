@@ -44,7 +44,7 @@ void Replicator::Impl::send_writes(std::uint64_t region_offset, std::span<const 
         std::lock_guard lock(mu);
         for (auto& m : replicas) {
             if (m.state == ReplicaState::failed || !m.region) {
-                m.missed.add(region_offset, bytes.size());
+                m.miss(region_offset, bytes.size());
                 continue;
             }
             m.dirty.add(region_offset, bytes.size());
@@ -123,7 +123,7 @@ Lsn Replicator::Impl::issue_flushes() {
         for (auto& m : replicas) {
             if (m.state == ReplicaState::failed || !m.region) {
                 if (batch)
-                    for (const auto& p : batch->pieces) m.missed.add(p.offset, p.length);
+                    for (const auto& p : batch->pieces) m.miss(p.offset, p.length);
                 continue;
             }
             if (m.dirty.empty() && !batch) {
@@ -184,15 +184,10 @@ void store_slice(std::byte* to, std::span<const std::byte> from) noexcept {
     std::memcpy(to, from.data(), from.size());
 }
 
-// The slices' bytes back to back, for every member's request: the caller may
-// return (a quorum answered) while a slower member's request still reads them.
-struct Staged {
-    std::vector<std::byte> bytes;
-    std::vector<WriteSlice> slices;
-};
+} // namespace
 
-std::shared_ptr<const Staged> stage(std::span<const WriteSlice> slices) {
-    auto st = std::make_shared<Staged>();
+std::shared_ptr<const replication::Staged> replication::stage(std::span<const WriteSlice> slices) {
+    auto st = std::make_shared<replication::Staged>();
     std::size_t total = 0;
     for (const auto& s : slices) total += s.data.size();
     st->bytes.resize(total);
@@ -206,8 +201,6 @@ std::shared_ptr<const Staged> stage(std::span<const WriteSlice> slices) {
     return st;
 }
 
-} // namespace
-
 Lsn Replicator::Impl::persist_slices(std::span<const WriteSlice> slices) {
     for (const auto& s : slices) {
         store_slice(local->bytes().data() + s.offset, s.data);
@@ -218,7 +211,7 @@ Lsn Replicator::Impl::persist_slices(std::span<const WriteSlice> slices) {
     // The local header's position, then one drain for all.
     std::memcpy(local->bytes().data() + replication::kOffPosition, &lsn, 8);
     local->persist(local->bytes().data() + replication::kOffPosition, 8);
-    auto staged = stage(slices);
+    auto staged = replication::stage(slices);
     struct Sent {
         Target t;
         std::uint64_t id;
@@ -231,7 +224,7 @@ Lsn Replicator::Impl::persist_slices(std::span<const WriteSlice> slices) {
         notes.emplace_back(Frontier::local, lsn);
         for (auto& m : replicas) {
             if (m.state == ReplicaState::failed || !m.region) {
-                for (const auto& s : slices) m.missed.add(s.offset, s.data.size());
+                for (const auto& s : slices) m.miss(s.offset, s.data.size());
                 continue;
             }
             // Its completion moves the frontier like a flush's.

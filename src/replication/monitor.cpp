@@ -28,7 +28,7 @@ Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec)
     return Dialed{std::move(*conn), *region, h};
 }
 
-bool Replicator::Impl::install(std::size_t i, Dialed d, replication::IntervalSet& missed) {
+bool Replicator::Impl::install(std::size_t i, Dialed d, replication::LineSet& missed) {
     // Called with issue_mu held: no write slips between taking the missed
     // set and the member starting to receive new writes.
     std::lock_guard lock(mu);
@@ -45,7 +45,7 @@ bool Replicator::Impl::install(std::size_t i, Dialed d, replication::IntervalSet
     m.needs_close = false;
     m.last_progress = Clock::now();
     missed = std::move(m.missed);
-    m.missed = replication::IntervalSet();
+    m.missed.clear();
     // If this resync fails half way, only a full compare is safe next time.
     m.full_resync = true;
     return full;
@@ -61,7 +61,7 @@ Result<void> Replicator::Impl::reconnect(std::size_t i) {
     if (!d) return d.error();
     if (d->header.valid && d->header.h.group != header.group && !opts.adopt_foreign)
         return Error(errc::bad_config, spec.uri + " region " + spec.region + " holds another group's data");
-    replication::IntervalSet missed;
+    replication::LineSet missed;
     bool full = false;
     {
         std::lock_guard issue(issue_mu);

@@ -50,7 +50,7 @@ Result<Replicator> Replicator::open(ReplicatorOptions opts) {
     if (auto r = impl->recover(unreachable); !r) return r.error();
     for (std::size_t i = 0; i < impl->replicas.size(); ++i) {
         if (!impl->replicas[i].region) continue;
-        if (auto r = impl->resync(i, true, replication::IntervalSet(), ReplicaEvent::Kind::joined); !r) {
+        if (auto r = impl->resync(i, true, replication::LineSet(), ReplicaEvent::Kind::joined); !r) {
             std::lock_guard lock(impl->mu);
             impl->fail_locked(impl->replicas[i], r.error());
         }
@@ -211,6 +211,7 @@ std::vector<ReplicaStatus> Replicator::replicas() const {
         s.failures = m.failures;
         s.resyncs = m.resyncs;
         s.bytes_resynced = m.bytes_resynced;
+        s.bytes_missed = m.bytes_missed;
         s.last_error = m.last_error;
         out.push_back(std::move(s));
     }

@@ -21,22 +21,20 @@ bool same_epoch(const Replicator::Impl& impl, std::size_t i, std::uint64_t epoch
 
 } // namespace
 
-Result<void> Replicator::Impl::copy_chunk(std::size_t i, std::uint64_t region_offset, std::size_t length,
-                                          bool compare) {
-    std::vector<std::byte> remote;
-    if (compare) {
+Result<void> Replicator::Impl::compare_chunk(std::size_t i, std::uint64_t region_offset, std::size_t length) {
+    std::vector<std::byte> remote(length);
+    {
         std::optional<RemoteRegion> r;
         {
             std::lock_guard lock(mu);
             r = replicas[i].region;
         }
         if (!r) return Error(errc::io_error, "the member has no connection");
-        remote.resize(length);
         if (auto ec = r->read(region_offset, remote)) return Error(ec, "resync read of " + replicas[i].spec.uri);
     }
     std::lock_guard issue(issue_mu);
     const std::byte* mine = local->bytes().data() + region_offset;
-    if (compare && std::memcmp(remote.data(), mine, length) == 0) return {};
+    if (std::memcmp(remote.data(), mine, length) == 0) return {};
     // Sent to this member only: the others already have these bytes.
     auto staged = std::make_shared<std::vector<std::byte>>(mine, mine + length);
     std::optional<RemoteRegion> r;
@@ -103,22 +101,22 @@ Result<void> Replicator::Impl::flush_member(std::size_t i) {
     return {};
 }
 
-Result<void> Replicator::Impl::resync(std::size_t i, bool full, const replication::IntervalSet& ranges,
+Result<void> Replicator::Impl::resync(std::size_t i, bool full, const replication::LineSet& missed,
                                       ReplicaEvent::Kind kind) {
     std::uint64_t epoch = 0;
     {
         std::lock_guard lock(mu);
         epoch = replicas[i].epoch;
     }
-    std::vector<replication::Span> spans;
-    if (full) spans.push_back({kReplicaHeaderSize, header.high_water});
-    else spans = ranges.spans();
-    for (const auto& s : spans) {
-        for (std::uint64_t off = 0; off < s.length; off += replication::kResyncChunk) {
+    if (full) {
+        const replication::Span all{kReplicaHeaderSize, header.high_water};
+        for (std::uint64_t off = 0; off < all.length; off += replication::kResyncChunk) {
             if (!same_epoch(*this, i, epoch)) return Error(errc::io_error, "the member failed during resync");
-            const auto n = std::min<std::uint64_t>(replication::kResyncChunk, s.length - off);
-            if (auto r = copy_chunk(i, s.offset + off, n, full); !r) return r;
+            const auto n = std::min<std::uint64_t>(replication::kResyncChunk, all.length - off);
+            if (auto r = compare_chunk(i, all.offset + off, n); !r) return r;
         }
+    } else if (auto r = copy_missed(i, epoch, missed); !r) {
+        return r;
     }
     if (auto r = write_member_header(i); !r) return r;
     if (auto r = flush_member(i); !r) return r;

@@ -14,6 +14,7 @@
 
 #include "replication/detail/header.hpp"
 #include "replication/detail/intervals.hpp"
+#include "replication/detail/line_set.hpp"
 #include "client/transport.hpp"
 #include "core/wakeup.hpp"
 #include "transport/tcp/io_group.hpp"
@@ -82,7 +83,7 @@ struct Member {
     Lsn frontier = 0;
     IntervalSet dirty{kFlushMergeGap};  ///< sent, in no flush yet (region offsets)
     std::deque<PendingFlush> flushes;
-    IntervalSet missed;                 ///< what it must be sent when it returns
+    LineSet missed;                     ///< what it must be sent when it returns
     bool full_resync = true;            ///< compare everything instead of copying `missed`
     unsigned outstanding = 0;
     Clock::time_point last_progress{};
@@ -93,8 +94,24 @@ struct Member {
     Lsn position_at_open = 0;
     replication::DecodedHeader opened_header;  ///< as read at open
     std::uint64_t failures = 0, resyncs = 0, bytes_resynced = 0;
+    std::uint64_t bytes_missed = 0;  ///< written while it was away, each write counted
+
+    /// A write it did not get: sent again when it returns.
+    void miss(std::uint64_t offset, std::uint64_t length) {
+        missed.add(offset, length);
+        bytes_missed += length;
+    }
     Error last_error;
 };
+
+/// Slices' bytes copied back to back, for every member's request: the
+/// caller may return (a quorum answered) while a slower member's request
+/// still reads them.
+struct Staged {
+    std::vector<std::byte> bytes;
+    std::vector<WriteSlice> slices;
+};
+std::shared_ptr<const Staged> stage(std::span<const WriteSlice> slices);
 
 } // namespace replication
 
@@ -191,8 +208,11 @@ struct Replicator::Impl {
     // resync.cpp: make member i equal to the local copy, then let it count.
     // With full, compare [0, high_water) chunk by chunk and write what
     // differs; else copy `ranges` (region offsets).
-    Result<void> resync(std::size_t i, bool full, const replication::IntervalSet& ranges, ReplicaEvent::Kind kind);
-    Result<void> copy_chunk(std::size_t i, std::uint64_t region_offset, std::size_t length, bool compare);
+    Result<void> resync(std::size_t i, bool full, const replication::LineSet& missed, ReplicaEvent::Kind kind);
+    /// A full resync's step: read the member's chunk, send ours if it differs.
+    Result<void> compare_chunk(std::size_t i, std::uint64_t region_offset, std::size_t length);
+    /// What the member missed, as vectored persists (resync_batch.cpp).
+    Result<void> copy_missed(std::size_t i, std::uint64_t epoch, const replication::LineSet& missed);
     Result<void> write_member_header(std::size_t i);
     Result<void> flush_member(std::size_t i);
     // monitor.cpp
@@ -205,7 +225,7 @@ struct Replicator::Impl {
     Result<Dialed> dial(const ReplicaSpec& spec) const;
     /// Put a dialed connection in place as member i (state syncing);
     /// returns whether it needs a full compare, and the ranges it missed.
-    bool install(std::size_t i, Dialed d, replication::IntervalSet& missed);
+    bool install(std::size_t i, Dialed d, replication::LineSet& missed);
     void start_threads();
     void monitor_loop();
     void syncer_loop();
