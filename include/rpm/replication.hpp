@@ -123,7 +123,9 @@ struct ReplicaStatus {
     /// what it missed, in 64-byte lines (coarser only when a bitmap of those
     /// would take over 8 MiB), or the differing chunks of a full compare.
     std::uint64_t bytes_resynced = 0;
-    /// Bytes written while it was away (each write counted), from the start.
+    /// Bytes written while it was known to be away (each write counted),
+    /// from the start. Writes it was sent but had not confirmed when it
+    /// failed are sent again too, and count in bytes_resynced only.
     std::uint64_t bytes_missed = 0;
     Error last_error;
 };

@@ -207,7 +207,7 @@ struct Replicator::Impl {
     [[nodiscard]] unsigned counted_live_locked() const;
     // resync.cpp: make member i equal to the local copy, then let it count.
     // With full, compare [0, high_water) chunk by chunk and write what
-    // differs; else copy `ranges` (region offsets).
+    // differs; else copy the `missed` lines (region offsets).
     Result<void> resync(std::size_t i, bool full, const replication::LineSet& missed, ReplicaEvent::Kind kind);
     /// A full resync's step: read the member's chunk, send ours if it differs.
     Result<void> compare_chunk(std::size_t i, std::uint64_t region_offset, std::size_t length);
