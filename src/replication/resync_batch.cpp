@@ -36,6 +36,45 @@ struct Window {
     }
 };
 
+// One batch of missed runs, read from the local copy and sent under
+// issue_mu: a newer write to the same bytes is sent after it and wins. The
+// batch counts as one of the member's flushes (its frontier stays where it
+// is), so flush_member waits for it and a failure adds it back to `missed`.
+Result<void> send_batch(Replicator::Impl& impl, std::size_t i, std::uint64_t epoch,
+                        std::span<const replication::Span> batch, std::uint64_t batch_bytes,
+                        const std::shared_ptr<Window>& window, Clock::duration patience) {
+    if (!window->acquire(Clock::now() + patience))
+        return Error(errc::io_error, "replica " + impl.replicas[i].spec.uri + ": resync batches did not complete");
+    std::lock_guard issue(impl.issue_mu);
+    std::vector<WriteSlice> slices;
+    slices.reserve(batch.size());
+    for (const auto& s : batch) slices.push_back({s.offset, impl.local->bytes().subspan(s.offset, s.length)});
+    auto staged = replication::stage(slices);
+    std::optional<RemoteRegion> r;
+    std::uint64_t id = 0;
+    {
+        std::lock_guard lock(impl.mu);
+        Member& m = impl.replicas[i];
+        if (m.epoch != epoch || m.state == ReplicaState::failed || !m.region) {
+            window->release();
+            return Error(errc::io_error, "the member failed during resync");
+        }
+        replication::PendingFlush pf{impl.next_flush_id++, m.frontier, 1,
+                                     replication::IntervalSet(replication::kFlushMergeGap)};
+        for (const auto& s : batch) pf.ranges.add(s.offset, s.length);
+        id = pf.id;
+        m.flushes.push_back(std::move(pf));
+        if (m.outstanding++ == 0) m.last_progress = Clock::now();
+        m.bytes_resynced += batch_bytes;
+        r = m.region;
+    }
+    r->persist(std::span<const WriteSlice>(staged->slices), [&impl, i, epoch, id, staged, window](std::error_code ec) {
+        impl.on_flush_done(i, epoch, id, ec);
+        window->release();
+    });
+    return {};
+}
+
 } // namespace
 
 Result<void> Replicator::Impl::copy_missed(std::size_t i, std::uint64_t epoch, const replication::LineSet& missed) {
@@ -44,46 +83,12 @@ Result<void> Replicator::Impl::copy_missed(std::size_t i, std::uint64_t epoch, c
     auto window = std::make_shared<Window>();
     std::vector<replication::Span> batch;
     std::uint64_t batch_bytes = 0;
-
-    // Read from the local copy and sent under issue_mu: a newer write to the
-    // same bytes is sent after the batch and wins. The batch counts as one of
-    // the member's flushes (its frontier stays where it is), so
-    // flush_member waits for it and a failure adds it back to `missed`.
     auto send = [&]() -> Result<void> {
-        if (!window->acquire(Clock::now() + patience))
-            return Error(errc::io_error, "replica " + replicas[i].spec.uri + ": resync batches did not complete");
-        std::lock_guard issue(issue_mu);
-        std::vector<WriteSlice> slices;
-        slices.reserve(batch.size());
-        for (const auto& s : batch) slices.push_back({s.offset, local->bytes().subspan(s.offset, s.length)});
-        auto staged = replication::stage(slices);
-        std::optional<RemoteRegion> r;
-        std::uint64_t id = 0;
-        {
-            std::lock_guard lock(mu);
-            Member& m = replicas[i];
-            if (m.epoch != epoch || m.state == ReplicaState::failed || !m.region) {
-                window->release();
-                return Error(errc::io_error, "the member failed during resync");
-            }
-            replication::PendingFlush pf{next_flush_id++, m.frontier, 1,
-                                         replication::IntervalSet(replication::kFlushMergeGap)};
-            for (const auto& s : batch) pf.ranges.add(s.offset, s.length);
-            id = pf.id;
-            m.flushes.push_back(std::move(pf));
-            if (m.outstanding++ == 0) m.last_progress = Clock::now();
-            m.bytes_resynced += batch_bytes;
-            r = m.region;
-        }
-        r->persist(std::span<const WriteSlice>(staged->slices), [this, i, epoch, id, staged, window](std::error_code ec) {
-            on_flush_done(i, epoch, id, ec);
-            window->release();
-        });
+        auto r = send_batch(*this, i, epoch, batch, batch_bytes, window, patience);
         batch.clear();
         batch_bytes = 0;
-        return {};
+        return r;
     };
-
     for (auto s : missed.spans()) {
         if (s.offset >= end) break;
         s.length = std::min(s.length, end - s.offset);  // the last line may reach past the region
