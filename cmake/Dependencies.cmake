@@ -12,6 +12,8 @@ check_symbol_exists(ibv_wr_flush "infiniband/verbs.h" RPM_HAVE_IBV_WR_FLUSH)
 unset(CMAKE_REQUIRED_INCLUDES)
 pkg_check_modules(URING REQUIRED IMPORTED_TARGET liburing)
 find_package(OpenSSL REQUIRED)
+# CRC-32 (IEEE) of NVMe DH-HMAC-CHAP secrets (src/nvmf/auth/secret.cpp).
+find_package(ZLIB REQUIRED)
 find_package(Boost 1.74 REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)

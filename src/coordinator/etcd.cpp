@@ -6,6 +6,7 @@
 #include <rpm/coordinator.hpp>
 
 #include "coordinator/etcd_http.hpp"
+#include "core/base64.hpp"
 #include "coordinator/observe.hpp"
 
 #include <condition_variable>
@@ -15,7 +16,7 @@
 namespace rpm {
 namespace {
 
-using coordinator::base64;
+using detail::base64;
 using coordinator::json_field;
 using coordinator::json_u64;
 using Clock = std::chrono::steady_clock;
@@ -24,7 +25,7 @@ std::optional<Leader> leader_of_kv(const nlohmann::json& kv) {
     if (!kv.is_object() || !kv.contains("key")) return std::nullopt;
     Leader l;
     if (kv.contains("value") && kv["value"].is_string()) {
-        auto v = coordinator::unbase64(kv["value"].get<std::string>());
+        auto v = detail::unbase64(kv["value"].get<std::string>());
         if (v) l.name = std::move(*v);
     }
     l.term = json_u64(kv, "create_revision");

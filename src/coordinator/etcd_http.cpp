@@ -8,7 +8,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
-#include <openssl/evp.h>
 
 #include <charconv>
 
@@ -29,27 +28,6 @@ Result<Endpoint> parse_endpoint(std::string_view s) {
     if (ec != std::errc{} || end != port.data() + port.size() || n == 0 || n > 65535)
         return Error(errc::invalid_argument, "etcd endpoint '" + std::string(s) + "': the port is not 1..65535");
     return Endpoint{std::move(host), std::string(port)};
-}
-
-std::string base64(std::string_view bytes) {
-    std::string out(4 * ((bytes.size() + 2) / 3), '\0');
-    const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                  reinterpret_cast<const unsigned char*>(bytes.data()), static_cast<int>(bytes.size()));
-    out.resize(static_cast<std::size_t>(n));
-    return out;
-}
-
-Result<std::string> unbase64(std::string_view text) {
-    if (text.size() % 4 != 0) return Error(errc::invalid_argument, "etcd: a bytes field is not base64");
-    std::string out(text.size() / 4 * 3, '\0');
-    const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                  reinterpret_cast<const unsigned char*>(text.data()), static_cast<int>(text.size()));
-    if (n < 0) return Error(errc::invalid_argument, "etcd: a bytes field is not base64");
-    // EVP_DecodeBlock counts the padding as zero bytes.
-    std::size_t len = static_cast<std::size_t>(n);
-    for (std::size_t i = text.size(); i > 0 && text[i - 1] == '=' && len > 0; --i) --len;
-    out.resize(len);
-    return out;
 }
 
 const nlohmann::json& json_field(const nlohmann::json& j, const char* field) {

@@ -26,10 +26,6 @@ struct Endpoint {
 /// "HOST:PORT" (HOST may be [v6]). ERRORS: errc::invalid_argument.
 Result<Endpoint> parse_endpoint(std::string_view s);
 
-std::string base64(std::string_view bytes);
-/// ERRORS: errc::invalid_argument (not base64).
-Result<std::string> unbase64(std::string_view text);
-
 /// An int64 field of the gateway's JSON ("123" or 123; absent = 0).
 std::uint64_t json_u64(const nlohmann::json& j, const char* field);
 /// j[field] when j is an object that has it, else null: an answer of

@@ -37,7 +37,7 @@ fuzz() {  # TARGET: runs it into $build/fuzz_TARGET.log
         -print_final_stats=1 -artifact_prefix="$build/artifacts/$1-" "$work" >"$build/fuzz_$1.log" 2>&1
 }
 status=0
-set -- frames handshake nvmf_pdu nvmf_rdma
+set -- frames handshake nvmf_pdu nvmf_rdma nvmf_auth
 while [ $# -gt 0 ]; do
     batch=
     while [ $# -gt 0 ] && [ "$(echo $batch | wc -w)" -lt "$jobs" ]; do

@@ -3,7 +3,8 @@
 // parser, fed from the same blocking socket as the RESP clients use.
 #include "etcd_client.hpp"
 
-#include "coordinator/etcd_http.hpp"  // rpm's base64 of the gateway's bytes fields
+#include "coordinator/etcd_http.hpp"
+#include "core/base64.hpp"  // rpm's base64 of the gateway's bytes fields
 
 #include <boost/asio/buffer.hpp>
 #include <boost/beast/http/error.hpp>
@@ -86,8 +87,8 @@ public:
     std::string put(std::string_view key, std::string_view value) override {
         // The load generator puts one value again and again: its base64 is
         // made once (comparing is far cheaper than encoding 4 KiB).
-        if (value != value_) value_.assign(value), value_b64_ = rpm::coordinator::base64(value);
-        body_.assign(R"({"key":")").append(rpm::coordinator::base64(key)).append(R"(","value":")").append(value_b64_).append("\"}");
+        if (value != value_) value_.assign(value), value_b64_ = rpm::detail::base64(value);
+        body_.assign(R"({"key":")").append(rpm::detail::base64(key)).append(R"(","value":")").append(value_b64_).append("\"}");
         Answer a;
         std::string error;
         if (!http_.post("/v3/kv/put", body_, a, error)) return error;
