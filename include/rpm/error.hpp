@@ -34,6 +34,7 @@ enum class errc : int {
     nvme_status,               ///< an NVMe controller completed a command with an error status
     protocol_error,            ///< the peer broke the wire protocol; the connection was closed
     fenced,                    ///< a newer primary term took the region over; this one may no longer change it
+    auth_failed,               ///< in-band authentication (NVMe-oF DH-HMAC-CHAP) failed: a wrong or missing secret
 };
 
 /// The category of rpm::errc ("rpm").

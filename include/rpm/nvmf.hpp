@@ -38,12 +38,30 @@ enum class Transport : std::uint8_t {
     rdma,  ///< NVMe/RDMA: rdma_cm on an RDMA device's IP address (RoCE, iWARP, Soft-RoCE)
 };
 
+/// NVMe in-band authentication (DH-HMAC-CHAP) of one host (docs/nvmf.md,
+/// "Authentication"). Secrets are in the NVMe text form
+/// "DHHC-1:TT:<base64>:" (rpm-nvmf gen-secret, nvme gen-dhchap-key); read
+/// them from files with read_dhchap_secret().
+struct HostSecret {
+    std::string hostnqn;
+    /// The host's secret: a queue of this host serves no command but the
+    /// authentication ones until the host proved it holds this.
+    std::string secret;
+    /// The controller's secret, for a host that asks the controller to prove
+    /// itself too ("" = none: such a host is refused).
+    std::string ctrl_secret;
+};
+
 /// One exported subsystem: an NQN and its namespaces.
 struct SubsystemSpec {
     std::string nqn;
     std::vector<NamespaceSpec> namespaces;
     /// Host NQNs allowed to connect; empty allows any host.
     std::vector<std::string> allowed_hosts;
+    /// Hosts that must authenticate (DH-HMAC-CHAP) on every queue; a host
+    /// listed here is allowed (whatever allowed_hosts says), others connect
+    /// as allowed_hosts says, without authentication.
+    std::vector<HostSecret> host_secrets;
     std::string serial = "rpm0001";
     std::string model = "rpm NVMe-oF target";
 };
@@ -100,7 +118,9 @@ struct TargetStats {
     std::uint64_t errors = 0;                ///< commands completed with an error status
     std::uint64_t digest_errors = 0;
     std::uint64_t connections_refused = 0;   ///< closed at accept: max_connections, max_setup_per_address
-    std::uint64_t setup_timeouts = 0;        ///< closed for not completing ICReq + Connect in time
+    std::uint64_t setup_timeouts = 0;        ///< closed for not completing ICReq + Connect (+ authentication) in time
+    std::uint64_t auth_succeeded = 0;        ///< queues that authenticated (DH-HMAC-CHAP)
+    std::uint64_t auth_failed = 0;           ///< authentication transactions that failed (each logged with its reason)
 };
 
 class Target {
@@ -157,7 +177,29 @@ struct HostOptions {
     std::uint32_t kato_ms = 10000;
     /// How long to wait for any one reply before failing with io_error.
     std::chrono::milliseconds timeout{10000};
+    /// DH-HMAC-CHAP (docs/nvmf.md, "Authentication"): the host's secret,
+    /// used when the controller asks for authentication ("" = none: such a
+    /// controller cannot be connected to).
+    std::string dhchap_secret;
+    /// The controller's secret: when set, the controller must prove it holds
+    /// it too, or connect() fails.
+    std::string dhchap_ctrl_secret;
 };
+
+/// Reads a DH-HMAC-CHAP secret ("DHHC-1:TT:<base64>:") from a file that
+/// only its owner may read or write.
+/// RETURN VALUE: the secret's text.
+/// ERRORS: errc::permission_denied (group or other permission bits set, or
+/// the OS refused), errc::path_not_found, errc::invalid_argument (not a
+/// secret: the detail says why, never quoting it), errc::io_error.
+Result<std::string> read_dhchap_secret(const std::filesystem::path& file);
+
+/// A new DH-HMAC-CHAP secret of key_length random bytes (32, 48 or 64),
+/// transformed with SHA-256/384/512 (transform 1/2/3) or used as is (0).
+/// RETURN VALUE: its text form.
+/// ERRORS: errc::invalid_argument (another length or transform),
+/// errc::io_error (no randomness).
+Result<std::string> generate_dhchap_secret(std::size_t key_length, std::uint8_t transform);
 
 /// One record of a discovery log page.
 struct DiscoveryEntry {

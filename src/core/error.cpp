@@ -53,6 +53,9 @@ const char* describe(errc e) noexcept {
     case errc::fenced:
         return "a primary with a newer term took this region over (fencing): this one's writes are refused "
                "from now on; stop acting as primary";
+    case errc::auth_failed:
+        return "authentication failed: one side does not hold the secret the other expects; check both "
+               "secrets (the detail says which side refused and why)";
     }
     return "unknown rpm error";
 }

@@ -60,7 +60,9 @@
 #           backports: the 6.12 kernel (tools/lab/run --kernel backports):
 #           detect (with the capability bits rxe0 reports there, atomic
 #           write and FLUSH, and the decision's reason for not using native
-#           flush), pmem, ops, atomic (native on the wire), faults and kill.
+#           flush), pmem, ops, atomic (native on the wire), faults, kill,
+#           and nvmf-auth: DH-HMAC-CHAP with the kernel's host and nvmet
+#           over NVMe/TCP and NVMe/RDMA (tests/lab/nvmf_auth.sh).
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
 # before running it, so editing this file during a lab run cannot break it.
@@ -280,6 +282,8 @@ if [ "$flavor" = backports ]; then
   step atomic atomic
   step faults faults
   step kill kill_normal
+  # 6.12 has NVMe in-band authentication on both sides (6.1 on neither).
+  step nvmf-auth "$src/tests/lab/nvmf_auth.sh" "$build"
   echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
   if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode backports]: FAILED: ${failed[*]}"; exit 1; fi
   echo "lab[$mode backports]: all steps passed"

@@ -1,7 +1,7 @@
 #pragma once
 // rpm-nvmf's subcommands: `target` serves namespaces over NVMe/TCP; the
 // others are an NVMe/TCP host (discover, identify, read, write, flush,
-// write-zeroes, verify).
+// write-zeroes, verify); gen-secret makes a DH-HMAC-CHAP secret.
 #include <rpm/nvmf.hpp>
 
 #include <CLI/CLI.hpp>
@@ -27,11 +27,16 @@ struct HostArgs {
     std::string file;
     std::uint64_t seed = 1;
     int timeout_ms = 10000;
-    rpm::nvmf::HostOptions options() const;
+    std::string dhchap_secret_file, dhchap_ctrl_secret_file;
+    /// The host's options, with the DH-HMAC-CHAP secrets read from their
+    /// files. ERRORS: those of rpm::nvmf::read_dhchap_secret.
+    rpm::Result<rpm::nvmf::HostOptions> options() const;
 };
 
 void add_target(CLI::App& app, int& status);
 void add_host(CLI::App& app, int& status);
+/// gen-secret: a new DH-HMAC-CHAP secret, printed or written to a 0600 file.
+void add_secret(CLI::App& app, int& status);
 
 /// Print "rpm-nvmf: MESSAGE" to stderr and return the exit status.
 int fail(const std::string& message, int status = 1);

@@ -9,8 +9,22 @@
 
 namespace rpm_nvmf {
 
-rpm::nvmf::HostOptions HostArgs::options() const {
+rpm::Result<rpm::nvmf::HostOptions> HostArgs::options() const {
     rpm::nvmf::HostOptions o;
+    // Secrets come from files only (never the command line, where any user
+    // sees them in ps), and are never printed.
+    if (!dhchap_secret_file.empty()) {
+        auto s = rpm::nvmf::read_dhchap_secret(dhchap_secret_file);
+        if (!s) return s.error();
+        o.dhchap_secret = std::move(*s);
+    }
+    if (!dhchap_ctrl_secret_file.empty()) {
+        if (dhchap_secret_file.empty())
+            return rpm::Error(rpm::errc::invalid_argument, "--dhchap-ctrl-secret-file needs --dhchap-secret-file");
+        auto s = rpm::nvmf::read_dhchap_secret(dhchap_ctrl_secret_file);
+        if (!s) return s.error();
+        o.dhchap_ctrl_secret = std::move(*s);
+    }
     o.transport = transport;
     o.address = address;
     o.port = port;
@@ -35,7 +49,9 @@ std::optional<int> check(const HostArgs& a) {
 
 int discover(const HostArgs& a) {
     if (auto bad = check(a)) return *bad;
-    auto entries = rpm::nvmf::Host::discover(a.options());
+    auto o = a.options();
+    if (!o) return error(o.error());
+    auto entries = rpm::nvmf::Host::discover(*o);
     if (!entries) return error(entries.error());
     std::cout << "discovery log: " << entries->size() << " records\n";
     for (const auto& e : *entries)
@@ -117,7 +133,9 @@ int write_cmd(rpm::nvmf::Host& h, const HostArgs& a) {
 int with_host(const HostArgs& a, const std::string& what) {
     if (a.subnqn.empty()) return fail(what + ": --subsystem is required", 2);
     if (auto bad = check(a)) return *bad;
-    auto h = rpm::nvmf::Host::connect(a.options());
+    auto o = a.options();
+    if (!o) return error(o.error());
+    auto h = rpm::nvmf::Host::connect(*o);
     if (!h) return error(h.error());
     if (what == "identify") return identify(*h);
     if (what == "verify") return verify(*h, a);
@@ -139,6 +157,10 @@ void common(CLI::App* s, HostArgs& a) {
     s->add_flag("--header-digest", a.hdgst, "ask for header digests");
     s->add_flag("--data-digest", a.ddgst, "ask for data digests");
     s->add_option("--timeout-ms", a.timeout_ms, "per-reply timeout (default 10000)")->check(CLI::Range(1, 3600000));
+    s->add_option("--dhchap-secret-file", a.dhchap_secret_file,
+                  "DH-HMAC-CHAP: this host's secret (DHHC-1:..), in a file only its owner may read");
+    s->add_option("--dhchap-ctrl-secret-file", a.dhchap_ctrl_secret_file,
+                  "DH-HMAC-CHAP: the controller's secret; the controller must prove it holds it too");
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // rpm-nvmf: an NVMe/TCP target and host on rpm::nvmf (docs/nvmf.md).
 //   rpm-nvmf target --subsystem NQN --ns 1=/dev/nvme0n1 [--listen 127.0.0.1:4420]
 //   rpm-nvmf discover|identify|read|write|flush|write-zeroes|verify ...
+//   rpm-nvmf gen-secret [--key-length 32|48|64] [--transform 0-3] [--out FILE]
 // Exit status: 0 done, 1 a failure (I/O, NVMe status), 2 bad input.
 #include "commands.hpp"
 
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
     int status = 0;
     rpm_nvmf::add_target(app, status);
     rpm_nvmf::add_host(app, status);
+    rpm_nvmf::add_secret(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

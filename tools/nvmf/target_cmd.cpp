@@ -19,7 +19,7 @@ struct TargetArgs {
     std::string listen = "127.0.0.1:4420";
     rpm::nvmf::Transport transport = rpm::nvmf::Transport::tcp;
     std::string nqn = "nqn.2026-11.io.rpm:target";
-    std::vector<std::string> namespaces, hosts;
+    std::vector<std::string> namespaces, hosts, dhchap_hosts;
     std::string nic, sysfs_root = "/", port_file;
     bool no_hdgst = false, no_ddgst = false;
     std::uint32_t in_capsule = 8192, max_io = 128 * 1024;
@@ -54,6 +54,29 @@ std::optional<rpm::nvmf::NamespaceSpec> parse_ns(const std::string& arg) {
     return ns;
 }
 
+/// "NQN=SECRET_FILE[,CTRL_SECRET_FILE]": the host must authenticate with the
+/// secret in the first file; the second, if given, is what the controller
+/// proves to a host that asks. The secrets are read (mode checked), never printed.
+rpm::Result<rpm::nvmf::HostSecret> parse_dhchap_host(const std::string& arg) {
+    const auto eq = arg.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
+        return rpm::Error(rpm::errc::invalid_argument,
+                          "--dhchap-host " + arg + ": expected HOSTNQN=SECRET_FILE[,CTRL_SECRET_FILE]");
+    rpm::nvmf::HostSecret h;
+    h.hostnqn = arg.substr(0, eq);
+    const auto files = arg.substr(eq + 1);
+    const auto comma = files.find(',');
+    auto secret = rpm::nvmf::read_dhchap_secret(files.substr(0, comma));
+    if (!secret) return rpm::Error(secret.error().code(), "--dhchap-host " + h.hostnqn + ": " + secret.error().detail());
+    h.secret = std::move(*secret);
+    if (comma != std::string::npos) {
+        auto ctrl = rpm::nvmf::read_dhchap_secret(files.substr(comma + 1));
+        if (!ctrl) return rpm::Error(ctrl.error().code(), "--dhchap-host " + h.hostnqn + ": " + ctrl.error().detail());
+        h.ctrl_secret = std::move(*ctrl);
+    }
+    return h;
+}
+
 void print_started(const rpm::nvmf::Target& t, const rpm::nvmf::TargetOptions& o) {
     std::cout << "rpm-nvmf: listening on " << o.address << ":" << t.port()
               << (o.transport == rpm::nvmf::Transport::rdma ? " (NVMe/RDMA)\n" : " (NVMe/TCP)\n");
@@ -70,7 +93,8 @@ void print_stats(const rpm::nvmf::TargetStats& s) {
     std::cout << "rpm-nvmf: connections " << s.connections << ", terminated " << s.connections_terminated
               << ", controllers " << s.controllers << ", keep-alive expired " << s.keep_alive_expired
               << ", admin " << s.admin_commands << ", I/O offloaded " << s.offloaded_commands << ", I/O software "
-              << s.io_commands << ", errors " << s.errors << ", digest errors " << s.digest_errors << "\n";
+              << s.io_commands << ", errors " << s.errors << ", digest errors " << s.digest_errors
+              << ", authenticated " << s.auth_succeeded << ", authentication failures " << s.auth_failed << "\n";
 }
 
 int run(const TargetArgs& a) {
@@ -82,11 +106,16 @@ int run(const TargetArgs& a) {
     o.address = a.listen.substr(0, colon);
     o.port = std::uint16_t(port);
     o.transport = a.transport;
-    rpm::nvmf::SubsystemSpec sub{.nqn = a.nqn, .namespaces = {}, .allowed_hosts = a.hosts};
+    rpm::nvmf::SubsystemSpec sub{.nqn = a.nqn, .namespaces = {}, .allowed_hosts = a.hosts, .host_secrets = {}};
     for (const auto& n : a.namespaces) {
         auto ns = parse_ns(n);
         if (!ns) return fail("--ns " + n + ": expected NSID=PATH[,pmem][,bs=512|4096][,size=BYTES]", 2);
         sub.namespaces.push_back(*ns);
+    }
+    for (const auto& d : a.dhchap_hosts) {
+        auto h = parse_dhchap_host(d);
+        if (!h) return fail(h.error().message(), h.error() == rpm::errc::invalid_argument ? 2 : 1);
+        sub.host_secrets.push_back(std::move(*h));
     }
     o.subsystems.push_back(sub);
     o.allow_header_digest = !a.no_hdgst;
@@ -140,6 +169,10 @@ void add_target(CLI::App& app, int& status) {
     sub->add_option("--subsystem", a->nqn, "the subsystem NQN");
     sub->add_option("--ns", a->namespaces, "NSID=PATH[,pmem][,bs=512|4096][,size=BYTES]")->required();
     sub->add_option("--allow-host", a->hosts, "host NQN allowed to connect (default: any)");
+    sub->add_option("--dhchap-host", a->dhchap_hosts,
+                    "HOSTNQN=SECRET_FILE[,CTRL_SECRET_FILE]: this host must authenticate (DH-HMAC-CHAP) with the "
+                    "secret in the file (only its owner may read it); the second is the controller's, for a host "
+                    "that asks it to authenticate too");
     sub->add_option("--nic", a->nic, "the NIC serving the target, for P2P staging placement");
     sub->add_option("--sysfs-root", a->sysfs_root, "root of the sysfs tree (tests)");
     sub->add_flag("--no-header-digest", a->no_hdgst, "refuse header digests");

@@ -102,7 +102,9 @@ std::variant<Message, Refusal> reply(std::span<const std::uint8_t> b) {
     m.response.assign(p, p + hl);
     if (cvalid) m.challenge.assign(p + hl, p + 2 * hl);
     m.dh_value.assign(p + 2 * hl, b.data() + b.size());
-    if (!cvalid && m.seqnum != 0) return payload("DH-HMAC-CHAP_Reply has a sequence number but no challenge");
+    // Without a challenge the sequence number means nothing (Linux 6.12
+    // sends one anyway): it is not checked, and not used.
+    if (!cvalid) m.seqnum = 0;
     return Message{std::move(m)};
 }
 

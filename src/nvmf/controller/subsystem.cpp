@@ -3,7 +3,12 @@
 // thread-safe and owns the namespace map).
 #include "nvmf/detail/controller_state.hpp"
 
+#include "nvmf/detail/auth.hpp"
+#include "nvmf/detail/auth_exchange.hpp"
+
 #include <algorithm>
+#include <atomic>
+#include <functional>
 
 namespace rpm::nvmf::target {
 
@@ -13,6 +18,8 @@ struct Subsystem::Data {
     std::shared_ptr<Engine> engine;
     SubsystemHandle handle = 0;
     std::vector<DiscoveryEntry> entries;
+    std::vector<auth::ControllerPolicy> policies;  // one per host secret (checked by Target::start)
+    mutable std::atomic<std::uint32_t> seqnum{0};
 };
 
 Subsystem::Subsystem(std::shared_ptr<Data> d) : d_(std::move(d)) {}
@@ -32,6 +39,18 @@ std::shared_ptr<Subsystem> Subsystem::make_nvm(const SubsystemSpec& spec, std::s
     d->spec = spec;
     d->engine = std::move(engine);
     d->handle = handle;
+    for (const auto& h : spec.host_secrets) {
+        auto key = auth::parse_secret(h.secret);
+        if (!key) continue;  // Target::start refused it already
+        auth::ControllerPolicy p;
+        p.host_secret = std::move(*key);
+        if (auto ctrl = auth::parse_secret(h.ctrl_secret)) p.ctrl_secret = std::move(*ctrl);
+        p.host_nqn = h.hostnqn;
+        p.subsystem_nqn = spec.nqn;
+        d->policies.push_back(std::move(p));
+    }
+    // Spread the sequence numbers of different subsystems apart.
+    d->seqnum = std::uint32_t(std::hash<std::string>{}(spec.nqn));
     return std::shared_ptr<Subsystem>(new Subsystem(std::move(d)));
 }
 
@@ -45,8 +64,19 @@ const std::vector<DiscoveryEntry>& Subsystem::discovery_entries() const { return
 bool Subsystem::host_allowed(const std::string& hostnqn) const {
     // Discovery is open to every host: it only says where subsystems are.
     const auto& allowed = d_->spec.allowed_hosts;
-    if (d_->discovery || allowed.empty()) return true;
+    if (d_->discovery || allowed.empty() || auth_policy(hostnqn) != nullptr) return true;
     return std::find(allowed.begin(), allowed.end(), hostnqn) != allowed.end();
+}
+
+const auth::ControllerPolicy* Subsystem::auth_policy(const std::string& hostnqn) const {
+    for (const auto& p : d_->policies)
+        if (p.host_nqn == hostnqn) return &p;
+    return nullptr;
+}
+
+std::uint32_t Subsystem::next_auth_seqnum() const {
+    std::uint32_t s = ++d_->seqnum;
+    return s != 0 ? s : ++d_->seqnum;
 }
 
 std::vector<NamespaceView> Subsystem::namespaces() const {

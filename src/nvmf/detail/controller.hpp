@@ -20,6 +20,10 @@
 #include <string>
 #include <vector>
 
+namespace rpm::nvmf::auth {
+struct ControllerPolicy;
+}
+
 namespace rpm::nvmf::target {
 
 /// What a command's execution produced.
@@ -138,6 +142,11 @@ public:
     const std::string& nqn() const;
     bool is_discovery() const;
     bool host_allowed(const std::string& hostnqn) const;
+    /// What a host must prove on each queue (DH-HMAC-CHAP), or null when it
+    /// connects without authenticating.
+    const auth::ControllerPolicy* auth_policy(const std::string& hostnqn) const;
+    /// S1 of the next authentication transaction (counts up, never 0).
+    std::uint32_t next_auth_seqnum() const;
     const SubsystemSpec& spec() const;             ///< nqn, serial, model
     Engine* engine() const;                         ///< null for discovery
     SubsystemHandle handle() const;

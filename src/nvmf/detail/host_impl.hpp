@@ -41,6 +41,11 @@ Result<Completion> connect_queue(Queue& q, const HostOptions& o, std::uint16_t q
 /// Admin queue, CC.EN / CSTS.RDY, Identify Controller (and, for an NVM
 /// subsystem, Number of Queues and the I/O queue).
 Result<void> bring_up(Host::Impl& h);
+/// DH-HMAC-CHAP on queue `qid` after its Connect asked for it (AUTHREQ.ATR).
+/// ERRORS: errc::auth_failed (no secret, or either side refused: the detail
+/// says which and why), errc::invalid_argument (a malformed secret),
+/// errc::io_error / protocol_error / nvme_status (the commands themselves).
+Result<void> authenticate(Queue& q, const HostOptions& o, std::uint16_t qid);
 /// Admin queue only, enabled: for the discovery controller.
 Result<std::unique_ptr<Queue>> open_admin(const HostOptions& o, std::uint16_t& cntlid);
 

@@ -7,6 +7,7 @@
 // capsules, data and completions, through QueueTransport: Linux nvmet's
 // nvmet_fabrics_ops and SPDK's spdk_nvmf_transport_ops draw the same line.
 
+#include "nvmf/detail/auth_exchange.hpp"
 #include "nvmf/detail/controller.hpp"
 #include "nvmf/detail/wire.hpp"
 
@@ -32,6 +33,7 @@ struct SharedStats {
     std::atomic<std::uint64_t> connections{0}, terminated{0}, controllers{0}, keep_alive_expired{0};
     std::atomic<std::uint64_t> admin{0}, io{0}, offloaded{0}, errors{0}, digest_errors{0};
     std::atomic<std::uint64_t> refused{0}, setup_timeouts{0};
+    std::atomic<std::uint64_t> auth_succeeded{0}, auth_failed{0};
 };
 
 /// What every queue of a target needs, whatever its transport.
@@ -120,6 +122,10 @@ private:
     bool on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
     bool on_admin(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
     bool on_io(const wire::Sqe& sqe, std::uint32_t data_len);
+    /// Authentication Send / Receive (queue_auth.cpp).
+    bool on_auth(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
+    bool auth_receive(const wire::Sqe& sqe);
+    void auth_ended();
     bool finish(const wire::Sqe& sqe, const Outcome& o);
     /// The bytes a capsule moves when it may join a batch (queue_batch.cpp);
     /// 0 when it must run alone (anything on_command would refuse or treat
@@ -138,6 +144,11 @@ private:
     std::uint16_t max_sqsize_ = 0;
     std::uint32_t sgl_len_ = 0;  ///< the running command's data length (CommandData::length)
     bool connected_ = false;
+    // DH-HMAC-CHAP: the host's policy when it must authenticate (set at
+    // Connect), the running transaction, and whether one succeeded.
+    const auth::ControllerPolicy* auth_policy_ = nullptr;
+    std::unique_ptr<auth::ControllerExchange> auth_;
+    bool authenticated_ = false;
     std::shared_ptr<Controller> controller_;
     std::unique_ptr<OffloadQueue> offload_;
     std::vector<std::uint8_t> software_buf_;  // io_buffer() uses a 4096-aligned view of it

@@ -152,6 +152,9 @@ inline constexpr std::uint16_t connect_controller_busy = make(1, 0x81);
 inline constexpr std::uint16_t connect_invalid_parameters = make(1, 0x82);
 inline constexpr std::uint16_t connect_restart_discovery = make(1, 0x83);
 inline constexpr std::uint16_t connect_invalid_host = make(1, 0x84);
+/// A command other than Authentication Send/Receive on a queue that has not
+/// authenticated yet (NVMe Base 2.0: Authentication Required, 0x91).
+inline constexpr std::uint16_t auth_required = make(1, 0x91);
 // Media errors (SCT 2)
 inline constexpr std::uint16_t write_fault = make(2, 0x80);
 inline constexpr std::uint16_t unrecovered_read_error = make(2, 0x81);
@@ -182,7 +185,13 @@ namespace fctype {
 inline constexpr std::uint8_t property_set = 0x00;
 inline constexpr std::uint8_t connect = 0x01;
 inline constexpr std::uint8_t property_get = 0x04;
+inline constexpr std::uint8_t auth_send = 0x05;
+inline constexpr std::uint8_t auth_receive = 0x06;
 } // namespace fctype
+/// Connect's completion dword 0, bits 17 and 18 (AUTHREQ): authentication
+/// transaction required / secure channel required.
+inline constexpr std::uint32_t connect_authreq_atr = 1u << 17;
+inline constexpr std::uint32_t connect_authreq_ascr = 1u << 18;
 namespace cns {
 inline constexpr std::uint8_t ns = 0x00;
 inline constexpr std::uint8_t ctrl = 0x01;

@@ -59,6 +59,8 @@ Result<void> open_io_queue(Host::Impl& h, std::uint64_t cap) {
     (*q)->set_in_capsule_limit(h.info.in_capsule_data);
     auto c = connect_queue(**q, h.options, 1, sqsize, h.info.cntlid);
     if (auto ok = h.check(c, "Connect (I/O queue 1)"); !ok) return ok;
+    if (c->dw0 & wire::connect_authreq_atr)
+        if (auto ok = authenticate(**q, h.options, 1); !ok) return ok;
     h.io = std::move(*q);
     return {};
 }
@@ -113,6 +115,8 @@ Result<std::unique_ptr<Queue>> open_admin(const HostOptions& o, std::uint16_t& c
     if (!c) return c.error();
     if (c->status) return Error(errc::nvme_status, "Connect to '" + o.subnqn + "' refused: " + status_text(*c));
     cntlid = std::uint16_t(c->dw0 & 0xFFFF);
+    if (c->dw0 & wire::connect_authreq_atr)
+        if (auto ok = authenticate(**q, o, 0); !ok) return ok.error();
     auto cap = property_get(**q, wire::prop::cap, true);
     if (!cap) return cap.error();
     // EN, CSS NVM, MPS 4 KiB, IOSQES 2^6, IOCQES 2^4.

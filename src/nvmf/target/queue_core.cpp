@@ -153,6 +153,10 @@ bool QueueCore::dispatch(const wire::Sqe& sqe, std::span<const std::uint8_t> dat
     const bool connect = is_fabrics(sqe) && sqe.fctype() == wire::fctype::connect;
     if (!connected_) return connect ? on_connect(sqe, data) : respond(sqe, wire::sc::command_sequence_error);
     if (connect) return respond(sqe, wire::sc::command_sequence_error);
+    if (is_fabrics(sqe) && (sqe.fctype() == wire::fctype::auth_send || sqe.fctype() == wire::fctype::auth_receive))
+        return on_auth(sqe, data);
+    // Nothing else until the host proved its secret (nvmet does the same).
+    if (auth_policy_ != nullptr && !authenticated_) return respond(sqe, wire::sc::auth_required);
     if (qid_ == 0) return on_admin(sqe, data);
     if (is_fabrics(sqe)) return respond(sqe, wire::sc::invalid_opcode);
     return on_io(sqe, data_len);
@@ -175,7 +179,11 @@ bool QueueCore::on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> d
     }
     sqsize_ = cmd.sqsize;
     connected_ = true;
-    set_up_.store(true, std::memory_order_release);
+    // A queue that must authenticate is set up once it did: until then the
+    // target's watchdog closes it after setup_timeout, like a queue that
+    // never sent Connect (a host that fails or never tries holds nothing).
+    const bool must_authenticate = c->subsystem().auth_policy(c->hostnqn()) != nullptr;
+    if (!must_authenticate) set_up_.store(true, std::memory_order_release);
     if (cmd.qid == 0) ++env_.stats->controllers;
     auto* engine = c->subsystem().engine();
     if (cmd.qid != 0 && engine) {
@@ -184,7 +192,10 @@ bool QueueCore::on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> d
         // software (counted by the engine as a refused enable).
         if (auto q = engine->enable(c->subsystem().handle())) offload_ = std::move(*q);
     }
-    return respond(sqe, o.status, o.dw0, o.dw1);
+    // A host with a secret authenticates on every queue: AUTHREQ.ATR says so.
+    auth_policy_ = must_authenticate ? c->subsystem().auth_policy(c->hostnqn()) : nullptr;
+    const std::uint32_t dw0 = o.dw0 | (auth_policy_ != nullptr ? wire::connect_authreq_atr : 0);
+    return respond(sqe, o.status, dw0, o.dw1);
 }
 
 bool QueueCore::finish(const wire::Sqe& sqe, const Outcome& o) {

@@ -3,6 +3,8 @@
 // listening.
 #include "nvmf/detail/target_setup.hpp"
 
+#include "nvmf/detail/auth.hpp"
+
 #include <boost/asio/ip/address.hpp>
 
 #include <algorithm>
@@ -28,6 +30,15 @@ Result<void> check_subsystem(const SubsystemSpec& s, std::set<std::string>& nqns
         if (ns.nsid == 0 || ns.nsid == 0xFFFFFFFF) return bad(s.nqn + ": nsid " + std::to_string(ns.nsid) + " is reserved");
         if (!ids.insert(ns.nsid).second) return bad(s.nqn + ": nsid " + std::to_string(ns.nsid) + " listed twice");
         if (ns.path.empty()) return bad(s.nqn + ": namespace " + std::to_string(ns.nsid) + " has no path");
+    }
+    std::set<std::string> hosts;
+    for (const auto& h : s.host_secrets) {
+        if (h.hostnqn.empty() || h.hostnqn.size() > 223) return bad(s.nqn + ": a host secret's NQN is empty or over 223 bytes");
+        if (!hosts.insert(h.hostnqn).second) return bad(s.nqn + ": host " + h.hostnqn + " has two secrets");
+        if (auto k = auth::parse_secret(h.secret); !k) return bad(s.nqn + ": host " + h.hostnqn + ": " + k.error().detail());
+        if (!h.ctrl_secret.empty())
+            if (auto k = auth::parse_secret(h.ctrl_secret); !k)
+                return bad(s.nqn + ": host " + h.hostnqn + ": controller " + k.error().detail());
     }
     return {};
 }

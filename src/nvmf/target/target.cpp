@@ -174,7 +174,7 @@ TargetStats Target::stats() const {
     const auto& s = impl_->stats;
     return {s.connections, s.terminated, s.controllers, s.keep_alive_expired, s.admin,
             s.io,          s.offloaded,  s.errors,      s.digest_errors,      s.refused,
-            s.setup_timeouts};
+            s.setup_timeouts, s.auth_succeeded, s.auth_failed};
 }
 
 StagingReport Target::staging() const {

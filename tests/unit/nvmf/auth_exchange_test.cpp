@@ -12,8 +12,8 @@ namespace {
 
 using namespace rpm::nvmf::auth;
 
-constexpr const char* kHostNqn = "nqn.2014-08.org.nvmexpress:uuid:4b1d0c2e-5a6f-4e1b-9c3d-2f7a8e6b5d40";
-constexpr const char* kSubNqn = "nqn.2026-11.io.rpm:lab";
+constexpr const char* kExchangeHostNqn = "nqn.2014-08.org.nvmexpress:uuid:4b1d0c2e-5a6f-4e1b-9c3d-2f7a8e6b5d40";
+constexpr const char* kExchangeSubNqn = "nqn.2026-11.io.rpm:lab";
 
 Secret make_secret(std::size_t len, std::uint8_t transform) {
     auto s = generate_secret(len, transform);
@@ -29,8 +29,8 @@ struct Pair {
 Pair policies(bool bidirectional) {
     Pair p;
     p.ctrl.host_secret = make_secret(32, 1);
-    p.ctrl.host_nqn = p.host.host_nqn = kHostNqn;
-    p.ctrl.subsystem_nqn = p.host.subsystem_nqn = kSubNqn;
+    p.ctrl.host_nqn = p.host.host_nqn = kExchangeHostNqn;
+    p.ctrl.subsystem_nqn = p.host.subsystem_nqn = kExchangeSubNqn;
     p.host.host_secret = p.ctrl.host_secret;
     if (bidirectional) {
         p.ctrl.ctrl_secret = make_secret(48, 2);

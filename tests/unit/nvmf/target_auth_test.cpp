@@ -1,0 +1,202 @@
+// DH-HMAC-CHAP between rpm's target and host over 127.0.0.1 (NVMe/TCP):
+// Connect answered with AUTHREQ, each queue authenticated before anything
+// else is served, one- and two-way, and a host with a wrong or no secret
+// refused, counted, and unable to touch a namespace while others work.
+#include "target_support.hpp"
+
+#include "nvmf/detail/host_impl.hpp"
+#include "nvmf/detail/wire.hpp"
+
+#include <thread>
+
+namespace rpm::nvmf {
+namespace {
+
+using testing::TempDir;
+
+constexpr char kAuthHost[] = "nqn.2014-08.org.nvmexpress:uuid:11111111-2222-3333-4444-555555555555";
+constexpr char kOpenHost[] = "nqn.2014-08.org.nvmexpress:uuid:99999999-2222-3333-4444-555555555555";
+
+std::string new_secret(std::size_t len = 32, std::uint8_t transform = 1) {
+    auto s = generate_dhchap_secret(len, transform);
+    EXPECT_TRUE(s);
+    return s ? *s : std::string{};
+}
+
+struct AuthTarget {
+    TempDir dir;
+    std::string host_secret = new_secret(), ctrl_secret = new_secret(48, 2);
+    std::unique_ptr<Target> target;
+    explicit AuthTarget(bool with_ctrl_secret, std::chrono::milliseconds setup_timeout = std::chrono::seconds(10)) {
+        auto o = testing::options(dir);
+        o.setup_timeout = setup_timeout;
+        o.subsystems[0].allowed_hosts = {kOpenHost};
+        o.subsystems[0].host_secrets.push_back({kAuthHost, host_secret, with_ctrl_secret ? ctrl_secret : ""});
+        auto t = Target::start(o);
+        if (!t) ADD_FAILURE() << t.error().message();
+        else target = std::move(*t);
+    }
+    HostOptions host(std::string key, std::string ctrl = "") const {
+        auto h = testing::host_options(target->port());
+        h.hostnqn = kAuthHost;
+        h.dhchap_secret = std::move(key);
+        h.dhchap_ctrl_secret = std::move(ctrl);
+        return h;
+    }
+};
+
+TEST(NvmfTargetAuth, AHostWithItsSecretAuthenticatesEveryQueueAndDoesIo) {
+    AuthTarget r(false);
+    ASSERT_TRUE(r.target);
+    auto h = Host::connect(r.host(r.host_secret));
+    ASSERT_TRUE(h) << h.error().message();
+    const auto data = testing::random_bytes(4096, 7);
+    ASSERT_TRUE(h->write(1, 0, data));
+    std::vector<std::byte> back(data.size());
+    ASSERT_TRUE(h->read(1, 0, back));
+    EXPECT_EQ(back, data);
+    EXPECT_EQ(r.target->stats().auth_succeeded, 2u) << "the admin queue and the I/O queue";
+    EXPECT_EQ(r.target->stats().auth_failed, 0u);
+}
+
+TEST(NvmfTargetAuth, BidirectionalTheControllerProvesItsSecretToo) {
+    AuthTarget r(true);
+    ASSERT_TRUE(r.target);
+    auto h = Host::connect(r.host(r.host_secret, r.ctrl_secret));
+    ASSERT_TRUE(h) << h.error().message();
+    EXPECT_EQ(r.target->stats().auth_succeeded, 2u);
+    // A host expecting another controller secret refuses this controller.
+    auto wrong = Host::connect(r.host(r.host_secret, new_secret(48, 2)));
+    ASSERT_FALSE(wrong);
+    EXPECT_EQ(wrong.error().code(), errc::auth_failed) << wrong.error().message();
+}
+
+TEST(NvmfTargetAuth, AWrongOrMissingSecretIsRefusedAndCounted) {
+    AuthTarget r(false);
+    ASSERT_TRUE(r.target);
+    const auto before = testing::file_bytes(r.dir.path() / "disk", 0, 4096);
+    auto wrong = Host::connect(r.host(new_secret()));
+    ASSERT_FALSE(wrong);
+    EXPECT_EQ(wrong.error().code(), errc::auth_failed);
+    EXPECT_NE(wrong.error().message().find("authentication failed"), std::string::npos) << wrong.error().message();
+    auto none = Host::connect(r.host(""));
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().code(), errc::auth_failed);
+    EXPECT_NE(none.error().message().find("no secret"), std::string::npos) << none.error().message();
+    EXPECT_GE(r.target->stats().auth_failed, 1u);
+    EXPECT_EQ(r.target->stats().auth_succeeded, 0u);
+    // A host asking the controller to authenticate when it has no secret.
+    auto ask = Host::connect(r.host(r.host_secret, new_secret(48, 2)));
+    ASSERT_FALSE(ask);
+    EXPECT_EQ(ask.error().code(), errc::auth_failed);
+    EXPECT_EQ(testing::file_bytes(r.dir.path() / "disk", 0, 4096), before);
+    // Another host, allowed without a secret, is unaffected.
+    auto other = testing::host_options(r.target->port());
+    other.hostnqn = kOpenHost;
+    auto h = Host::connect(other);
+    ASSERT_TRUE(h) << h.error().message();
+    ASSERT_TRUE(h->write(1, 0, testing::random_bytes(512, 3)));
+}
+
+TEST(NvmfTargetAuth, NothingButAuthenticationIsServedBeforeIt) {
+    AuthTarget r(false);
+    ASSERT_TRUE(r.target);
+    auto o = r.host(r.host_secret);
+    auto q = host::Queue::open(o, 0, 32);
+    ASSERT_TRUE(q) << q.error().message();
+    auto c = host::connect_queue(**q, o, 0, 31, wire::dynamic_cntlid);
+    ASSERT_TRUE(c);
+    ASSERT_EQ(c->status, 0);
+    EXPECT_TRUE(c->dw0 & wire::connect_authreq_atr) << "Connect must ask for authentication";
+    auto cap = host::property_get(**q, wire::prop::cap, true);
+    ASSERT_FALSE(cap);
+    EXPECT_NE(cap.error().message().find("Authentication Required"), std::string::npos) << cap.error().message();
+    // Authenticated, the same queue serves it.
+    ASSERT_TRUE(host::authenticate(**q, o, 0));
+    EXPECT_TRUE(host::property_get(**q, wire::prop::cap, true));
+    // Re-authentication: again with the secret keeps it served; with a wrong
+    // one the queue serves nothing more.
+    ASSERT_TRUE(host::authenticate(**q, o, 0));
+    EXPECT_TRUE(host::property_get(**q, wire::prop::cap, true));
+    auto wrong = o;
+    wrong.dhchap_secret = new_secret();
+    auto again = host::authenticate(**q, wrong, 0);
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code(), errc::auth_failed);
+    EXPECT_FALSE(host::property_get(**q, wire::prop::cap, true));
+    EXPECT_EQ(r.target->stats().auth_succeeded, 1u);
+    EXPECT_EQ(r.target->stats().auth_failed, 1u);
+}
+
+TEST(NvmfTargetAuth, AuthenticationCommandsWithBadFieldsAreInvalidField) {
+    AuthTarget r(false);
+    ASSERT_TRUE(r.target);
+    auto o = r.host(r.host_secret);
+    auto q = host::Queue::open(o, 0, 32);
+    ASSERT_TRUE(q);
+    ASSERT_TRUE(host::connect_queue(**q, o, 0, 31, wire::dynamic_cntlid));
+    std::vector<std::byte> msg(72);
+    auto command = [](std::uint8_t fctype, std::uint32_t cdw10, std::uint32_t len) {
+        wire::Sqe s;
+        s.set_opcode(wire::admin::fabrics);
+        s.set_fctype(fctype);
+        s.set_cdw(10, cdw10);
+        s.set_cdw(11, len);
+        return s;
+    };
+    const std::uint32_t good = 0x01u << 8 | 0x01u << 16 | 0xe9u << 24;
+    struct Case {
+        const char* what;
+        wire::Sqe sqe;
+    };
+    const Case cases[] = {
+        {"SECP not DH-HMAC-CHAP's", command(wire::fctype::auth_send, 0x01u << 8 | 0x01u << 16 | 0xeau << 24, 72)},
+        {"SPSP0 not 1", command(wire::fctype::auth_send, 0x00u << 8 | 0x01u << 16 | 0xe9u << 24, 72)},
+        {"TL not the data's length", command(wire::fctype::auth_send, good, 64)},
+        {"AL 0", command(wire::fctype::auth_receive, good, 0)},
+    };
+    for (const auto& c : cases) {
+        const bool send = c.sqe.fctype() == wire::fctype::auth_send;
+        std::vector<std::byte> in(send ? 0 : 64);
+        auto done = (*q)->submit(c.sqe, send ? std::span<const std::byte>(msg) : std::span<const std::byte>{}, in);
+        ASSERT_TRUE(done) << c.what;
+        EXPECT_EQ(done->status, wire::sc::invalid_field) << c.what << ": " << describe_status(done->status);
+    }
+    // The queue still authenticates afterwards.
+    EXPECT_TRUE(host::authenticate(**q, o, 0));
+}
+
+TEST(NvmfTargetAuth, AQueueThatNeverAuthenticatesIsClosedAfterTheSetupTimeout) {
+    AuthTarget r(false, std::chrono::milliseconds(300));
+    ASSERT_TRUE(r.target);
+    auto o = r.host(r.host_secret);
+    auto q = host::Queue::open(o, 0, 32);
+    ASSERT_TRUE(q);
+    ASSERT_TRUE(host::connect_queue(**q, o, 0, 31, wire::dynamic_cntlid));
+    for (int i = 0; i < 100 && r.target->stats().setup_timeouts == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(r.target->stats().setup_timeouts, 1u);
+    EXPECT_FALSE(host::property_get(**q, wire::prop::cap, true)) << "the connection should be closed";
+}
+
+TEST(NvmfTargetAuth, StartRefusesMalformedOrDuplicateSecretsWithoutQuotingThem) {
+    TempDir dir;
+    const auto good = new_secret();
+    const std::vector<std::vector<HostSecret>> bad = {
+        {{kAuthHost, "DHHC-1:01:bm90IGEga2V5Cg==:", ""}},   // a key of 9 bytes
+        {{kAuthHost, good, "DHHC-1:09:AAAA:"}},             // an unknown transform
+        {{kAuthHost, good, ""}, {kAuthHost, new_secret(), ""}},     // one host twice
+        {{"", good, ""}},
+    };
+    for (const auto& secrets : bad) {
+        auto o = testing::options(dir);
+        o.subsystems[0].host_secrets = secrets;
+        auto t = Target::start(o);
+        ASSERT_FALSE(t);
+        EXPECT_EQ(t.error().code(), errc::invalid_argument);
+        EXPECT_EQ(t.error().message().find(good.substr(10, 20)), std::string::npos) << "a secret was quoted";
+    }
+}
+
+} // namespace
+} // namespace rpm::nvmf
