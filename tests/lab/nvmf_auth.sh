@@ -140,16 +140,19 @@ kernel_target() {  # TR ADDR
   "$bin/rpm-nvmf" verify "${h[@]}" --dhchap-secret-file "$work/host.key" --dhchap-ctrl-secret-file "$work/ctrl.key" \
     --lba 0 --blocks 256 --seed 11 || { echo "rpm's host with both secrets failed against nvmet"; rc=1; }
   [ $rc = 0 ] && echo "rpm host over $tr against nvmet, both secrets (ffdhe2048, sha256): 128 KiB written and verified"
-  "$bin/rpm-nvmf" identify "${h[@]}" --dhchap-secret-file "$work/wrong.key" 2>"$work/err"; st=$?
-  [ $st = 1 ] && grep -q "authentication failed" "$work/err" && echo "wrong secret refused: $(cat "$work/err")" ||
-    { cat "$work/err"; echo "a wrong secret was not refused (exit $st)"; rc=1; }
   "$bin/rpm-nvmf" identify "${h[@]}" 2>"$work/err"; st=$?
   [ $st = 1 ] && grep -q "no secret" "$work/err" && echo "no secret refused: $(cat "$work/err")" ||
     { cat "$work/err"; echo "a host without a secret was not refused (exit $st)"; rc=1; }
   "$bin/rpm-nvmf" identify "${h[@]}" --dhchap-secret-file "$work/host.key" --dhchap-ctrl-secret-file "$work/wrong.key" \
     2>"$work/err"; st=$?
   [ $st = 1 ] && grep -q "does not prove its secret" "$work/err" && echo "nvmet without our controller secret refused: $(cat "$work/err")" ||
-    { cat "$work/err"; echo "rpm's host accepted a controller without its secret (exit $st)"; rc=1; }
+    { cat "$work/err"; echo "a controller without our secret: exit $st, not the refusal expected"; rc=1; }
+  # Last: over NVMe/RDMA nvmet closes a queue whose host failed without
+  # answering, and was still busy with it when the next host came (a
+  # time-out in one lab run), so no other case follows this one.
+  "$bin/rpm-nvmf" identify "${h[@]}" --dhchap-secret-file "$work/wrong.key" 2>"$work/err"; st=$?
+  [ $st = 1 ] && grep -q "authentication failed" "$work/err" && echo "wrong secret refused: $(cat "$work/err")" ||
+    { cat "$work/err"; echo "a wrong secret was not refused (exit $st)"; rc=1; }
   kernel_target_down
   return $rc
 }
