@@ -142,17 +142,29 @@ std::vector<std::uint8_t> HostExchange::negotiate() const {
     return encode(n);
 }
 
-std::optional<std::vector<std::uint8_t>> HostExchange::on_challenge(std::span<const std::uint8_t> data) {
+std::optional<Message> HostExchange::take(std::span<const std::uint8_t> data,
+                                          std::optional<std::vector<std::uint8_t>>& answer) {
     auto d = decode(data);
-    if (auto* refusal = std::get_if<Refusal>(&d)) return fail(refusal->reason, refusal->why);
-    const auto& m = std::get<Message>(d);
+    if (auto* refusal = std::get_if<Refusal>(&d)) {
+        answer = fail(refusal->reason, refusal->why);
+        return std::nullopt;
+    }
+    auto& m = std::get<Message>(d);
     if (const auto* f = as<Failure>(m); f != nullptr && f->id == MessageId::failure1) {
         by_controller_ = true;
         reason_ = f->reason;
         detail_ = "the controller refused: " + std::string(failure_reason_name(f->reason));
+        answer.reset();
         return std::nullopt;
     }
-    const auto* ch = as<Challenge>(m);
+    return std::move(m);
+}
+
+std::optional<std::vector<std::uint8_t>> HostExchange::on_challenge(std::span<const std::uint8_t> data) {
+    std::optional<std::vector<std::uint8_t>> answer;
+    const auto m = take(data, answer);
+    if (!m) return answer;
+    const auto* ch = as<Challenge>(*m);
     if (ch == nullptr || ch->transaction != tid_)
         return fail(FailureReason::incorrect_message, "expected the controller's challenge for this transaction");
     if (std::find(policy_.hashes.begin(), policy_.hashes.end(), ch->hash) == policy_.hashes.end())
@@ -192,16 +204,10 @@ std::optional<std::vector<std::uint8_t>> HostExchange::on_challenge(std::span<co
 
 std::optional<std::vector<std::uint8_t>> HostExchange::on_result(std::span<const std::uint8_t> data) {
     if (!challenged_ || reason_) return fail(FailureReason::incorrect_message, "a result before the reply was sent");
-    auto d = decode(data);
-    if (auto* refusal = std::get_if<Refusal>(&d)) return fail(refusal->reason, refusal->why);
-    const auto& m = std::get<Message>(d);
-    if (const auto* f = as<Failure>(m); f != nullptr && f->id == MessageId::failure1) {
-        by_controller_ = true;
-        reason_ = f->reason;
-        detail_ = "the controller refused: " + std::string(failure_reason_name(f->reason));
-        return std::nullopt;
-    }
-    const auto* s1 = as<Success1>(m);
+    std::optional<std::vector<std::uint8_t>> answer;
+    const auto m = take(data, answer);
+    if (!m) return answer;
+    const auto* s1 = as<Success1>(*m);
     if (s1 == nullptr || s1->transaction != tid_)
         return fail(FailureReason::incorrect_message, "expected the controller's Success1 for this transaction");
     if (s1->hash_length != hash_length(hash_))

@@ -116,6 +116,10 @@ public:
 
 private:
     std::vector<std::uint8_t> fail(FailureReason r, std::string detail);
+    /// The controller's message; or nothing, with `answer` what the caller
+    /// returns instead: AUTH_Failure2 for a message refused, nothing for the
+    /// controller's own AUTH_Failure1.
+    std::optional<Message> take(std::span<const std::uint8_t> data, std::optional<std::vector<std::uint8_t>>& answer);
 
     HostPolicy policy_;
     std::uint16_t tid_;
