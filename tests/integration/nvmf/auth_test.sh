@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # rpm-nvmf's DH-HMAC-CHAP options as processes on 127.0.0.1 (NVMe/TCP):
 #   1. gen-secret: prints a DHHC-1 secret that nvme-cli's check-dhchap-key
-#      (an independent implementation) accepts, writes a 0600 file, never
+#      (an independent implementation) accepts, and the host's secret is one
+#      nvme-cli's gen-dhchap-key made; writes a 0600 file, never
 #      replaces one, refuses bad lengths and transforms (exit 2);
 #   2. a target with --dhchap-host: the host with its secret (and the
 #      controller's) writes and verifies; a wrong secret, none, or a wrong
@@ -27,11 +28,12 @@ fail() { echo "FAIL: $*"; [ -f "$work/target.log" ] && tail -5 "$work/target.log
 # 1. gen-secret
 s=$("$bin/rpm-nvmf" gen-secret) || fail "gen-secret failed"
 [[ $s == DHHC-1:01:*: ]] || fail "gen-secret printed '$s'"
-if command -v nvme >/dev/null; then
-  nvme check-dhchap-key --key="$s" >"$work/check" 2>&1 || fail "nvme check-dhchap-key refused rpm's secret: $(cat "$work/check")"
-  echo "nvme-cli: $(cat "$work/check")"
-  k=$(nvme gen-dhchap-key --key-length=48 --hmac=2 --nqn="$hostnqn") && echo "$k" >"$work/nvme.key" && chmod 600 "$work/nvme.key"
-fi
+# nvme-cli is the independent side (tools/install-deps installs it).
+command -v nvme >/dev/null || fail "nvme-cli is not installed (tools/install-deps installs it)"
+nvme check-dhchap-key --key="$s" >"$work/check" 2>&1 || fail "nvme check-dhchap-key refused rpm's secret: $(cat "$work/check")"
+echo "nvme-cli: $(cat "$work/check")"
+k=$(nvme gen-dhchap-key --key-length=48 --hmac=2 --nqn="$hostnqn") || fail "nvme gen-dhchap-key failed"
+echo "$k" >"$work/nvme.key" && chmod 600 "$work/nvme.key"
 "$bin/rpm-nvmf" gen-secret --key-length 64 --transform 3 --out "$work/host.key" || fail "gen-secret --out failed"
 [ "$(stat -c %a "$work/host.key")" = 600 ] || fail "gen-secret --out made mode $(stat -c %a "$work/host.key")"
 grep -q '^DHHC-1:03:' "$work/host.key" || fail "--transform 3 not in the secret"
@@ -43,9 +45,8 @@ cmp -s "$work/host.key" "$work/host.copy" || fail "gen-secret changed an existin
 "$bin/rpm-nvmf" gen-secret --out "$work/ctrl.key" && "$bin/rpm-nvmf" gen-secret --out "$work/wrong.key" || fail "gen-secret"
 echo "gen-secret: DHHC-1 secrets, files of mode 600, an existing file kept, bad lengths and transforms exit 2"
 
-# 2. a target whose host must authenticate (with nvme-cli's secret when there is one)
-hostkey=$work/host.key
-[ -f "$work/nvme.key" ] && hostkey=$work/nvme.key
+# 2. a target whose host must authenticate with the secret nvme-cli made
+hostkey=$work/nvme.key
 "$bin/rpm-nvmf" target --listen 127.0.0.1:0 --subsystem "$nqn" --ns "1=$work/disk,size=16777216" \
   --dhchap-host "$hostnqn=$hostkey,$work/ctrl.key" --port-file "$work/port" --seconds 60 >"$work/target.log" 2>&1 &
 target_pid=$!
