@@ -63,6 +63,9 @@ private:
     bool post_recv(std::uint32_t slot);
     /// Poll until the response to `cid` and the SEND's completion are in.
     Result<Completion> await(std::uint16_t cid);
+    /// Take the CM's pending events; true if one says the connection ended
+    /// (the controller disconnected, the device went), its name in closed_by_.
+    bool peer_left();
     Error fail(errc e, std::string why);
 
     const rdma::verbs::Verbs& v_;
@@ -82,6 +85,7 @@ private:
     std::uint32_t capsule_room_ = 0; ///< data capsule_ holds after the SQE
     std::uint16_t next_cid_ = 0;
     bool broken_ = false;
+    std::string closed_by_;
     std::mutex mu_;
 };
 

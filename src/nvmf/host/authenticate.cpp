@@ -34,6 +34,12 @@ Result<std::vector<std::uint8_t>> receive(Queue& q, const std::string& what) {
     return m;
 }
 
+// AUTH_Failure2 tells the controller why we refuse; the refusal is the
+// result whatever becomes of it. Linux's nvmet tears the controller down on
+// receiving it and over NVMe/RDMA at times without completing the command
+// (the lab saw both): an error here must not hide the refusal.
+void failure2(Queue& q, const std::vector<std::uint8_t>& m) { (void)send(q, m, "AUTH_Failure2"); }
+
 // A received buffer holds the message and zeros after it: its own lengths
 // say where it ends (the decoder checks them against the bytes).
 std::span<const std::uint8_t> message_in(const std::vector<std::uint8_t>& b) {
@@ -79,7 +85,11 @@ Result<void> authenticate(Queue& q, const HostOptions& o, std::uint16_t qid) {
     if (!challenge) return challenge.error();
     auto reply = x.on_challenge(message_in(*challenge));
     if (reply) {
-        if (auto ok = send(q, *reply, x.failed() ? "AUTH_Failure2" : "the reply"); !ok) return ok;
+        if (x.failed()) {
+            failure2(q, *reply);
+            return refused();
+        }
+        if (auto ok = send(q, *reply, "the reply"); !ok) return ok;
     }
     if (x.failed()) return refused();
     auto result = receive(q, "the result");
@@ -91,7 +101,11 @@ Result<void> authenticate(Queue& q, const HostOptions& o, std::uint16_t qid) {
                                             "may close the queue instead): " + result.error().detail());
     auto last = x.on_result(message_in(*result));
     if (last) {
-        if (auto ok = send(q, *last, x.failed() ? "AUTH_Failure2" : "Success2"); !ok) return ok;
+        if (x.failed()) {
+            failure2(q, *last);
+            return refused();
+        }
+        if (auto ok = send(q, *last, "Success2"); !ok) return ok;
     }
     if (!x.authenticated()) return refused();
     return {};

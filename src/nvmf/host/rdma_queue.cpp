@@ -16,6 +16,8 @@ namespace rpm::nvmf::host {
 namespace {
 // wr_id of the capsule's SEND; receives carry their response slot.
 constexpr std::uint64_t send_wr = ~0ull;
+// How long a response may trail the controller's disconnect.
+constexpr auto closed_grace = std::chrono::milliseconds(200);
 } // namespace
 
 bool RdmaHostQueue::reg(Buffer& b, std::size_t n, int access) {
@@ -109,6 +111,11 @@ Result<Completion> RdmaHostQueue::await(std::uint16_t cid) {
     const auto deadline = std::chrono::steady_clock::now() + o_.timeout;
     bool sent = false, armed = false;
     std::optional<Completion> done;
+    // Set when the controller disconnects: a response it sent just before
+    // may still be on its way (the CM's message and the queue pair's are not
+    // ordered), so the CQ is polled a little longer, then the wait ends
+    // instead of running into the timeout.
+    std::optional<std::chrono::steady_clock::time_point> closed_at;
     while (!sent || !done) {
         ibv_wc wc[8];
         const int n = v_.poll_cq(cq_, 8, wc);
@@ -141,16 +148,35 @@ Result<Completion> RdmaHostQueue::await(std::uint16_t cid) {
             continue;
         }
         armed = false;
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        pollfd p{channel_->fd, POLLIN, 0};
+        const auto now = std::chrono::steady_clock::now();
+        if (closed_at && now - *closed_at >= closed_grace)
+            return fail(errc::io_error, "the controller closed the connection (" + closed_by_ + ") before answering");
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
         if (left.count() <= 0) return fail(errc::io_error, "no reply within the timeout");
-        if (::poll(&p, 1, int(std::min<long long>(left.count(), 100))) > 0) {
+        pollfd p[2] = {{channel_->fd, POLLIN, 0}, {cm_->fd, POLLIN, 0}};
+        if (::poll(p, 2, int(std::min<long long>(left.count(), closed_at ? 10 : 100))) > 0) {
             ibv_cq* cq = nullptr;
             void* ctx = nullptr;
             while (v_.get_cq_event(channel_, &cq, &ctx) == 0) ++unacked_;
+            if (!closed_at && peer_left()) closed_at = std::chrono::steady_clock::now();
         }
     }
     return *done;
+}
+
+bool RdmaHostQueue::peer_left() {
+    rdma_cm_event* ev = nullptr;
+    bool left = false;
+    while (v_.get_cm_event(cm_, &ev) == 0) {
+        const auto e = ev->event;
+        v_.ack_cm_event(ev);
+        if (e == RDMA_CM_EVENT_DISCONNECTED || e == RDMA_CM_EVENT_DEVICE_REMOVAL ||
+            e == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
+            closed_by_ = ::rdma_event_str(e);
+            left = true;
+        }
+    }
+    return left;
 }
 
 } // namespace rpm::nvmf::host
