@@ -28,7 +28,7 @@ bool QueueCore::on_auth(const wire::Sqe& sqe, std::span<const std::uint8_t> data
     // Success2 completes a two-way transaction; AUTH_Failure2 (or a message
     // the exchange refuses at once) ends one.
     if (auth_->authenticated() || auth_->failed()) auth_ended();
-    return respond(sqe, wire::sc::success);
+    return respond(sqe, wire::sc::success) && !reauth_failed_;
 }
 
 bool QueueCore::auth_receive(const wire::Sqe& sqe) {
@@ -41,7 +41,7 @@ bool QueueCore::auth_receive(const wire::Sqe& sqe) {
     // nvmet sends them), but never more than the command's SGL or 8 KiB.
     o.data.resize(std::min<std::size_t>({al, sgl_len_, 8192}));
     if (auth_->authenticated() || auth_->failed()) auth_ended();
-    return finish(sqe, o);
+    return finish(sqe, o) && !reauth_failed_;
 }
 
 void QueueCore::auth_ended() {
@@ -51,14 +51,19 @@ void QueueCore::auth_ended() {
         set_up_.store(true, std::memory_order_release);
         return;
     }
-    // A failed transaction: counted, logged (never with a secret), and the
-    // queue may no longer serve anything until a later one succeeds.
+    // A failed transaction: counted, logged (never with a secret). A queue
+    // that never authenticated may try again until the set-up timeout; one
+    // that had, and now fails, ends once the failure is told (after this
+    // command's completion), as Linux's nvmet ends the controller: the
+    // watchdog's timeout would never close a queue that was once set up.
     ++env_.stats->auth_failed;
+    reauth_failed_ = authenticated_;
     authenticated_ = false;
     const auto reason = auth_->failure().value_or(auth::FailureReason::failed);
-    std::fprintf(stderr, "nvmf: host %s qid %u: authentication failed: %s (%s)\n",
-                 controller_->hostnqn().c_str(), qid_, std::string(auth::failure_reason_name(reason)).c_str(),
-                 auth_->failure_detail().c_str());
+    std::fprintf(stderr, "nvmf: host %s qid %u: %sauthentication failed: %s (%s)%s\n",
+                 controller_->hostnqn().c_str(), qid_, reauth_failed_ ? "re-" : "",
+                 std::string(auth::failure_reason_name(reason)).c_str(), auth_->failure_detail().c_str(),
+                 reauth_failed_ ? "; closing the queue" : "");
 }
 
 } // namespace rpm::nvmf::target

@@ -114,18 +114,53 @@ TEST(NvmfTargetAuth, NothingButAuthenticationIsServedBeforeIt) {
     // Authenticated, the same queue serves it.
     ASSERT_TRUE(host::authenticate(**q, o, 0));
     EXPECT_TRUE(host::property_get(**q, wire::prop::cap, true));
-    // Re-authentication: again with the secret keeps it served; with a wrong
-    // one the queue serves nothing more.
+    // Re-authentication with the secret keeps it served.
     ASSERT_TRUE(host::authenticate(**q, o, 0));
     EXPECT_TRUE(host::property_get(**q, wire::prop::cap, true));
+    EXPECT_EQ(r.target->stats().auth_succeeded, 1u);
+    EXPECT_EQ(r.target->stats().auth_failed, 0u);
+}
+
+// The queue's next command after a failed re-authentication: the
+// connection's end (io_error), not a status the queue answered with.
+void expect_closed(host::Queue& q) {
+    auto cap = host::property_get(q, wire::prop::cap, true);
+    ASSERT_FALSE(cap);
+    EXPECT_EQ(cap.error().code(), errc::io_error) << cap.error().message();
+}
+
+TEST(NvmfTargetAuth, AFailedReauthenticationEndsTheQueue) {
+    AuthTarget r(true);
+    ASSERT_TRUE(r.target);
+    const auto o = r.host(r.host_secret, r.ctrl_secret);
+    // The host's wrong secret: the controller's AUTH_Failure1 is read, then
+    // the queue ends.
+    auto q = host::Queue::open(o, 0, 32);
+    ASSERT_TRUE(q) << q.error().message();
+    ASSERT_TRUE(host::connect_queue(**q, o, 0, 31, wire::dynamic_cntlid));
+    ASSERT_TRUE(host::authenticate(**q, o, 0));
     auto wrong = o;
     wrong.dhchap_secret = new_secret();
     auto again = host::authenticate(**q, wrong, 0);
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error().code(), errc::auth_failed);
-    EXPECT_FALSE(host::property_get(**q, wire::prop::cap, true));
-    EXPECT_EQ(r.target->stats().auth_succeeded, 1u);
-    EXPECT_EQ(r.target->stats().auth_failed, 1u);
+    EXPECT_NE(again.error().message().find("the controller refused"), std::string::npos) << again.error().message();
+    expect_closed(**q);
+    // The host refuses the controller's response (AUTH_Failure2): the queue
+    // ends after that command.
+    auto q2 = host::Queue::open(o, 0, 32);
+    ASSERT_TRUE(q2) << q2.error().message();
+    ASSERT_TRUE(host::connect_queue(**q2, o, 0, 31, wire::dynamic_cntlid));
+    ASSERT_TRUE(host::authenticate(**q2, o, 0));
+    auto suspicious = o;
+    suspicious.dhchap_ctrl_secret = new_secret(48, 2);
+    auto refused = host::authenticate(**q2, suspicious, 0);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message().find("does not prove its secret"), std::string::npos)
+        << refused.error().message();
+    expect_closed(**q2);
+    EXPECT_EQ(r.target->stats().auth_succeeded, 2u);
+    EXPECT_EQ(r.target->stats().auth_failed, 2u);
 }
 
 TEST(NvmfTargetAuth, AuthenticationCommandsWithBadFieldsAreInvalidField) {
