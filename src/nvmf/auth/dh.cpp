@@ -11,15 +11,20 @@
 #include <openssl/params.h>
 
 namespace rpm::nvmf::auth {
-namespace {
 
+// Outside the anonymous namespace: DhKey::Impl (external linkage) holds a
+// Pkey, and GCC warns (-Wsubobject-linkage) when this file is part of a
+// unity build.
 struct PkeyFree {
     void operator()(EVP_PKEY* p) const { EVP_PKEY_free(p); }
 };
+using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
+
+namespace {
+
 struct CtxFree {
     void operator()(EVP_PKEY_CTX* p) const { EVP_PKEY_CTX_free(p); }
 };
-using Pkey = std::unique_ptr<EVP_PKEY, PkeyFree>;
 using Ctx = std::unique_ptr<EVP_PKEY_CTX, CtxFree>;
 
 Error openssl_failed(const char* what) {
