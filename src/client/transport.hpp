@@ -7,7 +7,7 @@
 #include <rpm/result.hpp>
 
 #include "core/function_ref.hpp"
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <chrono>
 #include <cstdint>

@@ -9,7 +9,7 @@
 
 #include "server/fence.hpp"
 #include "server/target.hpp"
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -2,7 +2,7 @@
 // message, in the input layouts fuzz_frames.cpp and fuzz_handshake.cpp
 // describe. Usage: make_seeds OUTDIR  (creates OUTDIR/frames, OUTDIR/handshake).
 // The committed tests/fuzz/corpus/ is this program's output.
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <cstdio>
 #include <filesystem>

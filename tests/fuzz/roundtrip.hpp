@@ -5,7 +5,7 @@
 // is a bug in either direction.
 #pragma once
 
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 // Control frames over RDMA send/recv: one protocol frame per message.
 #pragma once
 
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <rpm/result.hpp>
 

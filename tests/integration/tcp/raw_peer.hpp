@@ -3,7 +3,7 @@
 // which rpm's own client would refuse to send.
 #pragma once
 
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -3,7 +3,7 @@
 // helpers that take a frame apart again.
 #pragma once
 
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <cstddef>
 #include <span>

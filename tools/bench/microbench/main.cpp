@@ -4,7 +4,7 @@
 // --benchmark_filter=... as usual. Uses internal headers (src/), like the
 // unit tests.
 #include "../histogram.hpp"
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <rpm/flush.hpp>
 

@@ -1,6 +1,6 @@
 // Handshake authentication: HMAC-SHA256 proofs in both directions and the
 // nonces they are computed over (docs/protocol.md, "MACs").
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -1,7 +1,7 @@
 // Bodies of the data-path messages: Write, Read, AtomicWrite, Flush,
 // Persist, Response, and the body-less framing of Message and Goodbye. Layouts are
 // in docs/protocol.md.
-#include "transport/protocol/codec.hpp"
+#include "protocol/codec.hpp"
 
 namespace rpm::proto {
 namespace {

@@ -1,5 +1,5 @@
 // Frame headers and the stream-to-frame reader.
-#include "transport/protocol/codec.hpp"
+#include "protocol/codec.hpp"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // The body encoder and decoder helpers (see codec.hpp).
-#include "transport/protocol/codec.hpp"
+#include "protocol/codec.hpp"
 
 #include <cstdlib>
 #include <limits>

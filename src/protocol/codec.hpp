@@ -7,7 +7,7 @@
 // check after each field.
 #pragma once
 
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <rpm/error.hpp>
 #include <rpm/result.hpp>

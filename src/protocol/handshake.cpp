@@ -2,7 +2,7 @@
 // OpenRegion, RegionGrant. Layouts are in docs/protocol.md; each encoder
 // and its decoder list the fields in the same order, so read them side by
 // side.
-#include "transport/protocol/codec.hpp"
+#include "protocol/codec.hpp"
 
 namespace rpm::proto {
 namespace {
