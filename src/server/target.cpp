@@ -1,30 +1,14 @@
 // The real Target: CPU stores into the mapping, and the persist steps of
-// docs/flush-methods.md through libpmem2's own functions.
+// docs/flush-methods.md by the one executor (src/pmem/detail/persist_step.hpp).
 #include "server/target.hpp"
 
+#include "pmem/detail/persist_step.hpp"
 #include "server/peer_memory.hpp"
-
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 
 namespace rpm::server {
-namespace {
-
-// msync needs page-aligned starts; widen the range down to its page.
-Result<void> msync_range(std::byte* base, const Range& r) {
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    auto start = reinterpret_cast<std::uintptr_t>(base + r.offset);
-    auto aligned = start & ~(page - 1);
-    if (::msync(reinterpret_cast<void*>(aligned), r.length + (start - aligned), MS_SYNC) != 0)
-        return Error(errc::io_error, "msync of " + std::to_string(r.length) + " bytes at offset " +
-                                         std::to_string(r.offset) + ": " + std::strerror(errno));
-    return {};
-}
-
-} // namespace
 
 void load_words(std::span<std::byte> out, const std::byte* src) noexcept {
     PeerMemoryAccess shared;
@@ -62,25 +46,7 @@ void PmemTarget::store8(std::uint64_t offset, std::uint64_t value) noexcept {
 }
 
 Result<void> PmemTarget::persist(flush::ServerPersist step, std::span<const Range> ranges) noexcept {
-    using SP = flush::ServerPersist;
-    std::byte* base = region_.bytes().data();
-    switch (step) {
-    case SP::none: return {};
-    case SP::sfence: region_.drain(); return {};
-    case SP::cache_flush_sfence:
-    case SP::cache_flush_sfence_deep_flush:
-        for (const auto& r : ranges) region_.flush(base + r.offset, r.length);
-        region_.drain();
-        if (step == SP::cache_flush_sfence) return {};
-        for (const auto& r : ranges)
-            if (auto res = region_.deep_flush(base + r.offset, r.length); !res) return res;
-        return {};
-    case SP::msync:
-        for (const auto& r : ranges)
-            if (auto res = msync_range(base, r); !res) return res;
-        return {};
-    }
-    return Error(errc::invalid_argument, "unknown persist step");
+    return pmem::detail::run_persist_step(region_, step, ranges);
 }
 
 } // namespace rpm::server

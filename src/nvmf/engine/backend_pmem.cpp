@@ -4,14 +4,11 @@
 // eADR, CLWB + SFENCE on ADR, + the WPQ deep flush without ADR, msync for
 // the page cache), so Flush has nothing left to do but order.
 #include "nvmf/detail/engine_backend.hpp"
+#include "pmem/detail/persist_step.hpp"
 
 #include <rpm/flush.hpp>
 #include <rpm/pmem.hpp>
 
-#include <sys/mman.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -36,12 +33,12 @@ public:
 
     Result<void> write(std::uint64_t offset, std::span<const std::byte> in, bool /*fua: always durable*/) override {
         std::memcpy(at(offset), in.data(), in.size());
-        return persist(at(offset), in.size());
+        return persist(offset, in.size());
     }
 
     Result<void> write_zeroes(std::uint64_t offset, std::uint64_t length) override {
         std::memset(at(offset), 0, static_cast<std::size_t>(length));
-        return persist(at(offset), static_cast<std::size_t>(length));
+        return persist(offset, static_cast<std::size_t>(length));
     }
 
     // PM has nothing to give back: zeroes, durable, so that a read of a
@@ -58,27 +55,13 @@ public:
 private:
     std::byte* at(std::uint64_t offset) const { return region_.bytes().data() + offset; }
 
-    Result<void> persist(std::byte* p, std::size_t n) const {
-        switch (step_) {
-        case ServerPersist::none: return {};
-        case ServerPersist::sfence: region_.drain(); return {};
-        case ServerPersist::cache_flush_sfence: region_.persist(p, n); return {};
-        case ServerPersist::cache_flush_sfence_deep_flush:
-            region_.persist(p, n);
-            return region_.deep_flush(p, n);
-        case ServerPersist::msync: return msync_range(p, n);
-        }
-        return {};
-    }
-
-    // pmem2's page-granularity persist drops msync's errors; a write the
-    // host is told is durable must not.
-    Result<void> msync_range(std::byte* p, std::size_t n) const {
-        const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-        const auto start = reinterpret_cast<std::uintptr_t>(p);
-        const auto aligned = start & ~(page - 1);
-        if (::msync(reinterpret_cast<void*>(aligned), n + (start - aligned), MS_SYNC) == 0) return {};
-        return Error(errc::io_error, "msync of " + info().path.string() + ": " + std::strerror(errno));
+    // One extent through the server's executor: the same step, the same
+    // errors (an msync failure is never dropped).
+    Result<void> persist(std::uint64_t offset, std::size_t n) const {
+        const struct {
+            std::uint64_t offset, length;
+        } extent[] = {{offset, n}};
+        return pmem::detail::run_persist_step(region_, step_, extent);
     }
 
     pmem::Region region_;

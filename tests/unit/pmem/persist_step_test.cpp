@@ -1,0 +1,61 @@
+// The persist step's one executor (src/pmem/detail/persist_step.hpp), which
+// the rpm server and the NVMe-oF PM backend share: every step over several
+// extents (unaligned, one spanning a page boundary) succeeds and leaves the
+// data; a step it does not know is refused, not taken for done.
+#include "scratch.hpp"
+
+#include "pmem/detail/persist_step.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using SP = rpm::flush::ServerPersist;
+
+struct Extent {
+    std::uint64_t offset, length;
+};
+
+class PersistStep : public rpm_test::ShmPoolTest {};
+
+TEST_F(PersistStep, EveryStepOverSeveralExtentsSucceedsAndKeepsTheData) {
+    auto r = rpm::pmem::Region::open(path, rpm_test::create_opts(1 << 20));
+    ASSERT_TRUE(r) << r.error().message();
+    const std::string rec = "persist step executor";
+    for (SP step : {SP::none, SP::sfence, SP::cache_flush_sfence, SP::cache_flush_sfence_deep_flush, SP::msync}) {
+        const std::uint64_t base = 65536 * static_cast<std::uint64_t>(step);
+        const std::vector<Extent> extents{{base + 100, rec.size()}, {base + 4096 - 7, rec.size()}, {base + 9000, 1}};
+        for (const auto& e : extents) std::memcpy(r->bytes().data() + e.offset, rec.data(), e.length);
+        auto ok = rpm::pmem::detail::run_persist_step(*r, step, extents);
+        ASSERT_TRUE(ok) << rpm::flush::to_string(step) << ": " << ok.error().message();
+        for (const auto& e : extents)
+            EXPECT_EQ(std::memcmp(r->bytes().data() + e.offset, rec.data(), e.length), 0) << rpm::flush::to_string(step);
+    }
+}
+
+TEST_F(PersistStep, AnUnknownStepIsRefused) {
+    auto r = rpm::pmem::Region::open(path, rpm_test::create_opts(1 << 20));
+    ASSERT_TRUE(r) << r.error().message();
+    const Extent e[] = {{0, 64}};
+    auto ok = rpm::pmem::detail::run_persist_step(*r, static_cast<SP>(250), e);
+    ASSERT_FALSE(ok);
+    EXPECT_EQ(ok.error().code(), rpm::errc::invalid_argument);
+}
+
+TEST_F(PersistStep, MsyncOfAnExtentNamesTheBytesOnFailure) {
+    auto r = rpm::pmem::Region::open(path, rpm_test::create_opts(1 << 20));
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_TRUE(rpm::pmem::detail::msync_extent(*r, 4096 + 5, 100));
+    // Past the mapping's end msync finds no mapped pages (ENOMEM): the error
+    // says which bytes of which file.
+    auto past = rpm::pmem::detail::msync_extent(*r, std::uint64_t(64) << 20, 4096);
+    ASSERT_FALSE(past);
+    EXPECT_EQ(past.error().code(), rpm::errc::io_error);
+    EXPECT_NE(past.error().message().find(path.string()), std::string::npos) << past.error().message();
+}
+
+} // namespace
