@@ -3,7 +3,7 @@
 // The real one (PmemTarget) wraps an rpm::pmem::Region; the persistence
 // model in tests/support/ simulates where each cache line sits (IIO buffer,
 // LLC, WPQ, media) so crash tests drive the very same handlers. Bounds are
-// checked by the handlers (src/server/handlers.hpp) before a Target is
+// checked by the handlers (src/server/handlers.cpp) before a Target is
 // touched: a Target may assume every range lies inside it.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <rpm/pmem.hpp>
 #include <rpm/result.hpp>
 
-#include "transport/protocol/protocol.hpp"
+#include "protocol/protocol.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,7 +2,9 @@
 // Internals of src/nvmf/controller/: a controller's mutable state and the
 // free functions that build its admin replies (Identify data, log pages,
 // features, properties, Connect checks), grouped one topic per .cpp file.
-// Only src/nvmf/controller/*.cpp and their tests include this.
+// src/nvmf/controller/*.cpp and their tests include this, and the target's
+// queue core for invalid_connect_parameter() (a Connect refused before it
+// reaches a controller).
 
 #include "nvmf/detail/controller.hpp"
 
