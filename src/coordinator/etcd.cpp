@@ -1,14 +1,16 @@
 // EtcdCoordinator: etcd's election service (v3election, through the JSON
 // gateway): campaign with a lease, the leader key's creation revision as
 // the term, resign; a keep-alive thread that renews the lease every third
-// of its TTL and declares the leadership lost once it could not for a
-// whole TTL; a watch thread on the election's observe stream.
+// of its TTL (again at once after a failed renewal) and declares the
+// leadership lost once it could not for a whole TTL; a watch thread on the
+// election's observe stream.
 #include <rpm/coordinator.hpp>
 
 #include "coordinator/etcd_http.hpp"
 #include "core/base64.hpp"
 #include "coordinator/observe.hpp"
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -67,7 +69,8 @@ private:
         (void)http_.post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, timeout);
     }
     void keep_alive_loop();
-    void renew_once();
+    /// RETURN VALUE: false when no member renewed the lease (try again soon).
+    bool renew_once();
     void lose(Error why);
     void watch_loop();
 
@@ -158,11 +161,19 @@ Result<void> EtcdCoordinator::resign() {
 
 void EtcdCoordinator::keep_alive_loop() {
     std::unique_lock lock(mu_);
+    bool failed = false;
     while (!stopping_) {
         // In milliseconds: lease_ttl is in whole seconds, and 2 s / 3 is 0 s.
-        cv_.wait_for(lock, std::chrono::duration_cast<std::chrono::milliseconds>(opts_.lease_ttl) / 3);
+        // After a failed renewal, try again at once: a member may answer as
+        // soon as etcd has elected a new leader (which extends every lease),
+        // and waiting a third of the TTL again could let the lease lapse.
+        cv_.wait_for(lock, failed ? std::chrono::milliseconds(50)
+                                  : std::chrono::duration_cast<std::chrono::milliseconds>(opts_.lease_ttl) / 3);
         if (stopping_) break;
-        if (lease_ == 0) continue;
+        if (lease_ == 0) {
+            failed = false;
+            continue;
+        }
         if (!opts_.keep_alive) {
             // A stalled leader (tests): lost a TTL after its last renewal.
             if (Clock::now() - renewed_ < opts_.lease_ttl) continue;
@@ -172,12 +183,12 @@ void EtcdCoordinator::keep_alive_loop() {
             continue;
         }
         lock.unlock();
-        renew_once();
+        failed = !renew_once();
         lock.lock();
     }
 }
 
-void EtcdCoordinator::renew_once() {
+bool EtcdCoordinator::renew_once() {
     std::uint64_t lease = 0;
     Clock::time_point renewed;
     {
@@ -186,19 +197,28 @@ void EtcdCoordinator::renew_once() {
         renewed = renewed_;
     }
     const auto sent = Clock::now();
-    const auto budget = std::chrono::duration_cast<std::chrono::milliseconds>(opts_.lease_ttl) / 3;
-    auto r = http_.post("/v3/lease/keepalive", {{"ID", std::to_string(lease)}}, std::min(budget, opts_.request_timeout));
+    // Each member gets a third of the TTL, and never more than is left
+    // before the lease counts as lost (at least 100 ms).
+    using ms = std::chrono::milliseconds;
+    const auto left = std::chrono::duration_cast<ms>(renewed + opts_.lease_ttl - sent);
+    const auto budget = std::max(ms(100), std::min({std::chrono::duration_cast<ms>(opts_.lease_ttl) / 3, left,
+                                                    opts_.request_timeout}));
+    auto r = http_.post("/v3/lease/keepalive", {{"ID", std::to_string(lease)}}, budget);
     if (r && json_u64(json_field(*r, "result"), "TTL") > 0) {
         std::lock_guard lock(mu_);
         if (lease_ == lease) renewed_ = sent;  // the lease lives until sent + TTL at least
-        return;
+        return true;
     }
-    if (r) return lose(Error(errc::io_error, "etcd says the lease expired"));
+    if (r) {
+        lose(Error(errc::io_error, "etcd says the lease expired"));
+        return true;  // nothing left to renew
+    }
     // Not renewed: etcd may already count it down. Lost once a whole TTL
     // has passed since the last renewal sent, counted from this side.
     if (Clock::now() - renewed >= opts_.lease_ttl)
         lose(Error(r.error().code(), "the lease could not be renewed for " + std::to_string(opts_.lease_ttl.count()) +
                                          " s: " + r.error().detail()));
+    return false;
 }
 
 void EtcdCoordinator::lose(Error why) {
