@@ -30,7 +30,7 @@ libdir=$(ls -d "$prefix"/lib*/ | head -n 1)
 libdir=${libdir%/}
 
 # 1. Installed tools, from a prefix the dynamic loader does not search.
-for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf; do
+for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf rpm-kvstore; do
   [ -x "$prefix/bin/$tool" ] || fail "$prefix/bin/$tool was not installed"
 done
 runpath=$(readelf -d "$prefix/bin/rpm-server" | sed -n 's/.*(R[UN]*PATH).*\[\(.*\)\]$/\1/p')
@@ -51,6 +51,11 @@ got=$(client get --region kv --offset 64 --length 9) || fail "the installed rpm-
 kill "$server_pid"; wait "$server_pid" 2>/dev/null || true; server_pid=
 rm -f "$region"
 echo "install test: the installed rpm-server and rpm-client run from $prefix"
+"$prefix/bin/rpm-kvstore" --help >/dev/null || fail "the installed rpm-kvstore does not run"
+for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf rpm-kvstore; do
+  [ -s "$prefix/share/man/man1/$tool.1" ] || fail "the man page $tool.1 was not installed"
+done
+echo "install test: rpm-kvstore runs from $prefix; the six man pages are in $prefix/share/man/man1"
 
 # 2. README's CMake lines; the consumer sets no C++ standard of its own.
 cmake -S "$src_dir/tests/install/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
