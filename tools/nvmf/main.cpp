@@ -17,7 +17,7 @@ int fail(const std::string& message, int status) {
 } // namespace rpm_nvmf
 
 int main(int argc, char** argv) {
-    CLI::App app{"rpm-nvmf: NVMe over Fabrics (TCP) target and host"};
+    CLI::App app{"rpm-nvmf: NVMe over Fabrics (NVMe/TCP and NVMe/RDMA) target and host"};
     app.require_subcommand(1);
     int status = 0;
     rpm_nvmf::add_target(app, status);

@@ -51,7 +51,7 @@ void add_secret(CLI::App& app, int& status) {
     s->add_option("--key-length", a->key_length, "random key bytes: 32 (default), 48 or 64")
         ->check(CLI::IsMember({32, 48, 64}));
     s->add_option("--transform", a->transform,
-                  "0: use the key as is; 1 (default), 2, 3: transform it with SHA-256/384/512 and the NQN")
+                  "0: the key is used as is; 1 (default), 2, 3: the secret says that each side transforms it with HMAC-SHA-256/384/512 over the host's NQN when using it")
         ->check(CLI::Range(0u, 3u));
     s->add_option("--out", a->out, "write it to this new file (mode 0600) instead of printing it");
     s->callback([a, &status] { status = run(*a); });

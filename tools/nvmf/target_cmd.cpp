@@ -158,7 +158,9 @@ int run(const TargetArgs& a) {
 void add_transport_option(CLI::App* s, rpm::nvmf::Transport& t) {
     s->add_option("--transport", t, "tcp (default) or rdma (the address: an RDMA device's IP address)")
         ->transform(CLI::CheckedTransformer(std::map<std::string, rpm::nvmf::Transport>{
-            {"tcp", rpm::nvmf::Transport::tcp}, {"rdma", rpm::nvmf::Transport::rdma}}));
+                                                {"tcp", rpm::nvmf::Transport::tcp}, {"rdma", rpm::nvmf::Transport::rdma}})
+                        .description(""))  // CLI11 would print the enum's values as raw bytes
+        ->type_name("tcp|rdma");
 }
 
 void add_target(CLI::App& app, int& status) {

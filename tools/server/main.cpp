@@ -96,10 +96,10 @@ int main(int argc, char** argv) {
     app.add_option("--handshake-timeout-ms", handshake_ms,
                    "close a connection not authenticated within this many ms (default 10000)")
         ->check(CLI::Range(1u, 3600000u));
-    app.add_option("--max-connections", max_connections, "connections per tcp:// listener at once (default 1024)")
+    app.add_option("--max-connections", max_connections, "connections per listener at once, tcp:// and rdma:// each (default 1024)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
     app.add_option("--max-handshakes-per-address", max_handshakes,
-                   "connections from one address still authenticating (default 32)")
+                   "tcp:// connections from one address still authenticating (default 32)")
         ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
     std::string completion = "adaptive";
     app.add_option("--completion", completion,
