@@ -115,7 +115,9 @@ int stats(const kv::Store& s) {
         std::cout << "replica " << i << " " << r.uri << ": " << rpm::to_string(r.state) << ", frontier " << r.frontier
                   << ", failures " << r.failures << ", resyncs " << r.resyncs << " (" << r.bytes_resynced
                   << " bytes), method " << r.method;
-        if (r.last_error.code()) std::cout << ", last error: " << r.last_error.message();
+        // Why it left, while it is away: once it is live again the error is
+        // history (failures counts it), not something wrong now.
+        if (r.state != rpm::ReplicaState::live && r.last_error.code()) std::cout << ", left because: " << r.last_error.message();
         std::cout << "\n";
     }
     return 0;

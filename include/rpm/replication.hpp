@@ -127,6 +127,9 @@ struct ReplicaStatus {
     /// from the start. Writes it was sent but had not confirmed when it
     /// failed are sent again too, and count in bytes_resynced only.
     std::uint64_t bytes_missed = 0;
+    /// Why it left the last time (empty if it never failed). Kept after it
+    /// rejoins, when `state` is live again and `failures` counts it: show it
+    /// as current only while the replica is not live.
     Error last_error;
 };
 
