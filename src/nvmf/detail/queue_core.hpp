@@ -149,7 +149,7 @@ private:
     const auth::ControllerPolicy* auth_policy_ = nullptr;
     std::unique_ptr<auth::ControllerExchange> auth_;
     bool authenticated_ = false;
-    bool reauth_failed_ = false;  ///< an authenticated queue failed again: it ends
+    bool failed_auth_ = false;  ///< a transaction failed: the queue ends once that is told
     std::shared_ptr<Controller> controller_;
     std::unique_ptr<OffloadQueue> offload_;
     std::vector<std::uint8_t> software_buf_;  // io_buffer() uses a 4096-aligned view of it

@@ -2,7 +2,7 @@
 // command fields checked here, the transaction in src/nvmf/auth/exchange.cpp.
 // Like Linux's nvmet, a bad message never fails the command that carried it:
 // the transaction ends and the next Authentication Receive returns
-// AUTH_Failure1 with the reason.
+// AUTH_Failure1 with the reason; then the queue ends.
 #include "nvmf/detail/queue_core.hpp"
 
 #include <algorithm>
@@ -28,7 +28,7 @@ bool QueueCore::on_auth(const wire::Sqe& sqe, std::span<const std::uint8_t> data
     // Success2 completes a two-way transaction; AUTH_Failure2 (or a message
     // the exchange refuses at once) ends one.
     if (auth_->authenticated() || auth_->failed()) auth_ended();
-    return respond(sqe, wire::sc::success) && !reauth_failed_;
+    return respond(sqe, wire::sc::success) && !failed_auth_;
 }
 
 bool QueueCore::auth_receive(const wire::Sqe& sqe) {
@@ -41,7 +41,7 @@ bool QueueCore::auth_receive(const wire::Sqe& sqe) {
     // nvmet sends them), but never more than the command's SGL or 8 KiB.
     o.data.resize(std::min<std::size_t>({al, sgl_len_, 8192}));
     if (auth_->authenticated() || auth_->failed()) auth_ended();
-    return finish(sqe, o) && !reauth_failed_;
+    return finish(sqe, o) && !failed_auth_;
 }
 
 void QueueCore::auth_ended() {
@@ -51,19 +51,20 @@ void QueueCore::auth_ended() {
         set_up_.store(true, std::memory_order_release);
         return;
     }
-    // A failed transaction: counted, logged (never with a secret). A queue
-    // that never authenticated may try again until the set-up timeout; one
-    // that had, and now fails, ends once the failure is told (after this
-    // command's completion), as Linux's nvmet ends the controller: the
-    // watchdog's timeout would never close a queue that was once set up.
+    // A failed transaction: counted, logged (never with a secret), and the
+    // queue ends once the failure is told (after this command's completion),
+    // whether it had authenticated before or not, as Linux's nvmet ends the
+    // controller: a host that fails does not get to guess again on the same
+    // queue, and a once-authenticated queue is not left open unserved (the
+    // set-up watchdog only closes queues never set up).
     ++env_.stats->auth_failed;
-    reauth_failed_ = authenticated_;
+    const bool again = authenticated_;
+    failed_auth_ = true;
     authenticated_ = false;
     const auto reason = auth_->failure().value_or(auth::FailureReason::failed);
-    std::fprintf(stderr, "nvmf: host %s qid %u: %sauthentication failed: %s (%s)%s\n",
-                 controller_->hostnqn().c_str(), qid_, reauth_failed_ ? "re-" : "",
-                 std::string(auth::failure_reason_name(reason)).c_str(), auth_->failure_detail().c_str(),
-                 reauth_failed_ ? "; closing the queue" : "");
+    std::fprintf(stderr, "nvmf: host %s qid %u: %sauthentication failed: %s (%s); closing the queue\n",
+                 controller_->hostnqn().c_str(), qid_, again ? "re-" : "",
+                 std::string(auth::failure_reason_name(reason)).c_str(), auth_->failure_detail().c_str());
 }
 
 } // namespace rpm::nvmf::target

@@ -4,6 +4,7 @@
 // refused, counted, and unable to touch a namespace while others work.
 #include "target_support.hpp"
 
+#include "nvmf/detail/auth_messages.hpp"
 #include "nvmf/detail/host_impl.hpp"
 #include "nvmf/detail/wire.hpp"
 
@@ -199,6 +200,59 @@ TEST(NvmfTargetAuth, AuthenticationCommandsWithBadFieldsAreInvalidField) {
     }
     // The queue still authenticates afterwards.
     EXPECT_TRUE(host::authenticate(**q, o, 0));
+}
+
+// A failed first authentication ends the queue too, once the failure is
+// told: a wrong secret (the controller's AUTH_Failure1 read by the host),
+// and a malformed AUTH_Negotiate (answered with AUTH_Failure1 and its reason
+// on the next Receive). The host's other queues, and later ones, are
+// unaffected.
+TEST(NvmfTargetAuth, AFailedAuthenticationEndsTheQueueOnceTheFailureIsTold) {
+    AuthTarget r(false);
+    ASSERT_TRUE(r.target);
+    const auto o = r.host(r.host_secret);
+    auto good = host::Queue::open(o, 0, 32);
+    ASSERT_TRUE(good);
+    ASSERT_TRUE(host::connect_queue(**good, o, 0, 31, wire::dynamic_cntlid));
+    ASSERT_TRUE(host::authenticate(**good, o, 0));
+
+    auto wrong = o;
+    wrong.dhchap_secret = new_secret();
+    auto q = host::Queue::open(wrong, 0, 32);
+    ASSERT_TRUE(q);
+    ASSERT_TRUE(host::connect_queue(**q, wrong, 0, 31, wire::dynamic_cntlid));
+    auto refused = host::authenticate(**q, wrong, 0);
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), errc::auth_failed);
+    expect_closed(**q);
+
+    auto m = host::Queue::open(o, 0, 32);
+    ASSERT_TRUE(m);
+    ASSERT_TRUE(host::connect_queue(**m, o, 0, 31, wire::dynamic_cntlid));
+    auto command = [](std::uint8_t fctype, std::uint32_t len) {
+        wire::Sqe s;
+        s.set_opcode(wire::admin::fabrics);
+        s.set_fctype(fctype);
+        s.set_cdw(10, 0x01u << 8 | 0x01u << 16 | 0xe9u << 24);
+        s.set_cdw(11, len);
+        return s;
+    };
+    std::vector<std::byte> negotiate(8);  // AUTH_Negotiate cut short: NAPD 1, its descriptor missing
+    negotiate[7] = std::byte{1};
+    auto sent = (*m)->submit(command(wire::fctype::auth_send, 8), negotiate, {});
+    ASSERT_TRUE(sent) << sent.error().message();
+    EXPECT_EQ(sent->status, 0) << "a bad message never fails the command that carried it";
+    std::vector<std::byte> answer(64);
+    auto got = (*m)->submit(command(wire::fctype::auth_receive, 64), {}, answer);
+    ASSERT_TRUE(got) << got.error().message();
+    EXPECT_EQ(std::uint8_t(answer[1]), std::uint8_t(auth::MessageId::failure1));
+    EXPECT_EQ(std::uint8_t(answer[7]), std::uint8_t(auth::FailureReason::incorrect_payload));
+    expect_closed(**m);
+
+    EXPECT_TRUE(host::property_get(**good, wire::prop::cap, true)) << "the first queue still serves";
+    auto later = Host::connect(o);
+    ASSERT_TRUE(later) << later.error().message();
+    EXPECT_EQ(r.target->stats().auth_failed, 2u);
 }
 
 TEST(NvmfTargetAuth, AQueueThatNeverAuthenticatesIsClosedAfterTheSetupTimeout) {
