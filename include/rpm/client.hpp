@@ -10,6 +10,44 @@
 // may be in flight; callbacks run on the connection's I/O thread and must
 // not block. Buffers passed to an async call must stay valid until its
 // callback runs.
+//
+// Errors, as the calls below list them. Every status is a std::error_code
+// of rpm_category() (an rpm::errc, include/rpm/error.hpp); {} is success.
+//   - Arguments the client refuses (errc::invalid_argument, errc::bad_size)
+//     send nothing: the region is untouched and the connection goes on.
+//   - The server's refusal or failure arrives as the errc it answered (on
+//     the data path without its detail text; open_region keeps the detail).
+//   - errc::io_error, mostly: the connection failed: lost, closed, a bad
+//     frame or a failed work request, or a synchronous call ran past
+//     ClientOptions::timeout (which closes the connection). Every pending
+//     operation of the connection fails with it, and so does every later
+//     one; whether the bytes of an unfinished write or persist are stored,
+//     or durable, is unknown. A connection is never re-made: connect anew.
+//     (The server too answers errc::io_error where its own I/O failed:
+//     flush, persist and open_region say when; the connection goes on.)
+//   - errc::fenced: a newer primary term took over a region this connection
+//     opened with an older one (RegionOptions::term). The server answers
+//     a request that meets the fence with it, says goodbye with it and
+//     closes: every pending and later operation of the connection, on any
+//     of its regions, fails with errc::fenced (rdma://: the server also
+//     revokes the region's memory key, after its goodbye).
+//
+// Where callbacks run: on the connection's I/O thread (tcp:// with
+// ClientOptions::io_group: the group's one thread), in the order the
+// operations were issued, with these exceptions:
+//   - a call that RemoteRegion refuses (errc::invalid_argument) runs its
+//     callback on the calling thread, before the call returns;
+//   - tcp://: a request refused before it is sent (errc::bad_size, or the
+//     connection has failed) has its callback posted to the I/O thread (run
+//     at once when issued on it): a refused one may run ahead of the
+//     callbacks of earlier operations still waiting for their answers;
+//   - rdma://: a thread in a synchronous call on the connection, or in its
+//     close() (or the destruction that closes it), runs the callbacks that
+//     become due meanwhile, in order.
+// A synchronous call made inside a callback of the same connection (tcp://:
+// of any connection of the same IoGroup) waits for itself: it fails with
+// errc::io_error once ClientOptions::timeout has passed, and the connection
+// is closed. Waiting there on a future of the connection never ends.
 #pragma once
 
 #include <rpm/completion.hpp>
@@ -32,7 +70,10 @@
 
 namespace rpm {
 
+/// An asynchronous operation's callback: runs exactly once, with {} or the
+/// error the synchronous form would return (but never a timeout of its own).
 using Callback = std::function<void(std::error_code)>;
+/// Connection::recv's callback: the status and the message's size.
 using RecvCallback = std::function<void(std::error_code, std::size_t)>;
 
 /// An I/O thread that several tcp:// connections share (make_io_group()).
@@ -53,6 +94,9 @@ struct ClientOptions {
     std::string secret;
     bool tls = false;                                  ///< tcp:// over TLS
     std::optional<std::filesystem::path> tls_ca;       ///< PEM CA to verify the server; none = no verification
+    // The timeout also bounds open_region and recv; a call that runs past
+    // it closes the connection (errc::io_error). Callback and future forms
+    // have none.
     std::chrono::milliseconds timeout{10000};          ///< connect, handshake and synchronous calls
     /// tcp://: handle this connection's I/O on the group's shared thread;
     /// empty (default) = a thread of its own.
@@ -90,47 +134,144 @@ struct ConnectionAccess;
 struct GrantedRegion;
 }
 
-/// A region the server granted. A cheap handle; valid while its Connection lives.
+/// A region the server granted. A cheap, copyable handle that shares its
+/// connection: the connection stays open until close() is called or its
+/// Connection object and every RemoteRegion of it are gone.
+/// Operations and their errors: see the file comment for what every
+/// errc::io_error, errc::fenced and callback has in common.
 class RemoteRegion {
 public:
+    /// RETURN VALUE: the name open_region was given. ERRORS: none.
     [[nodiscard]] const std::string& name() const noexcept;
+    /// RETURN VALUE: the region's size in bytes; every operation must lie
+    /// within [0, size()). ERRORS: none.
     [[nodiscard]] std::uint64_t size() const noexcept;
+    /// RETURN VALUE: how flush and persist make writes durable here, as
+    /// the server granted it (or as RegionOptions::force_method forced it).
+    /// ERRORS: none.
     [[nodiscard]] flush::Method method() const noexcept;
+    /// RETURN VALUE: the persist step the server runs for this grant.
+    /// ERRORS: none.
     [[nodiscard]] flush::ServerPersist server_persist() const noexcept;
+    /// RETURN VALUE: the region's persistence domain, as the server sees it.
+    /// ERRORS: none.
     [[nodiscard]] PersistenceDomain domain() const noexcept;
+    /// RETURN VALUE: the server's words for why method() (or that it was
+    /// forced). ERRORS: none.
     [[nodiscard]] const std::string& reason() const noexcept;  ///< why this method
 
-    // Synchronous forms: return once complete (or timed out: errc::io_error).
+    // Synchronous forms: each returns once its operation is complete, or
+    // fails with errc::io_error after ClientOptions::timeout (the
+    // connection is then closed).
+    /// Store `data` at `offset`; NOT durable until a flush or persist that
+    /// covers it returns. Returns once the server (tcp://) or the NIC
+    /// (rdma://, which cuts large writes into work requests) has the bytes.
+    /// An empty `data` stores nothing and succeeds.
+    /// RETURN VALUE: {} once stored.
+    /// ERRORS: errc::invalid_argument (offset + data.size() beyond size():
+    /// nothing is sent); errc::bad_size (tcp://: more than one frame holds,
+    /// 1 MiB + 4 KiB less the 12-byte request head: nothing is sent; split
+    /// it); errc::io_error (connection failed or timed out: which bytes were
+    /// stored is unknown); errc::fenced; the server's error otherwise (tcp://).
     std::error_code write(std::uint64_t offset, std::span<const std::byte> data);
+    /// Read out.size() bytes at `offset` into `out`: what the region holds,
+    /// durable or not.
+    /// RETURN VALUE: {} once `out` holds them.
+    /// ERRORS: errc::invalid_argument (offset + out.size() beyond size():
+    /// nothing is sent); errc::bad_size (tcp://: the server refuses a read
+    /// of over ServerOptions::max_payload - 1100 bytes, by default 1 MiB +
+    /// 2996; the connection goes on); errc::io_error (connection failed or
+    /// timed out); errc::fenced; the server's error otherwise (tcp://). On
+    /// an error `out` may have been written in part.
     std::error_code read(std::uint64_t offset, std::span<std::byte> out);
+    /// Store the 8-byte `value` (little-endian in the region) at `offset` as
+    /// one word, never torn (Connection::atomic_write_stats says how it
+    /// travels); NOT durable until a flush or persist that covers it returns.
+    /// RETURN VALUE: {} once stored.
+    /// ERRORS: errc::invalid_argument (offset not a multiple of 8, or
+    /// offset + 8 beyond size(): nothing is sent); errc::io_error
+    /// (connection failed or timed out: whether it was stored is unknown);
+    /// errc::fenced; the server's error otherwise (tcp://).
     std::error_code atomic_write(std::uint64_t offset, std::uint64_t value);
+    /// Make durable every write, atomic write and persist to
+    /// [offset, offset + length) issued on this connection before this
+    /// call, by method(): send_flush (every tcp:// grant unless forced) asks
+    /// the server to run its persist step over the range; read_after_write
+    /// (rdma://) posts an RDMA read behind the writes. length 0 succeeds.
+    /// RETURN VALUE: {} once those bytes are durable.
+    /// ERRORS: errc::invalid_argument (offset + length beyond size():
+    /// nothing is sent); errc::deep_flush_failed or errc::io_error from the
+    /// server (its persist step failed: the deep flush, or the msync of a
+    /// file region; the connection goes on, durability is not assured);
+    /// errc::io_error (connection failed or timed out: durability unknown);
+    /// errc::fenced.
     std::error_code flush(std::uint64_t offset, std::uint64_t length);
+    /// write(offset, data) followed by a flush of that range, as one call:
+    /// tcp:// sends one request, answered after the server's persist step;
+    /// rdma:// posts the write and its flush together.
+    /// RETURN VALUE: {} once `data` is durable at `offset`.
+    /// ERRORS: errc::invalid_argument (offset + data.size() beyond size():
+    /// nothing is sent); errc::bad_size (tcp://: more than one frame holds,
+    /// 1 MiB + 4 KiB less a 20-byte head: nothing is sent; split it into
+    /// writes and one flush); the server's persist-step errors, as for
+    /// flush (the data is stored, durability not assured); errc::io_error
+    /// (connection failed or timed out: durability unknown); errc::fenced.
     std::error_code persist(std::uint64_t offset, std::span<const std::byte> data);
     /// Vectored persist: every slice stored, then all of them durable, as
     /// one request where the transport can (tcp://: one round trip for a
-    /// log record and its commit word). Nothing is stored when a slice is
-    /// out of range.
+    /// log record and its commit word; rdma:// posts a write per slice and
+    /// one flush of their ranges together). Nothing is stored when a slice
+    /// is out of range.
     /// RETURN VALUE: {} once every slice is durable.
     /// ERRORS: errc::invalid_argument (no slices, more than
     /// kMaxPersistSlices, a slice outside the region: nothing is sent);
-    /// errc::bad_size (tcp://: the slices with their data exceed one
-    /// frame, ServerOptions::max_payload by default 1 MiB + 4 KiB: nothing
-    /// is sent; split it); errc::io_error (connection lost or timed out: durability unknown);
-    /// the server's error otherwise.
+    /// errc::bad_size (tcp://: the slices with their data exceed one frame,
+    /// 1 MiB + 4 KiB, the client's fixed limit and the default
+    /// ServerOptions::max_payload: nothing is sent; split it. A server
+    /// configured with a smaller limit closes the connection instead:
+    /// errc::io_error); errc::io_error (connection lost or timed out:
+    /// durability unknown); errc::fenced; the server's error otherwise
+    /// (its persist-step errors as for flush). rdma://: the first error of
+    /// the slices' writes and the flush.
     std::error_code persist(std::span<const WriteSlice> slices);
 
-    // Asynchronous forms.
+    // Asynchronous forms: each starts the operation of the synchronous form
+    // of the same name and returns; done(ec) runs exactly once with {} or
+    // one of that form's errors, except the timeout: these have none, and
+    // wait for the answer or the connection's failure (or close()). Where
+    // `done` runs: the file comment (a call RemoteRegion refuses runs it
+    // before returning). The spans must stay valid, and unchanged under a
+    // write, until `done` runs.
+    /// As write(offset, data). ERRORS (to `done`): as write, no timeout.
     void write(std::uint64_t offset, std::span<const std::byte> data, Callback done);
+    /// As read(offset, out); `out` is filled before `done` runs.
+    /// ERRORS (to `done`): as read, no timeout.
     void read(std::uint64_t offset, std::span<std::byte> out, Callback done);
+    /// As atomic_write(offset, value). ERRORS (to `done`): as atomic_write,
+    /// no timeout.
     void atomic_write(std::uint64_t offset, std::uint64_t value, Callback done);
+    /// As flush(offset, length): covers the writes issued before it.
+    /// ERRORS (to `done`): as flush, no timeout.
     void flush(std::uint64_t offset, std::uint64_t length, Callback done);
+    /// As persist(offset, data). ERRORS (to `done`): as persist, no timeout.
     void persist(std::uint64_t offset, std::span<const std::byte> data, Callback done);
+    /// As persist(slices); the slices' spans stay valid until `done` runs.
+    /// ERRORS (to `done`): as persist(slices), no timeout.
     void persist(std::span<const WriteSlice> slices, Callback done);
 
-    // Future forms.
+    // Future forms: the callback form, with `done` setting the future.
+    // RETURN VALUE: a future that becomes ready with {} or the error (at
+    // once when the arguments are refused); it never holds an exception.
+    // ERRORS: as the synchronous form, except the timeout: none, as for the
+    // callback form. Never wait on one inside a callback of the same
+    // connection: it would wait for itself.
+    /// write(offset, data, done) with a future. ERRORS: as write.
     std::future<std::error_code> write_async(std::uint64_t offset, std::span<const std::byte> data);
+    /// flush(offset, length, done) with a future. ERRORS: as flush.
     std::future<std::error_code> flush_async(std::uint64_t offset, std::uint64_t length);
+    /// persist(offset, data, done) with a future. ERRORS: as persist.
     std::future<std::error_code> persist_async(std::uint64_t offset, std::span<const std::byte> data);
+    /// persist(slices, done) with a future. ERRORS: as persist(slices).
     std::future<std::error_code> persist_async(std::span<const WriteSlice> slices);
 
 private:
@@ -152,12 +293,16 @@ private:
 /// operation uses it any more.
 class LocalMemory {
 public:
+    /// An empty handle (bytes() empty, registered() false).
     LocalMemory() = default;
+    /// RETURN VALUE: the memory given to register_memory; empty for an
+    /// empty or reset handle. ERRORS: none.
     [[nodiscard]] std::span<std::byte> bytes() const noexcept { return mem_; }
     /// True when the transport registered it (rdma://), false for tcp://
-    /// and for an empty handle.
+    /// and for an empty handle. ERRORS: none.
     [[nodiscard]] bool registered() const noexcept { return handle_ != nullptr; }
     /// Let go of this handle (the registration ends once nothing uses it).
+    /// ERRORS: none.
     void reset() noexcept {
         handle_.reset();
         mem_ = {};
@@ -183,48 +328,106 @@ struct AtomicWriteStats {
     std::uint64_t native_completed = 0;
 };
 
-/// One authenticated connection to a server.
+/// One authenticated connection to a server. The calls below are for a
+/// Connection that Client::connect returned; on a moved-from one only
+/// open_region (errc::invalid_argument), close(), assigning to it and
+/// destruction are valid.
 class Connection {
 public:
-    /// Ask for a region by name.
-    /// ERRORS: errc::invalid_argument (unknown region, or not granted to this
-    /// client: the same answer, so names do not leak); errc::unsupported (a
-    /// forced method the transport cannot do); errc::invalid_argument with
-    /// detail "unsafe" when a forced method is unsafe and unsafe was not set;
-    /// errc::fenced (opts.term is older than a term the region accepted);
-    /// errc::unsupported (a term on a region the server has no place to
-    /// keep a term for: ServerOptions::fence_dir).
+    /// Ask for a region by name; the server decides its flush method (see
+    /// RemoteRegion::method, reason) unless opts forces one. Every call is
+    /// a new grant, also for a region already open on this connection.
+    /// Waits at most ClientOptions::timeout.
+    /// RETURN VALUE: a handle to the granted region.
+    /// ERRORS (the server's keep its detail): errc::invalid_argument (a
+    /// name that is empty or over 255 bytes, or a moved-from Connection:
+    /// nothing is sent; an unknown region, or one not granted to this
+    /// client: the same answer, so names do not leak; a forced method that
+    /// is unsafe for the region while opts.unsafe is not set: the detail
+    /// says so); errc::unsupported (a forced native_flush: tcp:// cannot do
+    /// it, nor can this build's rdma://; rdma://: read_after_write on a
+    /// region that is not PM, or memory the server's RNIC cannot register;
+    /// a term on a region the server has no place to keep a term for:
+    /// ServerOptions::fence_dir); errc::fenced (opts.term is older than a
+    /// term the region accepted, or a newer one came while it was opened);
+    /// errc::bad_size (this connection made 1024 opens, the most one may:
+    /// connect again); errc::io_error (the server could not keep the new
+    /// term durably; rdma://: the grant's memory descriptor or peer
+    /// configuration could not be used; the connection failed; or the
+    /// timeout passed, which closes the connection); errc::rdma_unavailable
+    /// (rdma://: the server could not describe the region's registration).
     Result<RemoteRegion> open_region(std::string_view name, const RegionOptions& opts = {});
 
     /// Register `mem` for zero-copy writes and reads (LocalMemory).
     /// RETURN VALUE: the handle; spans inside `mem` skip rpm's copies while
-    /// it lives (tcp://: a handle with registered() false).
+    /// it lives (tcp://: a handle with registered() false; nothing is
+    /// registered, and only an empty `mem` fails).
     /// ERRORS: errc::invalid_argument (empty `mem`; rdma://: the device
     /// refuses it); rdma://: errc::io_error (the registration failed, e.g.
-    /// RLIMIT_MEMLOCK, or the connection is closed).
+    /// RLIMIT_MEMLOCK); the connection's error (errc::io_error, or
+    /// errc::fenced) once it has failed or was closed.
     Result<LocalMemory> register_memory(std::span<std::byte> mem);
 
+    /// Send one application message to the server, which hands it to its
+    /// ServerOptions::on_message (when set) and then answers. Waits at most
+    /// ClientOptions::timeout.
+    /// RETURN VALUE: {} once the server answered (on_message has returned).
+    /// ERRORS: errc::bad_size (rdma://: a payload over 65520 bytes, one
+    /// message slot less the frame header: nothing is sent); errc::io_error
+    /// (the connection failed, or the timeout passed, which closes it;
+    /// tcp://: also a payload over the server's ServerOptions::max_payload,
+    /// by default 1 MiB + 4 KiB: the server closes the connection);
+    /// errc::fenced (the connection was fenced).
     std::error_code send(std::span<const std::byte> payload);
+    /// As send(payload); done(ec) runs once the server answered, with the
+    /// errors send(payload) returns, except the timeout: this has none.
+    /// Where `done` runs: the file comment.
     void send(std::span<const std::byte> payload, Callback done);
-    /// Receive one application message from the server into `out`.
-    /// ERRORS: errc::bad_size when the message is larger than `out`.
+    /// Receive one application message from the server (Server::send) into
+    /// `out`. Messages wait, in order, until received. Waits at most
+    /// ClientOptions::timeout.
+    /// RETURN VALUE: the message's size in bytes.
+    /// ERRORS: errc::bad_size when the message is larger than `out`: it is
+    /// dropped (lost); errc::io_error (no message within the timeout: the
+    /// connection is then closed; or the connection failed; tcp://: more
+    /// than 4096 messages left unreceived fail it); errc::fenced (the
+    /// connection was fenced).
     Result<std::size_t> recv(std::span<std::byte> out);
+    /// As recv(out), with no timeout: done(ec, n) runs once, n the message's
+    /// size (with errc::bad_size too: the message was dropped), 0 with any
+    /// other error. ERRORS (to `done`): as recv(out), but the timeout.
+    /// tcp://: when a message is already waiting, or the connection has
+    /// failed, `done` runs on the calling thread before this returns;
+    /// otherwise on the I/O thread (rdma://: where callbacks run, file
+    /// comment). `out` must stay valid until `done` runs.
     void recv(std::span<std::byte> out, RecvCallback done);
 
+    /// RETURN VALUE: the server's platform profile (JSON), as it sent it in
+    /// the handshake. ERRORS: none.
     [[nodiscard]] const std::string& server_profile_json() const noexcept;
+    /// RETURN VALUE: the URI's scheme. ERRORS: none.
     [[nodiscard]] std::string_view transport() const noexcept;  ///< "tcp" or "rdma"
     /// RETURN VALUE: how this connection's atomic writes go, and how many
     /// went natively. ERRORS: none.
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept;
     /// Close the connection: every pending operation fails with
-    /// errc::io_error, and its callback has run when this returns (called
-    /// from one of this connection's callbacks: as soon as that one
-    /// returns, on the same thread). Operations issued later fail too.
+    /// errc::io_error (or with the error the connection already failed
+    /// with, e.g. errc::fenced), and its callback has run when this returns.
+    /// Called from one of this connection's callbacks, they run on that
+    /// thread: tcp://, inside this call; rdma://, as soon as the calling
+    /// callback returns. Operations issued later fail too, with the same
+    /// error. Closing again does nothing.
     /// ERRORS: none.
     void close();
 
+    /// Take over `other`'s connection; `other` is left moved-from.
+    /// ERRORS: none.
     Connection(Connection&&) noexcept;
+    /// Let go of this object's connection (closed if no RemoteRegion of it
+    /// remains), then take over `other`'s. ERRORS: none.
     Connection& operator=(Connection&&) noexcept;
+    /// Closes the connection (as close()) once no RemoteRegion of it
+    /// remains either; until then it stays open. ERRORS: none.
     ~Connection();
 
 private:
@@ -236,12 +439,23 @@ private:
 
 class Client {
 public:
+    /// A client with these options; connects nothing yet. ERRORS: none.
     explicit Client(ClientOptions opts = {}) : opts_(std::move(opts)) {}
-    /// Connect and authenticate. uri: tcp://host:port or rdma://host:port.
-    /// ERRORS: errc::invalid_argument (bad URI); errc::io_error (cannot
-    /// connect, detail: the address); errc::permission_denied (authentication
-    /// failed, either way round); errc::unsupported (version mismatch);
-    /// errc::rdma_unavailable (rdma:// without a usable device).
+    /// Connect and authenticate, both ways: the server proves it knows the
+    /// secret too. uri: tcp://host:port or rdma://host:port (an IPv6 host
+    /// in brackets). Each set-up step waits at most ClientOptions::timeout.
+    /// RETURN VALUE: the connection.
+    /// ERRORS: errc::invalid_argument (bad URI: no or another scheme, no
+    /// host, no port or one that is not 0 to 65535); errc::io_error (cannot
+    /// resolve or connect, timed out, TLS failed (its CA file, handshake or
+    /// the server's certificate), the server closed the connection during
+    /// the handshake, e.g. past its connection limits; the detail says
+    /// which); errc::permission_denied (authentication failed, either way
+    /// round: unknown client id or wrong secret, or the server could not
+    /// prove it knows the secret); errc::unsupported (no common protocol
+    /// version); errc::rdma_unavailable (rdma:// without an RDMA device that
+    /// reaches the host, or its set-up or buffer registration failed).
+    /// rdma:// ignores ClientOptions::tls.
     Result<Connection> connect(std::string_view uri) const;
 
 private:
