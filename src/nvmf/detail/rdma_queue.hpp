@@ -85,6 +85,11 @@ private:
     /// Run every capsule that has arrived, together (QueueCore::on_commands).
     bool run_arrivals();
     bool end();
+    /// Before end() disconnects: wait (at most 200 ms) for the SENDs already
+    /// posted, so that the last answers (an AUTH_Failure1 before the queue
+    /// ends) reach the host instead of being flushed by the queue pair's
+    /// error state. A host that stopped reading does not hold the queue.
+    void drain_sends();
     /// QueueTransport (rdma_queue_data.cpp).
     bool complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) override;
     bool pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) override;

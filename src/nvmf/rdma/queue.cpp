@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -211,9 +212,19 @@ bool RdmaQueue::run_arrivals() {
     return ok && whole && reposted;
 }
 
+void RdmaQueue::drain_sends() {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (sends_out_ > 0 && !closing_.load() && std::chrono::steady_clock::now() < deadline) {
+        const int n = poll_once();
+        if (n < 0) return;
+        if (n == 0) ::poll(nullptr, 0, 1);
+    }
+}
+
 bool RdmaQueue::end() {
     if (!ended_) {
         ended_ = true;
+        drain_sends();
         core_.release();
         for (const auto& a : arrived_) pool_->repost(a.slot);
         arrived_.clear();
