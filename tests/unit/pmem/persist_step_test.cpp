@@ -46,16 +46,14 @@ TEST_F(PersistStep, AnUnknownStepIsRefused) {
     EXPECT_EQ(ok.error().code(), rpm::errc::invalid_argument);
 }
 
-TEST_F(PersistStep, MsyncOfAnExtentNamesTheBytesOnFailure) {
+// msync's failure cannot be caused reliably from a test (past the mapping
+// another mapping may sit: under ASan the first CI run found one), so only
+// the unaligned start, widened down to its page, is checked here.
+TEST_F(PersistStep, MsyncOfAnUnalignedExtentSucceeds) {
     auto r = rpm::pmem::Region::open(path, rpm_test::create_opts(1 << 20));
     ASSERT_TRUE(r) << r.error().message();
     EXPECT_TRUE(rpm::pmem::detail::msync_extent(*r, 4096 + 5, 100));
-    // Past the mapping's end msync finds no mapped pages (ENOMEM): the error
-    // says which bytes of which file.
-    auto past = rpm::pmem::detail::msync_extent(*r, std::uint64_t(64) << 20, 4096);
-    ASSERT_FALSE(past);
-    EXPECT_EQ(past.error().code(), rpm::errc::io_error);
-    EXPECT_NE(past.error().message().find(path.string()), std::string::npos) << past.error().message();
+    EXPECT_TRUE(rpm::pmem::detail::msync_extent(*r, 4096 - 3, 10)) << "an extent across a page boundary";
 }
 
 } // namespace
