@@ -14,6 +14,7 @@
 #include "commands.hpp"
 #include "node.hpp"
 #include "remote.hpp"
+#include "../../tools/lib/parse_args.hpp"
 
 #include <rpm/server.hpp>
 
@@ -229,7 +230,7 @@ int main(int argc, char** argv) {
         sub->fallthrough();  // primary's options may come after COMMAND too
     off_dump->fallthrough();
     off_verify->fallthrough();
-    CLI11_PARSE(app, argc, argv);
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
 
     if (*rep) return replica(ra);
     if (*node_cmd) return node(std::move(na));

@@ -14,6 +14,7 @@
 // --ops operations); a progress line goes to stderr once a second.
 #include "baseline_tcp.hpp"
 #include "options.hpp"
+#include "../lib/parse_args.hpp"
 
 #include <CLI/CLI.hpp>
 #include <rpm/replication.hpp>
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
     add_replication_options(app, o);
     add_mr_pool_options(app, o);
     app.add_option("--serve-baseline", serve, "only run the baseline echo/sink server on HOST:PORT");
-    CLI11_PARSE(app, argc, argv);
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
     if (!serve.empty()) return serve_baseline(serve);
     if (!finish(o, ops, sizes, api)) return 2;
     o.command_line = join_args(argc, argv);

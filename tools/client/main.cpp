@@ -10,6 +10,7 @@
 // every logged record. --fault log-before-persist plants the bug the crash
 // tests must catch (acknowledging before durability).
 #include "records.hpp"
+#include "../lib/parse_args.hpp"
 
 #include <rpm/client.hpp>
 
@@ -117,7 +118,7 @@ int main(int argc, char** argv) {
     verify_cmd->add_option("--acked-log", so.log)->required();
     verify_cmd->add_option("--run", so.run, "the --run the records were streamed with");
     verify_cmd->add_option("--record-size", so.record_size)->check(CLI::Range(16, 1 << 20));
-    CLI11_PARSE(app, argc, argv);
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
 
     if (!c.secret_file.empty()) std::getline(std::ifstream(c.secret_file), c.secret);
     if (!c.force.empty() && !rpm::flush::parse_method(c.force)) return fail("--force-method " + c.force + " is not a method");

@@ -4,6 +4,7 @@
 //             [--size N] [--ops N] [--warmup N] [--rounds N] [--calls N] [--json FILE]
 // Exit status: 0 done, 1 a failure (printed), 2 bad usage.
 #include "floor.hpp"
+#include "../lib/parse_args.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
     app.add_option("--wait", wait, "server: busy (spin on the completion queue) or event (sleep on its channel)")
         ->check(CLI::IsMember({"busy", "event"}))
         ->capture_default_str();
-    CLI11_PARSE(app, argc, argv);
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
     if (listen.empty() == connect.empty()) {
         std::fprintf(stderr, "rpm-floor: give --listen ADDR[:PORT] or --connect ADDR[:PORT]\n");
         return 2;

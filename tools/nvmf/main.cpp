@@ -4,6 +4,7 @@
 //   rpm-nvmf gen-secret [--key-length 32|48|64] [--transform 0-3] [--out FILE]
 // Exit status: 0 done, 1 a failure (I/O, NVMe status), 2 bad input.
 #include "commands.hpp"
+#include "../lib/parse_args.hpp"
 
 #include <iostream>
 
@@ -23,11 +24,6 @@ int main(int argc, char** argv) {
     rpm_nvmf::add_target(app, status);
     rpm_nvmf::add_host(app, status);
     rpm_nvmf::add_secret(app, status);
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);
-        return code == 0 ? 0 : 2;
-    }
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
     return status;
 }

@@ -2,6 +2,7 @@
 // sequence a remote writer must use for each persistent-memory region.
 #include "p2p.hpp"
 #include "report.hpp"
+#include "../lib/parse_args.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -48,7 +49,7 @@ int main(int argc, char** argv) {
         ->expected(0, -1);
     app.add_flag("--json", json, "print JSON instead of text");
     app.set_version_flag("--version", "rpm-probe 0.1.0");
-    CLI11_PARSE(app, argc, argv);
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
 
     // CLI11 hands a bare --p2p over as one empty value.
     std::erase(p2p_clients, std::string());

@@ -5,6 +5,8 @@
 //
 // Runs until SIGINT or SIGTERM. Secrets: "--client ID:SECRET" (visible in
 // ps; for tests) or "--secrets-file FILE" with one ID:SECRET per line.
+#include "../lib/parse_args.hpp"
+
 #include <rpm/server.hpp>
 
 #include <CLI/CLI.hpp>
@@ -111,7 +113,7 @@ int main(int argc, char** argv) {
                    "answer bytes a connection may leave unread before the server stops reading its requests "
                    "(default 4194304)")
         ->check(CLI::Range(std::size_t{4096}, std::size_t{1} << 34));
-    CLI11_PARSE(app, argc, argv);
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
 
     rpm::ServerOptions o;
     o.listen = listen;

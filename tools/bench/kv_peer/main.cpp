@@ -14,6 +14,7 @@
 #include "etcd_client.hpp"
 #include "load.hpp"
 #include "report.hpp"
+#include "../../lib/parse_args.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -81,7 +82,7 @@ int main(int argc, char** argv) {
     Options o;
     Modes m;
     add_options(app, o, m);
-    CLI11_PARSE(app, argc, argv);
+    if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
     if (!m.summarize.empty()) return summarize(m.summarize, o.json, std::cout, std::cerr);
     if (o.addrs.empty()) return std::cerr << "rpm-kvbench: --addr HOST:PORT is required\n", 2;
     std::vector<Address> at(o.addrs.size());
