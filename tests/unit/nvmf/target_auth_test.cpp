@@ -164,6 +164,20 @@ TEST(NvmfTargetAuth, AFailedReauthenticationEndsTheQueue) {
     EXPECT_EQ(r.target->stats().auth_failed, 2u);
 }
 
+// An Authentication Send or Receive as a host would build it, with any
+// CDW10 (SPSP0, SPSP1, SECP) and transfer length: for commands rpm's host
+// never sends.
+wire::Sqe auth_sqe(std::uint8_t fctype, std::uint32_t cdw10, std::uint32_t len) {
+    wire::Sqe s;
+    s.set_opcode(wire::admin::fabrics);
+    s.set_fctype(fctype);
+    s.set_cdw(10, cdw10);
+    s.set_cdw(11, len);
+    return s;
+}
+// DH-HMAC-CHAP's SPSP0 = SPSP1 = 1, SECP = 0xe9.
+constexpr std::uint32_t kDhchapCdw10 = 0x01u << 8 | 0x01u << 16 | 0xe9u << 24;
+
 TEST(NvmfTargetAuth, AuthenticationCommandsWithBadFieldsAreInvalidField) {
     AuthTarget r(false);
     ASSERT_TRUE(r.target);
@@ -172,24 +186,16 @@ TEST(NvmfTargetAuth, AuthenticationCommandsWithBadFieldsAreInvalidField) {
     ASSERT_TRUE(q);
     ASSERT_TRUE(host::connect_queue(**q, o, 0, 31, wire::dynamic_cntlid));
     std::vector<std::byte> msg(72);
-    auto command = [](std::uint8_t fctype, std::uint32_t cdw10, std::uint32_t len) {
-        wire::Sqe s;
-        s.set_opcode(wire::admin::fabrics);
-        s.set_fctype(fctype);
-        s.set_cdw(10, cdw10);
-        s.set_cdw(11, len);
-        return s;
-    };
-    const std::uint32_t good = 0x01u << 8 | 0x01u << 16 | 0xe9u << 24;
+    const std::uint32_t good = kDhchapCdw10;
     struct Case {
         const char* what;
         wire::Sqe sqe;
     };
     const Case cases[] = {
-        {"SECP not DH-HMAC-CHAP's", command(wire::fctype::auth_send, 0x01u << 8 | 0x01u << 16 | 0xeau << 24, 72)},
-        {"SPSP0 not 1", command(wire::fctype::auth_send, 0x00u << 8 | 0x01u << 16 | 0xe9u << 24, 72)},
-        {"TL not the data's length", command(wire::fctype::auth_send, good, 64)},
-        {"AL 0", command(wire::fctype::auth_receive, good, 0)},
+        {"SECP not DH-HMAC-CHAP's", auth_sqe(wire::fctype::auth_send, 0x01u << 8 | 0x01u << 16 | 0xeau << 24, 72)},
+        {"SPSP0 not 1", auth_sqe(wire::fctype::auth_send, 0x00u << 8 | 0x01u << 16 | 0xe9u << 24, 72)},
+        {"TL not the data's length", auth_sqe(wire::fctype::auth_send, good, 64)},
+        {"AL 0", auth_sqe(wire::fctype::auth_receive, good, 0)},
     };
     for (const auto& c : cases) {
         const bool send = c.sqe.fctype() == wire::fctype::auth_send;
@@ -229,21 +235,13 @@ TEST(NvmfTargetAuth, AFailedAuthenticationEndsTheQueueOnceTheFailureIsTold) {
     auto m = host::Queue::open(o, 0, 32);
     ASSERT_TRUE(m);
     ASSERT_TRUE(host::connect_queue(**m, o, 0, 31, wire::dynamic_cntlid));
-    auto command = [](std::uint8_t fctype, std::uint32_t len) {
-        wire::Sqe s;
-        s.set_opcode(wire::admin::fabrics);
-        s.set_fctype(fctype);
-        s.set_cdw(10, 0x01u << 8 | 0x01u << 16 | 0xe9u << 24);
-        s.set_cdw(11, len);
-        return s;
-    };
     std::vector<std::byte> negotiate(8);  // AUTH_Negotiate cut short: NAPD 1, its descriptor missing
     negotiate[7] = std::byte{1};
-    auto sent = (*m)->submit(command(wire::fctype::auth_send, 8), negotiate, {});
+    auto sent = (*m)->submit(auth_sqe(wire::fctype::auth_send, kDhchapCdw10, 8), negotiate, {});
     ASSERT_TRUE(sent) << sent.error().message();
     EXPECT_EQ(sent->status, 0) << "a bad message never fails the command that carried it";
     std::vector<std::byte> answer(64);
-    auto got = (*m)->submit(command(wire::fctype::auth_receive, 64), {}, answer);
+    auto got = (*m)->submit(auth_sqe(wire::fctype::auth_receive, kDhchapCdw10, 64), {}, answer);
     ASSERT_TRUE(got) << got.error().message();
     EXPECT_EQ(std::uint8_t(answer[1]), std::uint8_t(auth::MessageId::failure1));
     EXPECT_EQ(std::uint8_t(answer[7]), std::uint8_t(auth::FailureReason::incorrect_payload));
