@@ -43,7 +43,7 @@ contains() { grep -qE -e "(^|[^A-Za-z0-9_-])$2([^A-Za-z0-9_-]|\$)" "$1"; }
 # and, recursively, its subcommands.
 collect() {
   local where="$*" help
-  # tr: rpm-nvmf's --transport line holds raw enum bytes (NUL and 0x01).
+  # tr: no NUL byte of a help text may reach a shell variable.
   if ! help=$("$bin/$1" "${@:2}" --help 2>&1 | tr -d '\000'); then
     echo "man test: '$where --help' failed:" >&2
     echo "$help" >&2
