@@ -228,11 +228,12 @@ check_regions() {
     grep -q '^k-stale=' "$work/n$i.dump" && stale+="n$i "
   done
   if [ -s "$work/acked" ]; then
+    sort -u "$work/acked" >"$work/acked.sorted"  # not <(...): no /dev/fd in older lab VMs
     while read -r key; do
       n=0
       for i in 0 1 2; do grep -q "^$key=" "$work/n$i.dump" && n=$((n + 1)); done
       [ $n -ge 2 ] || { lost=$((lost + 1)); [ $lost -le 5 ] && echo "acknowledged $key on $n members"; }
-    done < <(sort -u "$work/acked")
+    done <"$work/acked.sorted"
   fi
   for k in k-before=v1 k-after=v2; do
     n=$(cat "$work"/n*.dump | grep -c "^$k$")
