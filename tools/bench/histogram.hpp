@@ -32,6 +32,8 @@ public:
     /// The value at quantile q (0 < q <= 1): the bucket's midpoint, clamped to [min, max].
     [[nodiscard]] std::uint64_t quantile(double q) const noexcept;
     [[nodiscard]] Summary summary() const noexcept;
+    /// Samples per bucket, indexed as bucket_of(): what --plot draws its CDF from.
+    [[nodiscard]] const std::vector<std::uint64_t>& counts() const noexcept { return counts_; }
 
     /// Bucket layout, exposed for the unit check in --self-check.
     static std::size_t bucket_of(std::uint64_t ns) noexcept;

@@ -9,6 +9,7 @@
 //   rpm-bench --replication                     # rpm::Replicator over 1..3 in-process replicas (replication.hpp)
 //   rpm-bench --replication --replica tcp://a:7000,tcp://b:7000,tcp://c:7000 --id app --secret-file s --region r
 //   rpm-bench --mr-pool                         # rpm::MrPool against static MRs per connection (mr_pool_bench.hpp)
+//   rpm-bench --sizes 64 --tests persist --plot cdf.svg   # also the latency CDFs as SVG (plot.hpp)
 //
 // Each test runs --warmup seconds unmeasured, then --duration seconds (or
 // --ops operations); a progress line goes to stderr once a second.
@@ -21,6 +22,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <iostream>
 
 namespace {
@@ -108,6 +110,8 @@ void add_options(CLI::App& app, Options& o, std::vector<std::string>& ops, std::
     app.add_option("--baseline-server", o.baseline_server, "HOST:PORT of rpm-bench --serve-baseline (external servers)");
     app.add_flag("--json", o.json, "print JSON instead of the table");
     app.add_option("--output", o.output, "also write the JSON to FILE");
+    app.add_option("--plot", o.plot, "also write each test's latency CDF and its baseline's to FILE as SVG "
+                                     "(not with --mr-pool, which measures no latency)");
     app.add_flag("--self-check", o.self_check, "validate the JSON report; exit 1 if malformed (asserts no figure)");
     app.add_flag("--quiet", o.quiet, "no progress lines on stderr");
 }
@@ -183,6 +187,19 @@ bool finish_replication(Options& o, bool sizes_given) {
     return true;
 }
 
+// --plot's checks, before a run that may take minutes: the mode must
+// measure latencies, and the file's folder must exist.
+bool check_plot(const Options& o) {
+    if (o.plot.empty()) return true;
+    if (o.mr_pool.enabled)
+        return std::cerr << "rpm-bench: --plot: --mr-pool measures no latency distribution (it counts stalls in "
+                            "virtual time), so there is nothing to plot\n", false;
+    const auto dir = std::filesystem::path(o.plot).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir))
+        return std::cerr << "rpm-bench: --plot " << o.plot << ": no directory " << dir.string() << "\n", false;
+    return true;
+}
+
 // Fills o.ops / o.sizes / o.api; false (with a message) on bad values.
 bool finish(Options& o, const std::vector<std::string>& ops, const std::vector<std::string>& sizes,
             const std::string& api) {
@@ -200,6 +217,7 @@ bool finish(Options& o, const std::vector<std::string>& ops, const std::vector<s
         o.sizes.push_back(n);
     }
     o.api = api == "sync" ? rpmbench::Api::sync : rpmbench::Api::callback;
+    if (!check_plot(o)) return false;
     if (o.mr_pool.enabled) return finish_mr_pool(o);
     if (o.replication.enabled) return finish_replication(o, !sizes.empty());
     if (o.api == rpmbench::Api::sync && (o.qds.size() != 1 || o.qds[0] != 1))

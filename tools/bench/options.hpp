@@ -33,6 +33,7 @@ struct Options {
     std::string baseline_server;  ///< HOST:PORT of `rpm-bench --serve-baseline`; empty = our own on loopback
     bool json = false, self_check = false, quiet = false;
     std::string output;  ///< also write the JSON here
+    std::string plot;    ///< --plot: write the latency CDFs here as SVG (plot.hpp); empty = none
     std::string command_line;
 
     // --replication: rpm::Replicator against 1..3 replicas (replication.hpp).

@@ -7,6 +7,7 @@
 // run each baseline is measured as long as each test, spread over all of it.
 #include "baselines.hpp"
 #include "options.hpp"
+#include "plot.hpp"
 #include "replication.hpp"
 #include "replication_setup.hpp"
 
@@ -225,8 +226,9 @@ int emit(const Options& o, ReplicationReport& report, RepSetup& setup) {
     for (const auto& e : setup.events->errors()) report.base.notes.push_back("replica event: " + e);
     bool errors = false;
     for (const auto& r : report.results) errors = errors || r.m.errors != 0;
-    return emit_report(o, to_json(report).dump(2), [&](std::ostream& out) { print_text(report, out); }, errors,
-                       report.base.interrupted);
+    const int status = emit_report(o, to_json(report).dump(2), [&](std::ostream& out) { print_text(report, out); },
+                                   errors, report.base.interrupted);
+    return plot::write_plot(o.plot, plot::figure_of(report), status);
 }
 
 } // namespace

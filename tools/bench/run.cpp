@@ -5,6 +5,7 @@
 #include "baselines.hpp"
 #include "local_server.hpp"
 #include "options.hpp"
+#include "plot.hpp"
 #include "setup.hpp"
 
 #include <sched.h>
@@ -234,8 +235,9 @@ namespace {
 int emit(const Options& o, const Report& report) {
     bool errors = false;
     for (const auto& r : report.results) errors = errors || r.m.errors != 0;
-    return emit_report(o, to_json(report).dump(2), [&](std::ostream& out) { print_text(report, out); }, errors,
-                       report.interrupted);
+    const int status = emit_report(o, to_json(report).dump(2), [&](std::ostream& out) { print_text(report, out); },
+                                   errors, report.interrupted);
+    return plot::write_plot(o.plot, plot::figure_of(report), status);
 }
 
 } // namespace
