@@ -1,6 +1,6 @@
 #include "server/admission.hpp"
+#include "core/log.hpp"
 
-#include <iostream>
 
 namespace rpm::server {
 
@@ -46,7 +46,7 @@ void Admission::log(Kind kind, const std::string& line) {
         unsaid_[k] = 0;
     }
     if (sink_) sink_(out);
-    else std::cerr << "rpm server: " << out << "\n";
+    else rpm::detail::log(LogLevel::warning, "server", out);
 }
 
 } // namespace rpm::server

@@ -61,9 +61,9 @@ block_of() {
 }
 
 start_rpm_target() {  # EXTRA ARGS...
-  # Failed commands are printed (RPM_NVMF_TRACE=errors): the kernel probes
+  # Failed commands are printed (RPM_LOG=debug): the kernel probes
   # for optional features, and the log shows which.
-  RPM_NVMF_TRACE=errors "$bin/rpm-nvmf" target --transport "$tr" --listen "$addr:4420" --subsystem "$nqn" \
+  RPM_LOG=debug "$bin/rpm-nvmf" target --transport "$tr" --listen "$addr:4420" --subsystem "$nqn" \
       --ns "1=$RPM_LAB_NVME" --ns "2=$RPM_LAB_PM,pmem,bs=4096" --nic rxe0 --port-file "$work/port" "$@" \
       >"$work/target.log" 2>&1 &
   target_pid=$!
@@ -145,7 +145,7 @@ kernel_host() {
   kernel_host_round --hdr-digest --data-digest || return 1
   kill "$target_pid"; wait "$target_pid"; target_pid=
   echo "commands that failed (the kernel probing optional features):"
-  grep "^nvmf: qid" "$work/target.log" | sort | uniq -c
+  grep "^rpm nvmf: qid" "$work/target.log" | sort | uniq -c
   tail -1 "$work/target.log"
 }
 
@@ -229,7 +229,7 @@ kernel_host_rdma() {
   fs_and_restart || return 1
   kill "$target_pid"; wait "$target_pid"; target_pid=
   echo "commands that failed (the kernel probing optional features):"
-  grep "^nvmf: qid" "$work/target.log" | sort | uniq -c
+  grep "^rpm nvmf: qid" "$work/target.log" | sort | uniq -c
   tail -1 "$work/target.log"
 }
 

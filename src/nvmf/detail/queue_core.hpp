@@ -24,10 +24,6 @@
 
 namespace rpm::nvmf::target {
 
-/// RPM_NVMF_TRACE: unset 0; "errors" 1 (failed commands); anything else 2
-/// (every command). Printed to stderr, for debugging interoperability.
-int trace_level();
-
 /// Counters the queues of a target share.
 struct SharedStats {
     std::atomic<std::uint64_t> connections{0}, terminated{0}, controllers{0}, keep_alive_expired{0};

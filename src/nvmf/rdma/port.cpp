@@ -3,6 +3,7 @@
 // (its private data), a queue pair made on the port's SRQ, accepted with
 // CRQSIZE; a disconnect ends its queue.
 #include "nvmf/detail/rdma_port.hpp"
+#include "core/log.hpp"
 
 #include "nvmf/detail/rdma_queue.hpp"
 
@@ -119,7 +120,7 @@ RdmaQueue* RdmaPort::find(rdma_cm_id* id) const {
 void RdmaPort::on_event(rdma_cm_event_type type, rdma_cm_id* id, std::span<const std::uint8_t> pdata,
                         std::uint8_t initiator_depth, std::uint8_t responder_resources) {
     if (type == RDMA_CM_EVENT_CONNECT_REQUEST) return on_request(id, pdata, initiator_depth, responder_resources);
-    if (trace_level() > 1) std::fprintf(stderr, "nvmf rdma: %s\n", ::rdma_event_str(type));
+    rpm::detail::logf(LogLevel::trace, "nvmf rdma", "%s", ::rdma_event_str(type));
     switch (type) {
     case RDMA_CM_EVENT_DISCONNECTED:
     case RDMA_CM_EVENT_CONNECT_ERROR:
@@ -136,7 +137,7 @@ void RdmaPort::on_event(rdma_cm_event_type type, rdma_cm_id* id, std::span<const
 }
 
 void RdmaPort::reject(rdma_cm_id* id, rdma_wire::CmStatus status, const char* why) {
-    if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: rejected a connection: %s\n", why);
+    rpm::detail::logf(LogLevel::info, "nvmf rdma", "rejected a connection: %s", why);
     const auto rej = rdma_wire::cm_reject(status);
     env_.v->reject(id, rej.data(), std::uint8_t(rej.size()));
     env_.v->destroy_id(id);
@@ -150,7 +151,7 @@ void RdmaPort::on_request(rdma_cm_id* id, std::span<const std::uint8_t> pdata, s
         return reject(id, rdma_wire::CmStatus::no_resources, "not on the port's device");
     auto q = std::make_shared<RdmaQueue>(env_, id, pool_, *check.request);
     if (!q->ok()) {
-        if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: %s\n", q->error().c_str());
+        rpm::detail::logf(LogLevel::info, "nvmf rdma", "%s", q->error().c_str());
         q->release_id();
         return reject(id, rdma_wire::CmStatus::no_resources, "no queue pair");
     }
@@ -171,7 +172,7 @@ void RdmaPort::on_request(rdma_cm_id* id, std::span<const std::uint8_t> pdata, s
     param.rnr_retry_count = 7;
     param.flow_control = 1;
     if (env_.v->accept(id, &param) != 0) {
-        if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: rdma_accept: %s\n", std::strerror(errno));
+        rpm::detail::logf(LogLevel::info, "nvmf rdma", "rdma_accept: %s", std::strerror(errno));
         q->close();
     }
 }

@@ -2,6 +2,7 @@
 // completion queue and queue pair, and serving it: capsules in order
 // through the command core, completions accounted.
 #include "nvmf/detail/rdma_queue.hpp"
+#include "core/log.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -160,8 +161,8 @@ int RdmaQueue::poll_once() {
         // A failed completion's opcode is undefined: the wr_id says what it was.
         const bool recv = !is_send(w.wr_id);
         if (w.status != IBV_WC_SUCCESS) {
-            if (trace_level() > 0 && !closing_.load())
-                std::fprintf(stderr, "nvmf rdma: qid %u: %s completion failed: %s\n", core_.qid(),
+            if (!closing_.load())
+                rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: %s completion failed: %s", core_.qid(),
                              recv ? "receive" : "send", ::ibv_wc_status_str(w.status));
             if (recv) pool_->repost(std::uint32_t(w.wr_id));
             else on_send_done(w.wr_id, false);
@@ -196,7 +197,7 @@ bool RdmaQueue::run_arrivals() {
         if (capsule.size() < wire::sqe_len) {
             // Not even an SQE: nothing to answer (no cid); the binding leaves
             // the queue to the target, which ends it after the ones before.
-            if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: qid %u: a capsule of %u bytes\n", core_.qid(), a.len);
+            rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: a capsule of %u bytes", core_.qid(), a.len);
             whole = false;
             break;
         }

@@ -1,6 +1,7 @@
 // An NVMe/RDMA queue's data and completions (QueueTransport): RDMA READ
 // from the host's keyed SGL, RDMA WRITE chained before the response SEND.
 #include "nvmf/detail/rdma_queue.hpp"
+#include "core/log.hpp"
 
 #include <cerrno>
 #include <cstdio>
@@ -15,8 +16,8 @@ bool RdmaQueue::ensure(RdmaBuffer& b, std::size_t n) {
     b.mr = nullptr;
     b.bytes.assign((n + 4095) / 4096 * 4096, 0);
     b.mr = env_.v->reg_mr(pool_->pd(), b.bytes.data(), b.bytes.size(), IBV_ACCESS_LOCAL_WRITE);
-    if (!b.mr && trace_level() > 0)
-        std::fprintf(stderr, "nvmf rdma: qid %u: ibv_reg_mr of %zu bytes: %s\n", core_.qid(), b.bytes.size(),
+    if (!b.mr)
+        rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: ibv_reg_mr of %zu bytes: %s", core_.qid(), b.bytes.size(),
                      std::strerror(errno));
     return b.mr != nullptr;
 }
@@ -115,7 +116,7 @@ bool RdmaQueue::complete(const wire::Sqe& sqe, const wire::Cqe& done, std::span<
     }
     ibv_send_wr* bad = nullptr;
     if (env_.v->post_send(id_->qp, c2h.empty() ? &send : &write, &bad) != 0) {
-        if (trace_level() > 0) std::fprintf(stderr, "nvmf rdma: qid %u: ibv_post_send failed\n", core_.qid());
+        rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: ibv_post_send failed", core_.qid());
         return false;
     }
     sends_out_ += wrs;

@@ -4,6 +4,7 @@
 // the transaction ends and the next Authentication Receive returns
 // AUTH_Failure1 with the reason; then the queue ends.
 #include "nvmf/detail/queue_core.hpp"
+#include "core/log.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -62,7 +63,7 @@ void QueueCore::auth_ended() {
     failed_auth_ = true;
     authenticated_ = false;
     const auto reason = auth_->failure().value_or(auth::FailureReason::failed);
-    std::fprintf(stderr, "nvmf: host %s qid %u: %sauthentication failed: %s (%s); closing the queue\n",
+    rpm::detail::logf(LogLevel::warning, "nvmf", "host %s qid %u: %sauthentication failed: %s (%s); closing the queue",
                  controller_->hostnqn().c_str(), qid_, again ? "re-" : "",
                  std::string(auth::failure_reason_name(reason)).c_str(), auth_->failure_detail().c_str());
 }

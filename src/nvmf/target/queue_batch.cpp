@@ -2,6 +2,7 @@
 // in-capsule Writes that arrived together run on the engine at once, so
 // the backend sees the queue's depth rather than one command at a time.
 #include "nvmf/detail/queue_core.hpp"
+#include "core/log.hpp"
 
 #include <cstring>
 
@@ -39,8 +40,8 @@ bool QueueCore::on_commands(std::span<const Capsule> capsules) {
             const auto len = batchable(capsules[j]);
             if (len == 0 || used + len > staging.size()) break;
             const auto& c = capsules[j];
-            if (trace_level() == 2)
-                std::fprintf(stderr, "nvmf: qid %u cid %#x op %#x batched, len %u\n", qid_, c.sqe.cid(), c.sqe.opcode(), len);
+            rpm::detail::logf(LogLevel::trace, "nvmf", "qid %u cid %#x op %#x batched, len %u", qid_, c.sqe.cid(), c.sqe.opcode(),
+                         len);
             if (c.sqe.opcode() == wire::io::write) std::memcpy(staging.data() + used, c.data.bytes.data(), len);
             batch_.push_back({std::span<const std::uint8_t, 64>(c.sqe.b.data(), 64), used, 0});
             batch_bytes_.push_back(len);

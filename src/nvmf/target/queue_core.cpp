@@ -3,6 +3,7 @@
 // registry, admin commands to the controller, I/O to the engine: its
 // offload queue once enabled, its software path otherwise).
 #include "nvmf/detail/queue_core.hpp"
+#include "core/log.hpp"
 #include "nvmf/detail/controller_state.hpp"
 
 #include <algorithm>
@@ -12,15 +13,6 @@
 #include <string_view>
 
 namespace rpm::nvmf::target {
-
-int trace_level() {
-    static const int level = [] {
-        const char* v = std::getenv("RPM_NVMF_TRACE");
-        if (!v) return 0;
-        return std::string_view(v) == "errors" ? 1 : 2;
-    }();
-    return level;
-}
 
 namespace {
 
@@ -47,8 +39,8 @@ bool is_io_data(const wire::Sqe& s) {
 std::uint32_t dsm_bytes(const wire::Sqe& s) { return ((s.cdw(10) & 0xFF) + 1) * wire::io::dsm_range_len; }
 
 void trace(std::uint16_t qid, const wire::Sqe& s, std::uint32_t len, std::size_t in_capsule) {
-    std::fprintf(stderr, "nvmf: qid %u cid %#x op %#x fctype %#x nsid %u cdw10 %#x cdw11 %#x cdw12 %#x sgl %#x len %u inline %zu\n",
-                 qid, s.cid(), s.opcode(), s.fctype(), s.nsid(), s.cdw(10), s.cdw(11), s.cdw(12), s.sgl_type(),
+    rpm::detail::logf(LogLevel::trace, "nvmf",
+                 "qid %u cid %#x op %#x fctype %#x nsid %u cdw10 %#x cdw11 %#x cdw12 %#x sgl %#x len %u inline %zu", qid, s.cid(), s.opcode(), s.fctype(), s.nsid(), s.cdw(10), s.cdw(11), s.cdw(12), s.sgl_type(),
                  len, in_capsule);
 }
 
@@ -65,7 +57,7 @@ std::uint16_t QueueCore::qid() const {
 }
 
 bool QueueCore::on_command(const wire::Sqe& sqe, const CommandData& d) {
-    if (trace_level() == 2) trace(qid_, sqe, d.length, d.bytes.size());
+    if (rpm::detail::log_enabled(LogLevel::trace)) trace(qid_, sqe, d.length, d.bytes.size());
     if ((sqe.flags() & 0xC0) != wire::psdt_sgl) return respond(sqe, wire::sc::invalid_field);
     // FUSE (CDW0 bits 9:8): fused operations are not supported, and running
     // half of a compare-and-write as a plain command would be wrong.
@@ -113,8 +105,8 @@ bool QueueCore::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_
     cqe.set_status(status);
     if (status != wire::sc::success) {
         ++env_.stats->errors;
-        if (trace_level() > 0)
-            std::fprintf(stderr, "nvmf: qid %u cid %#x opcode %#x nsid %u cdw10 %#x failed: %s\n", qid_, sqe.cid(),
+        if (rpm::detail::log_enabled(LogLevel::debug))
+            rpm::detail::logf(LogLevel::debug, "nvmf", "qid %u cid %#x opcode %#x nsid %u cdw10 %#x failed: %s", qid_, sqe.cid(),
                          sqe.opcode(), sqe.nsid(), sqe.cdw(10), describe_status(status).c_str());
         if (controller_) controller_->record_error(qid_, sqe.cid(), status, sqe.nsid());
     }

@@ -5,6 +5,7 @@
 // detail/workers.hpp), and runs a watchdog that tears down controllers
 // whose keep-alive timer expired or whose admin queue went away.
 #include "nvmf/detail/rdma_port.hpp"
+#include "core/log.hpp"
 #include "nvmf/detail/rdma_queue.hpp"
 #include "nvmf/detail/session.hpp"
 #include "nvmf/detail/target_setup.hpp"
@@ -87,9 +88,8 @@ bool Target::Impl::admit(const std::shared_ptr<ServedQueue>& q) {
         return false;
     }
     if (auto added = workers->add(q.get()); added) {
-        if (target::trace_level() > 0)
-            std::fprintf(stderr, "nvmf: cannot serve a connection from %s: %s\n", q->peer().c_str(),
-                         added.message().c_str());
+        rpm::detail::logf(LogLevel::info, "nvmf", "cannot serve a connection from %s: %s", q->peer().c_str(),
+                     added.message().c_str());
         ++stats.refused;
         return false;
     }
@@ -126,8 +126,7 @@ bool Target::Impl::refuse(const ServedQueue& s) const {
     const char* why = open >= options.max_connections              ? "max_connections"
                       : setting_up >= options.max_setup_per_address ? "max_setup_per_address"
                                                                     : nullptr;
-    if (why && target::trace_level() > 0)
-        std::fprintf(stderr, "nvmf: refused a connection from %s (%s)\n", s.peer().c_str(), why);
+    if (why) rpm::detail::logf(LogLevel::info, "nvmf", "refused a connection from %s (%s)", s.peer().c_str(), why);
     return why != nullptr;
 }
 
@@ -140,9 +139,8 @@ void Target::Impl::expire_setups() {
         if (r.timed_out) continue;
         r.timed_out = true;
         ++stats.setup_timeouts;
-        if (target::trace_level() > 0)
-            std::fprintf(stderr, "nvmf: closed a connection from %s: no ICReq and Connect within %lld ms\n",
-                         r.session->peer().c_str(), static_cast<long long>(options.setup_timeout.count()));
+        rpm::detail::logf(LogLevel::info, "nvmf", "closed a connection from %s: no ICReq and Connect within %lld ms",
+                     r.session->peer().c_str(), static_cast<long long>(options.setup_timeout.count()));
         r.session->close();
     }
 }
