@@ -6,7 +6,7 @@
 namespace rpm {
 
 Result<RemoteRegion> Connection::open_region(std::string_view name, const RegionOptions& opts) {
-    if (!s_) return Error(errc::invalid_argument, "open_region on a closed connection");
+    if (!s_) return Error(errc::invalid_argument, "open_region on a moved-from connection");
     if (name.empty() || name.size() > proto::kMaxName)
         return Error(errc::invalid_argument, "region names are 1 to 255 bytes");
     proto::OpenRegion req{std::string(name), opts.force_method, opts.unsafe, opts.term};
@@ -16,11 +16,23 @@ Result<RemoteRegion> Connection::open_region(std::string_view name, const Region
     return RemoteRegion(s_, &g);
 }
 
+// A moved-from Connection has no state: its calls fail (or report nothing)
+// instead of dereferencing it.
+namespace {
+std::error_code moved_from() { return make_error_code(errc::invalid_argument); }
+const std::string& no_profile() {
+    static const std::string none;
+    return none;
+}
+} // namespace
+
 std::error_code Connection::send(std::span<const std::byte> payload) {
+    if (!s_) return moved_from();
     return detail::wait_for(*s_, [&](Callback cb) { send(payload, std::move(cb)); });
 }
 
 Result<LocalMemory> Connection::register_memory(std::span<std::byte> mem) {
+    if (!s_) return Error(errc::invalid_argument, "register_memory on a moved-from connection");
     if (mem.empty()) return Error(errc::invalid_argument, "register_memory: empty memory");
     auto h = s_->transport->register_memory(mem);
     if (!h) return h.error();
@@ -28,10 +40,12 @@ Result<LocalMemory> Connection::register_memory(std::span<std::byte> mem) {
 }
 
 void Connection::send(std::span<const std::byte> payload, Callback done) {
+    if (!s_) return done(moved_from());
     s_->transport->send(payload, std::move(done));
 }
 
 Result<std::size_t> Connection::recv(std::span<std::byte> out) {
+    if (!s_) return Error(errc::invalid_argument, "recv on a moved-from connection");
     auto p = std::make_shared<std::promise<std::pair<std::error_code, std::size_t>>>();
     auto f = p->get_future();
     recv(out, [p](std::error_code ec, std::size_t n) { p->set_value({ec, n}); });
@@ -45,16 +59,19 @@ Result<std::size_t> Connection::recv(std::span<std::byte> out) {
 }
 
 void Connection::recv(std::span<std::byte> out, RecvCallback done) {
+    if (!s_) return done(moved_from(), 0);
     s_->transport->recv(out, std::move(done));
 }
 
 const std::string& Connection::server_profile_json() const noexcept {
-    return s_->transport->profile_json();
+    return s_ ? s_->transport->profile_json() : no_profile();
 }
 
-std::string_view Connection::transport() const noexcept { return s_->transport->name(); }
+std::string_view Connection::transport() const noexcept { return s_ ? s_->transport->name() : std::string_view(); }
 
-AtomicWriteStats Connection::atomic_write_stats() const noexcept { return s_->transport->atomic_write_stats(); }
+AtomicWriteStats Connection::atomic_write_stats() const noexcept {
+    return s_ ? s_->transport->atomic_write_stats() : AtomicWriteStats{};
+}
 
 void Connection::close() {
     if (s_) s_->transport->close();

@@ -95,10 +95,14 @@ Result<LogAppend> ReplicatedLog::append_durable(std::span<const std::byte> paylo
     const WriteSlice slices[2] = {{offset_ + tail_ + 8, e->body}, {offset_ + tail_, word}};
     auto lsn = r_->persist(slices);
     if (!lsn) {
-        // The slices are inside the log (checked at open and by encode), so
-        // the record is in the local copy: it stays appended, as a failed
-        // commit after append() leaves it.
-        advance(*e, r_->last_lsn());
+        // The record stays appended if the local copy holds it, as a failed
+        // commit after append() leaves it. It may not: a replicator that
+        // already knew it was fenced refused before writing anything (the
+        // slices are inside the log, checked at open and by encode, so no
+        // other refusal comes before the local write).
+        std::uint64_t local = 0;
+        std::memcpy(&local, r_->data().data() + offset_ + tail_, 8);
+        if (local == e->word) advance(*e, r_->last_lsn());
         return lsn.error();
     }
     return advance(*e, *lsn);

@@ -38,8 +38,10 @@ Result<void> Replicator::Impl::connect_all(std::string& unreachable) {
             // A configuration error is the caller's to fix, not a failure
             // to ride out.
             // So is a newer primary's term: this one must not serve.
+            // And a replica that cannot do what is asked (a fencing term on
+            // a devdax region its server keeps no fence file for).
             if (d.error() == errc::bad_size || d.error() == errc::invalid_argument ||
-                d.error() == errc::permission_denied || d.error() == errc::fenced)
+                d.error() == errc::permission_denied || d.error() == errc::fenced || d.error() == errc::unsupported)
                 return d.error();
             m.last_error = d.error();
             unreachable += (unreachable.empty() ? "" : "; ") + d.error().message();

@@ -55,15 +55,25 @@ Result<Replicator> Replicator::open(ReplicatorOptions opts) {
             impl->fail_locked(impl->replicas[i], r.error());
         }
     }
-    // Members that were not reachable are failed from the start; the
-    // syncer will try them.
+    // Members that were not reachable are failed from the start (a left
+    // event says why); the syncer will try them.
+    std::deque<ReplicaEvent> at_open;
     {
         std::lock_guard lock(impl->mu);
-        for (auto& m : impl->replicas)
-            if (!m.region && m.state != ReplicaState::failed) m.state = ReplicaState::failed;
-        for (auto& m : impl->replicas)
-            if (!m.region) m.last_attempt = Clock::now();
+        for (auto& m : impl->replicas) {
+            if (m.region) continue;
+            m.state = ReplicaState::failed;
+            impl->events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, m.last_error, m.frontier});
+            m.last_attempt = Clock::now();
+        }
+        at_open = std::move(impl->events);
+        impl->events.clear();
     }
+    // What open() found is told before it returns, on the caller's thread
+    // (ReplicatorOptions::on_event): a caller sees every member's joined or
+    // left before its first write.
+    if (impl->opts.on_event)
+        for (const auto& e : at_open) impl->opts.on_event(e);
     impl->start_threads();
     return Replicator(std::move(impl));
 }

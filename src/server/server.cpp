@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
+#include <optional>
 #include <set>
 
 namespace rpm {
@@ -111,6 +112,13 @@ Result<Server> Server::start(ServerOptions opts) {
     d.extra_iio_device_ids = ov->iio_root_port_ids;
     auto profile = platform::detect(d);
     if (!profile) return profile.error();
+    // The listen URIs first: a bad one must not leave region files behind.
+    std::vector<detail::Uri> uris;
+    for (const auto& uri : opts.listen) {
+        auto u = detail::parse_uri(uri);
+        if (!u) return u.error();
+        uris.push_back(std::move(*u));
+    }
     std::vector<std::unique_ptr<server::Region>> regions;
     for (const auto& s : opts.regions) {
         auto r = open_region(s, opts);
@@ -121,15 +129,12 @@ Result<Server> Server::start(ServerOptions opts) {
     auto impl = std::make_unique<Impl>();
     for (const auto& r : regions) impl->reports.push_back(r->report);
     std::string pj = profile_to_json(*profile, regions);
-    auto listen_uris = opts.listen;
     impl->core = std::make_unique<server::Core>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov),
                                                 std::move(*profile));
-    for (const auto& uri : listen_uris) {
-        auto u = detail::parse_uri(uri);
-        if (!u) return u.error();
-        auto l = listen(*impl->core, *u);
+    for (const auto& u : uris) {
+        auto l = listen(*impl->core, u);
         if (!l) return l.error();
-        impl->listeners.emplace_back(u->scheme, std::move(*l));
+        impl->listeners.emplace_back(u.scheme, std::move(*l));
     }
     return Server(std::move(impl));
 }
@@ -146,12 +151,27 @@ std::uint16_t Server::port(std::string_view scheme) const noexcept {
     return 0;
 }
 
-const std::vector<RegionReport>& Server::regions() const noexcept { return impl_->reports; }
-const std::string& Server::profile_json() const noexcept { return impl_->core->profile_json(); }
+// A moved-from Server has no impl_: it reports nothing and sends nothing.
+const std::vector<RegionReport>& Server::regions() const noexcept {
+    static const std::vector<RegionReport> none;
+    return impl_ ? impl_->reports : none;
+}
+const std::string& Server::profile_json() const noexcept {
+    static const std::string none;
+    return impl_ ? impl_->core->profile_json() : none;
+}
 
 Result<void> Server::send(std::uint64_t session, std::span<const std::byte> payload) {
-    for (auto& [s, l] : impl_->listeners)
-        if (l->send(session, payload)) return {};
+    if (!impl_) return Error(errc::invalid_argument, "send on a moved-from Server");
+    // Each listener knows its own sessions: the one that has it answers (a
+    // refusal such as bad_size included); "no session" from all means none.
+    std::optional<Error> refused;
+    for (auto& [s, l] : impl_->listeners) {
+        auto r = l->send(session, payload);
+        if (r) return {};
+        if (r.error().code() != errc::invalid_argument) refused = r.error();
+    }
+    if (refused) return *refused;
     return Error(errc::invalid_argument, "no open session " + std::to_string(session));
 }
 

@@ -76,6 +76,12 @@ static Result<std::pair<std::uint32_t, std::uint32_t>> geometry(Host& h, Host::I
         bs = info->block_size;
     }
     const std::uint32_t max_bytes = d.info.max_transfer ? std::min<std::uint32_t>(d.info.max_transfer, 1u << 20) : 1u << 20;
+    // A controller whose largest transfer is under one block could move
+    // nothing: refused, rather than commands of zero blocks (NLB wraps).
+    if (max_bytes < bs)
+        return Error(errc::unsupported, "namespace " + std::to_string(nsid) + ": its " + std::to_string(bs) +
+                                            "-byte blocks exceed the controller's largest transfer (" +
+                                            std::to_string(max_bytes) + " bytes, MDTS)");
     return std::pair{bs, std::min<std::uint32_t>(max_bytes / bs, 65536)};
 }
 

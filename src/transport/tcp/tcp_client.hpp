@@ -122,6 +122,11 @@ private:
     /// Queue and send a request. `refused`: complete it with that error
     /// instead (nothing is sent).
     void submit(Pending p, Build build, std::error_code refused = {});
+    /// One request frame each (write() and persist() split what is larger).
+    void write_frame(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
+                     client::Done done);
+    void persist_frame(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done);
+    void read_frame(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out, client::Done done);
     void flush_locked();
     void update_watch_locked();
     void on_events(std::uint32_t events) override;

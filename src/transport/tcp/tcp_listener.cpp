@@ -2,6 +2,8 @@
 // all of them, and keep track of sessions for Server::send and stop().
 #include "transport/tcp/tcp_listener.hpp"
 
+#include "protocol/protocol.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -200,6 +202,11 @@ Result<void> TcpListener::send(std::uint64_t session, std::span<const std::byte>
         if (it != sessions_.end()) s = it->second;
     }
     if (!s) return Error(errc::invalid_argument, "no session " + std::to_string(session) + " on this listener");
+    // The client reads frames of at most kDefaultMaxPayload: a larger one
+    // would end its connection. (A session already ending drops it.)
+    if (payload.size() > proto::kDefaultMaxPayload)
+        return Error(errc::bad_size, "a message of " + std::to_string(payload.size()) + " bytes: tcp:// sends at most " +
+                                         std::to_string(proto::kDefaultMaxPayload) + " in one");
     s->loop().post([s, msg = std::vector<std::byte>(payload.begin(), payload.end())] { s->send_message(msg); });
     return {};
 }

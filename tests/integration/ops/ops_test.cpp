@@ -4,6 +4,7 @@
 #include "common/backing.hpp"
 #include "common/server_fixture.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <future>
@@ -98,6 +99,85 @@ TEST_F(OpsTest, LargeWriteAndReadOfOneMebibyte) {
     EXPECT_EQ(back, big);
 }
 
+// Writes, persists and reads larger than one tcp:// frame (1 MiB + 4 KiB):
+// the client sends them as several requests, and the caller sees one
+// operation (it used to refuse them with bad_size, and a Replicator's
+// tcp:// replicas then failed on any write over 1 MiB). rdma:// moves them
+// one-sided as before.
+class OpsLargeTest : public OpsTest {
+protected:
+    void tune(ServerOptions& o) override {
+        big_path = "/dev/shm/rpm-it-big-" + std::to_string(::getpid());
+        o.regions.push_back({"big", big_path, std::size_t{5} << 20, true, {"app"}});
+    }
+    void TearDown() override {
+        OpsTest::TearDown();
+        std::filesystem::remove(big_path);
+    }
+    std::filesystem::path big_path;
+};
+
+std::vector<std::byte> pattern(std::size_t n, unsigned seed) {
+    std::vector<std::byte> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<std::byte>((i * 131 + seed) >> 3);
+    return v;
+}
+
+TEST_F(OpsLargeTest, OperationsLargerThanAFrameAreOneOperationEach) {
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    auto r = c->open_region("big");
+    ASSERT_TRUE(r) << r.error().message();
+    const auto a = pattern((3u << 20) + 777, 1);
+    ASSERT_FALSE(r->write(100, a));
+    ASSERT_FALSE(r->flush(100, a.size()));
+    std::vector<std::byte> back(a.size());
+    ASSERT_FALSE(r->read(100, back));
+    EXPECT_TRUE(back == a) << "a 3 MiB write read back differs";
+    EXPECT_TRUE(rpm::test::read_backing(big_path, 100, 64) == std::string(reinterpret_cast<const char*>(a.data()), 64));
+
+    // Two overlapping slices of 1.5 MiB: the later one wins where they meet.
+    const auto b1 = pattern(3u << 19, 2), b2 = pattern(3u << 19, 3);
+    const WriteSlice slices[] = {{0, b1}, {1u << 20, b2}};
+    ASSERT_FALSE(r->persist(slices));
+    std::vector<std::byte> got((1u << 20) + b2.size());
+    ASSERT_FALSE(r->read(0, got));
+    EXPECT_TRUE(std::equal(b1.begin(), b1.begin() + (1u << 20), got.begin()));
+    EXPECT_TRUE(std::equal(b2.begin(), b2.end(), got.begin() + (1u << 20)));
+
+    // The asynchronous form completes once, after every part.
+    std::promise<std::error_code> done;
+    r->persist(std::span<const WriteSlice>(slices), [&done](std::error_code ec) { done.set_value(ec); });
+    EXPECT_FALSE(done.get_future().get());
+    // Out of range as a whole: refused as before, nothing sent.
+    const auto too_far = pattern(2u << 20, 4);
+    EXPECT_EQ(r->write((5u << 20) - (1u << 20), too_far), errc::invalid_argument);
+}
+
+// A moved-from Connection refuses every call (it used to dereference its
+// empty state); the one it moved to works.
+TEST_F(OpsTest, AMovedFromConnectionRefusesItsCalls) {
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    Connection moved = std::move(*c);
+    EXPECT_EQ(c->send(bytes_of("x")), errc::invalid_argument);
+    std::promise<std::error_code> sent;
+    c->send(bytes_of("x"), [&sent](std::error_code ec) { sent.set_value(ec); });
+    EXPECT_EQ(sent.get_future().get(), errc::invalid_argument);
+    std::byte buf[8];
+    auto got = c->recv(buf);
+    ASSERT_FALSE(got);
+    EXPECT_EQ(got.error().code(), errc::invalid_argument);
+    EXPECT_EQ(c->open_region("kv").error().code(), errc::invalid_argument);
+    EXPECT_EQ(c->register_memory(buf).error().code(), errc::invalid_argument);
+    EXPECT_EQ(c->transport(), "");
+    EXPECT_EQ(c->server_profile_json(), "");
+    c->close();
+    auto r = moved.open_region("kv");
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_FALSE(r->persist(0, bytes_of("moved")));
+}
+
 TEST_F(OpsTest, MessagesBothWays) {
     auto c = connect();
     ASSERT_TRUE(c);
@@ -115,7 +195,21 @@ TEST_F(OpsTest, MessagesBothWays) {
     auto n = c->recv(std::as_writable_bytes(std::span(got.data(), got.size())));
     ASSERT_TRUE(n) << n.error().message();
     EXPECT_EQ(got.substr(0, *n), reply);
-    EXPECT_FALSE(server->send(999999, bytes_of("x")));
+    auto unknown = server->send(999999, bytes_of("x"));
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().code(), errc::invalid_argument);
+    // More than a client takes in one message (tcp:// 1 MiB + 4 KiB,
+    // rdma:// 65520 bytes): refused as such, and the connection lives on
+    // (tcp:// used to send it and end the client's connection; rdma:// to
+    // say "no open session").
+    const std::vector<std::byte> huge(2u << 20);
+    auto big = server->send(session, huge);
+    ASSERT_FALSE(big);
+    EXPECT_EQ(big.error().code(), errc::bad_size) << big.error().message();
+    ASSERT_TRUE(server->send(session, bytes_of(reply)));
+    n = c->recv(std::as_writable_bytes(std::span(got.data(), got.size())));
+    ASSERT_TRUE(n) << n.error().message();
+    EXPECT_EQ(got.substr(0, *n), reply);
 }
 
 TEST_F(OpsTest, RegionsAreGrantedOnlyToTheirClients) {

@@ -20,6 +20,55 @@ TEST_F(ReplicatorTest, MajoritySurvivesALostReplicaAndSaysSo) {
     EXPECT_EQ(nodes_[1]->data(0, 13), "still durable");
 }
 
+// open() tells what it found before it returns: joined for each replica it
+// synchronised, left (with why) for one it could not reach; it used to say
+// nothing of the unreachable one, and the joined events came later, from
+// the monitor thread.
+TEST_F(ReplicatorTest, OpenTellsEachMembersJoinOrLeaveBeforeItReturns) {
+    auto o = options(Durability::majority());
+    const auto missing = nodes_[2]->uri();
+    nodes_[2]->stop();
+    auto r = Replicator::open(o);
+    ASSERT_TRUE(r) << r.error().message();
+    const auto told = events();  // no waiting: these came in open()
+    std::size_t joined = 0, left = 0;
+    for (const auto& e : told) {
+        if (e.kind == ReplicaEvent::Kind::joined) {
+            ++joined;
+            EXPECT_NE(e.replica, 2u);
+        }
+        if (e.kind == ReplicaEvent::Kind::left) {
+            ++left;
+            EXPECT_EQ(e.replica, 2u);
+            EXPECT_EQ(e.uri, missing);
+            EXPECT_TRUE(e.error.code()) << "a left event says why";
+        }
+    }
+    EXPECT_EQ(joined, 2u);
+    EXPECT_EQ(left, 1u);
+}
+
+// Writes and persists over one tcp:// frame (1 MiB + 4 KiB) reach every
+// replica: they used to be refused there with bad_size, which failed the
+// replicas and then the commit (quorum_lost).
+TEST_F(ReplicatorTest, WritesLargerThanAFrameReachEveryReplica) {
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r) << r.error().message();
+    std::string big(2u << 20, '\0');
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>('a' + i % 23);
+    ASSERT_TRUE(r->write(4096, bytes(big)));
+    auto c = r->commit();
+    ASSERT_TRUE(c) << c.error().message();
+    const std::string tail(big.size() / 2, 'p');
+    auto p = r->persist(4096 + big.size(), bytes(tail));
+    ASSERT_TRUE(p) << p.error().message();
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_TRUE(nodes_[i]->data(4096, big.size()) == big) << "node" << i;
+        EXPECT_TRUE(nodes_[i]->data(4096 + big.size(), tail.size()) == tail) << "node" << i;
+    }
+    for (const auto& s : r->replicas()) EXPECT_EQ(s.state, ReplicaState::live) << s.uri;
+}
+
 TEST_F(ReplicatorTest, CommitFailsWhenTheQuorumIsLostAndNeverClaimsSuccess) {
     auto r = Replicator::open(options(Durability::majority()));
     ASSERT_TRUE(r) << r.error().message();

@@ -4,6 +4,8 @@
 // replica, and it cannot open again with its old term.
 #include "replication/fixture.hpp"
 
+#include <rpm/replicated_log.hpp>
+
 namespace rpm::test {
 namespace {
 
@@ -47,6 +49,44 @@ TEST_F(ReplicatorTest, ANewerPrimaryFencesTheOlderOne) {
     auto again = Replicator::open(first);
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error().code(), errc::fenced) << again.error().message();
+}
+
+// A fenced primary's log counts what its local copy holds: an
+// append_durable() refused with fenced leaves records() equal to the
+// records in the local copy (it used to count one never written, when the
+// replicator knew it was fenced before the call; when it learns it from
+// that call's answers the record is in the local copy, and counted).
+TEST_F(ReplicatorTest, AFencedLogCountsWhatItsLocalCopyHolds) {
+    auto first = options(Durability::majority());
+    first.fencing_term = 3;
+    auto a = Replicator::open(first);
+    ASSERT_TRUE(a) << a.error().message();
+    auto log = ReplicatedLog::open(*a, 0, 1u << 16);
+    ASSERT_TRUE(log) << log.error().message();
+    ASSERT_TRUE(log->append_durable(bytes("before")));
+    ASSERT_EQ(log->records(), 1u);
+
+    auto second = options(Durability::majority());
+    second.fencing_term = 4;
+    second.local_path = dir_ / "b.pool";
+    ASSERT_TRUE(Replicator::open(second));
+
+    auto count = [&] {
+        std::uint64_t seen = 0;
+        log->for_each([&](const LogRecord&) { return ++seen, true; });
+        return seen;
+    };
+    auto refused = log->append_durable(bytes("after the takeover"));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code(), errc::fenced) << refused.error().message();
+    EXPECT_EQ(log->records(), count());
+    // Now it knows: the next one is refused before any write.
+    const auto before = count();
+    auto again = log->append_durable(bytes("and again"));
+    ASSERT_FALSE(again);
+    EXPECT_EQ(again.error().code(), errc::fenced);
+    EXPECT_EQ(count(), before) << "a fenced replicator wrote its local copy";
+    EXPECT_EQ(log->records(), before);
 }
 
 // An idle older primary learns it without writing: its replicas' goodbyes
