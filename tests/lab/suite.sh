@@ -88,12 +88,28 @@ case "$mode" in
 esac
 
 failed=()
+# Each step's output is kept too: a failed step's last lines are printed
+# again at the end (failure_tails), where a CI log's excerpt shows them
+# (the kv step failed in CI once with its reason 300 lines up, cut off).
+step_logs=$(mktemp -d /tmp/lab-steps.XXXXXX)
 step() {  # NAME COMMAND...: run, report, remember failures
   local name=$1; shift
   echo "=== lab[$mode] $name"
-  local t0=$SECONDS
-  if "$@"; then echo "=== lab[$mode] $name: passed ($((SECONDS - t0)) s)"
+  local t0=$SECONDS rc
+  # Not a pipeline: the step runs in this shell (some add to its arrays), and
+  # a daemon it leaves holding stdout cannot keep the step from ending.
+  # (<(...)/>(...) need /dev/fd, which tools/lab/initramfs-init makes.)
+  "$@" > >(tee "$step_logs/$name.log") 2>&1
+  rc=$?
+  if [ "$rc" -eq 0 ]; then echo "=== lab[$mode] $name: passed ($((SECONDS - t0)) s)"
   else echo "=== lab[$mode] $name: FAILED ($((SECONDS - t0)) s)"; failed+=("$name"); fi
+}
+failure_tails() {
+  local name
+  for name in "${failed[@]}"; do
+    echo "--- lab[$mode] $name: its last 40 lines"
+    tail -n 40 "$step_logs/$name.log"
+  done
 }
 
 # rxe's capability bits, by kernel: 6.1's rxe has neither atomic write nor
@@ -271,7 +287,7 @@ if [ -n "$completions" ]; then
     step "kill-planted-control[$c]" kill_planted
     unset 'it_env[-1]' 'kill_env[-1]'
   done
-  if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode $flavor]: FAILED: ${failed[*]}"; exit 1; fi
+  if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode $flavor]: FAILED: ${failed[*]}"; exit 1; fi
   echo "lab[$mode $flavor]: all steps passed"
   exit 0
 fi
@@ -285,7 +301,7 @@ if [ "$flavor" = backports ]; then
   # 6.12 has NVMe in-band authentication on both sides (6.1 on neither).
   step nvmf-auth "$src/tests/lab/nvmf_auth.sh" "$build"
   echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
-  if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode backports]: FAILED: ${failed[*]}"; exit 1; fi
+  if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode backports]: FAILED: ${failed[*]}"; exit 1; fi
   echo "lab[$mode backports]: all steps passed"
   exit 0
 fi
@@ -316,7 +332,7 @@ step kill kill_normal
   "$src/tests/integration/nvmf/process_test.sh" "$build/bin"
 # Evidence that the traffic went through the Soft-RoCE device.
 echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
-if [ ${#failed[@]} -gt 0 ]; then echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi
+if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi
 echo "lab[$mode]: all steps passed"
 exit 0
 }

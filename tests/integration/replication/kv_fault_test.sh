@@ -202,7 +202,7 @@ event_failover() {
 # Every kind once, then random ones; shuffled. Planted: failover is in there.
 events=(replica primary failover)
 while [ ${#events[@]} -lt "$rounds" ]; do events+=("$(echo replica primary failover | cut -d' ' -f$((RANDOM % 3 + 1)))"); done
-# (No <(...) here or anywhere: the lab VM has no /dev/fd.)
+# (No <(...): lab VMs before stop 46 had no /dev/fd.)
 mapfile -t events <<<"$(printf '%s\n' "${events[@]:0:$rounds}" | awk -v s="$seed" 'BEGIN { srand(s) } { print rand() "\t" $0 }' |
                         sort | cut -f2)"
 [ "$mode" = planted ] && ! printf '%s\n' "${events[@]}" | grep -q failover && events[-1]=failover
