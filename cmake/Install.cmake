@@ -1,23 +1,33 @@
-# make install: the library, its public headers, rpm-probe, a CMake package
-# (find_package(rpm) -> rpm::rpm) and a pkg-config file (rpmpm.pc).
+# make install: the library, its public headers, the tools and their man
+# pages, a CMake package (find_package(rpm) -> rpm::rpm) and a pkg-config
+# file (rpmpm.pc). Three components, which are also the Debian packages
+# (cmake/Package.cmake): runtime (the shared library), dev (headers, the
+# .so link, CMake and pkg-config files) and tools (programs, man pages).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS rpm EXPORT rpmTargets
-        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
-        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rpm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rpm DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT dev)
 
 set(RPM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rpm)
-install(EXPORT rpmTargets NAMESPACE rpm:: DESTINATION ${RPM_CMAKE_DIR})
+install(EXPORT rpmTargets NAMESPACE rpm:: DESTINATION ${RPM_CMAKE_DIR} COMPONENT dev)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/rpmConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/rpmConfig.cmake INSTALL_DESTINATION ${RPM_CMAKE_DIR})
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/rpmConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/rpmConfig.cmake ${PROJECT_BINARY_DIR}/rpmConfigVersion.cmake
-        DESTINATION ${RPM_CMAKE_DIR})
+        DESTINATION ${RPM_CMAKE_DIR} COMPONENT dev)
 
 # The .pc file finds its prefix relative to itself, so the install can move.
 file(RELATIVE_PATH RPM_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/rpmpm.pc.in ${PROJECT_BINARY_DIR}/rpmpm.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/rpmpm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+install(FILES ${PROJECT_BINARY_DIR}/rpmpm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+# A user's guide goes with the headers: README, the docs (not the man
+# pages, which are the tools').
+install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR} COMPONENT dev
+        FILES_MATCHING PATTERN "*.md" PATTERN "man" EXCLUDE)
+
+include(cmake/Package.cmake)

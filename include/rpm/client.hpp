@@ -37,8 +37,8 @@
 // operations were issued, with these exceptions:
 //   - a call that RemoteRegion refuses (errc::invalid_argument) runs its
 //     callback on the calling thread, before the call returns;
-//   - tcp://: a request refused before it is sent (errc::bad_size, or the
-//     connection has failed) has its callback posted to the I/O thread (run
+//   - tcp://: a request refused before it is sent (the connection has
+//     failed) has its callback posted to the I/O thread (run
 //     at once when issued on it): a refused one may run ahead of the
 //     callbacks of earlier operations still waiting for their answers;
 //   - rdma://: a thread in a synchronous call on the connection, or in its
@@ -50,6 +50,7 @@
 // is closed. Waiting there on a future of the connection never ends.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/completion.hpp>
 #include <rpm/flush.hpp>
 #include <rpm/mr_pool.hpp>
@@ -68,6 +69,8 @@
 #include <string>
 #include <string_view>
 
+RPM_API_BEGIN
+
 namespace rpm {
 
 /// An asynchronous operation's callback: runs exactly once, with {} or the
@@ -77,7 +80,7 @@ using Callback = std::function<void(std::error_code)>;
 using RecvCallback = std::function<void(std::error_code, std::size_t)>;
 
 /// An I/O thread that several tcp:// connections share (make_io_group()).
-class IoGroup;
+class RPM_INTERNAL IoGroup;
 
 /// A new I/O group. tcp:// connections made with it (ClientOptions::io_group)
 /// handle their answers on its one thread, so a caller waiting for several
@@ -129,9 +132,9 @@ struct WriteSlice {
 inline constexpr std::size_t kMaxPersistSlices = 256;
 
 namespace detail {
-class ConnectionState;
-struct ConnectionAccess;
-struct GrantedRegion;
+class RPM_INTERNAL ConnectionState;
+struct RPM_INTERNAL ConnectionAccess;
+struct RPM_INTERNAL GrantedRegion;
 }
 
 /// A region the server granted. A cheap, copyable handle that shares its
@@ -168,21 +171,24 @@ public:
     /// (rdma://, which cuts large writes into work requests) has the bytes.
     /// An empty `data` stores nothing and succeeds.
     /// RETURN VALUE: {} once stored.
+    /// tcp:// sends more than a frame holds (1 MiB + 4 KiB less the 12-byte
+    /// request head) as several consecutive writes.
     /// ERRORS: errc::invalid_argument (offset + data.size() beyond size():
-    /// nothing is sent); errc::bad_size (tcp://: more than one frame holds,
-    /// 1 MiB + 4 KiB less the 12-byte request head: nothing is sent; split
-    /// it); errc::io_error (connection failed or timed out: which bytes were
-    /// stored is unknown); errc::fenced; the server's error otherwise (tcp://).
+    /// nothing is sent); errc::io_error (connection failed or timed out:
+    /// which bytes were stored is unknown); errc::fenced; the server's error
+    /// otherwise (tcp://: the first of its parts').
     std::error_code write(std::uint64_t offset, std::span<const std::byte> data);
     /// Read out.size() bytes at `offset` into `out`: what the region holds,
     /// durable or not.
     /// RETURN VALUE: {} once `out` holds them.
+    /// tcp:// asks for more than the server answers at once (1 MiB + 4 KiB
+    /// less 1100 bytes) as several consecutive reads.
     /// ERRORS: errc::invalid_argument (offset + out.size() beyond size():
-    /// nothing is sent); errc::bad_size (tcp://: the server refuses a read
-    /// of over ServerOptions::max_payload - 1100 bytes, by default 1 MiB +
-    /// 2996; the connection goes on); errc::io_error (connection failed or
-    /// timed out); errc::fenced; the server's error otherwise (tcp://). On
-    /// an error `out` may have been written in part.
+    /// nothing is sent); errc::bad_size (tcp://: a server configured with a
+    /// ServerOptions::max_payload below the client's 1 MiB + 4 KiB refuses
+    /// the larger parts; the connection goes on); errc::io_error (connection
+    /// failed or timed out); errc::fenced; the server's error otherwise
+    /// (tcp://). On an error `out` may have been written in part.
     std::error_code read(std::uint64_t offset, std::span<std::byte> out);
     /// Store the 8-byte `value` (little-endian in the region) at `offset` as
     /// one word, never torn (Connection::atomic_write_stats says how it
@@ -207,30 +213,28 @@ public:
     /// errc::fenced.
     std::error_code flush(std::uint64_t offset, std::uint64_t length);
     /// write(offset, data) followed by a flush of that range, as one call:
-    /// tcp:// sends one request, answered after the server's persist step;
-    /// rdma:// posts the write and its flush together.
+    /// tcp:// sends one request, answered after the server's persist step
+    /// (more than a frame holds, 1 MiB + 4 KiB less a 20-byte head: writes
+    /// and then one flush); rdma:// posts the write and its flush together.
     /// RETURN VALUE: {} once `data` is durable at `offset`.
     /// ERRORS: errc::invalid_argument (offset + data.size() beyond size():
-    /// nothing is sent); errc::bad_size (tcp://: more than one frame holds,
-    /// 1 MiB + 4 KiB less a 20-byte head: nothing is sent; split it into
-    /// writes and one flush); the server's persist-step errors, as for
+    /// nothing is sent); the server's persist-step errors, as for
     /// flush (the data is stored, durability not assured); errc::io_error
     /// (connection failed or timed out: durability unknown); errc::fenced.
     std::error_code persist(std::uint64_t offset, std::span<const std::byte> data);
     /// Vectored persist: every slice stored, then all of them durable, as
     /// one request where the transport can (tcp://: one round trip for a
     /// log record and its commit word; rdma:// posts a write per slice and
-    /// one flush of their ranges together). Nothing is stored when a slice
-    /// is out of range.
+    /// one flush of their ranges together; tcp:// sends slices over one
+    /// frame, 1 MiB + 4 KiB with their data, as writes and then one flush
+    /// of their ranges, and reports the first error of those). Nothing is
+    /// stored when a slice is out of range.
     /// RETURN VALUE: {} once every slice is durable.
     /// ERRORS: errc::invalid_argument (no slices, more than
     /// kMaxPersistSlices, a slice outside the region: nothing is sent);
-    /// errc::bad_size (tcp://: the slices with their data exceed one frame,
-    /// 1 MiB + 4 KiB, the client's fixed limit and the default
-    /// ServerOptions::max_payload: nothing is sent; split it. A server
-    /// configured with a smaller limit closes the connection instead:
-    /// errc::io_error); errc::io_error (connection lost or timed out:
-    /// durability unknown); errc::fenced; the server's error otherwise
+    /// errc::io_error (connection lost or timed out, or, tcp://, closed by
+    /// a server configured with a ServerOptions::max_payload below the
+    /// client's 1 MiB + 4 KiB: durability unknown); errc::fenced; the server's error otherwise
     /// (its persist-step errors as for flush). rdma://: the first error of
     /// the slices' writes and the flush.
     std::error_code persist(std::span<const WriteSlice> slices);
@@ -473,3 +477,5 @@ private:
 std::optional<MrPoolStats> tcp_buffer_pool_stats();
 
 } // namespace rpm
+
+RPM_API_END

@@ -2,8 +2,12 @@
 // ServerOptions::completion). tcp:// ignores it.
 #pragma once
 
+#include <rpm/export.hpp>
+
 #include <optional>
 #include <string_view>
+
+RPM_API_BEGIN
 
 namespace rpm {
 
@@ -23,8 +27,14 @@ enum class CompletionMode {
     event,
 };
 
+/// RETURN VALUE: the mode's name: "adaptive", "busy" or "event" ("adaptive"
+/// too for a value outside the enum); never fails.
 std::string_view to_string(CompletionMode m) noexcept;
 /// "adaptive", "busy", "event"; nullopt for anything else.
+/// RETURN VALUE: the mode named by `s` (exact, case-sensitive), or
+/// std::nullopt; never fails.
 std::optional<CompletionMode> parse_completion_mode(std::string_view s) noexcept;
 
 } // namespace rpm
+
+RPM_API_END

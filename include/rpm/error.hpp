@@ -6,9 +6,13 @@
 // The category's messages say what went wrong and what to do about it.
 #pragma once
 
+#include <rpm/export.hpp>
+
 #include <string>
 #include <system_error>
 #include <utility>
+
+RPM_API_BEGIN
 
 namespace rpm {
 
@@ -37,9 +41,14 @@ enum class errc : int {
     auth_failed,               ///< in-band authentication (NVMe-oF DH-HMAC-CHAP) failed: a wrong or missing secret
 };
 
-/// The category of rpm::errc ("rpm").
+/// The category of rpm::errc ("rpm"). Its message(ev) says what went
+/// wrong and what to do about it ("unknown rpm error" for a value that is
+/// no errc).
+/// RETURN VALUE: the one category object of the process; never fails.
 const std::error_category& rpm_category() noexcept;
 
+/// RETURN VALUE: `e` as a std::error_code of rpm_category() (what makes
+/// std::error_code ec = errc::x work); never fails.
 std::error_code make_error_code(errc e) noexcept;
 
 } // namespace rpm
@@ -53,16 +62,30 @@ namespace rpm {
 /// variable, which value. message() = "<detail>: <category message>".
 class Error {
 public:
+    /// An Error holding success (code() is {}) and no detail.
+    /// ERRORS: none.
     Error() = default;
+    /// An Error of any category (an rpm::errc, or e.g. a std::errc passed
+    /// through) with its detail. ERRORS: none.
     Error(std::error_code code, std::string detail = {})
         : code_(code), detail_(std::move(detail)) {}
+    /// An Error of rpm_category() with its detail. ERRORS: none.
     Error(errc e, std::string detail = {})
         : code_(make_error_code(e)), detail_(std::move(detail)) {}
 
+    /// RETURN VALUE: the error code ({} for a default-made Error); never
+    /// fails.
     [[nodiscard]] std::error_code code() const noexcept { return code_; }
+    /// RETURN VALUE: the detail text, empty when none was given; never
+    /// fails.
     [[nodiscard]] const std::string& detail() const noexcept { return detail_; }
+    /// RETURN VALUE: "success" when code() is {}; the category's message
+    /// alone when detail() is empty; "<detail>: <message>" otherwise.
+    /// ERRORS: none.
     [[nodiscard]] std::string message() const;
 
+    /// RETURN VALUE: whether a's code is `e` (of rpm_category()); never
+    /// fails.
     friend bool operator==(const Error& a, errc e) noexcept { return a.code_ == e; }
 
 private:
@@ -71,3 +94,5 @@ private:
 };
 
 } // namespace rpm
+
+RPM_API_END

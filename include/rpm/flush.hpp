@@ -16,12 +16,15 @@
 // naming the inputs and the rule, and which inputs were overridden.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/persistence.hpp>
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+RPM_API_BEGIN
 
 namespace rpm::flush {
 
@@ -41,8 +44,15 @@ enum class ServerPersist {
     msync,                         ///< write the page cache back (not PM)
 };
 
+/// RETURN VALUE: the method's name, as the enumerator is spelt
+/// ("read_after_write", "send_flush", "native_flush"); "invalid" for a
+/// value outside the enum; never fails.
 std::string_view to_string(Method m) noexcept;
+/// RETURN VALUE: the step's name, as the enumerator is spelt ("none", ...,
+/// "msync"); "invalid" for a value outside the enum; never fails.
 std::string_view to_string(ServerPersist p) noexcept;
+/// RETURN VALUE: the method to_string(Method) names by `s` (exact,
+/// case-sensitive), or std::nullopt; never fails.
 std::optional<Method> parse_method(std::string_view s) noexcept;
 
 /// Where an input's value came from.
@@ -53,7 +63,12 @@ enum class Source {
     override_config,  ///< a configuration file
     override_api,     ///< set by the calling program
 };
+/// RETURN VALUE: "detected", "assumed", "override (environment)",
+/// "override (configuration)" or "override (program)"; "invalid" for a
+/// value outside the enum; never fails.
 std::string_view to_string(Source s) noexcept;
+/// RETURN VALUE: true for override_env, override_config and override_api;
+/// never fails.
 inline bool is_override(Source s) noexcept {
     return s == Source::override_env || s == Source::override_config || s == Source::override_api;
 }
@@ -97,14 +112,30 @@ struct Decision {
 };
 
 /// Choose the method and the server's persist step. Pure and total.
+/// Each override present replaces its input (value, source and origin as
+/// given: its Source is not checked) and is named in Decision::overridden.
+/// RETURN VALUE: the decision: method and server_persist by the table
+/// above, applied to the effective domain (the domain capped by the
+/// granularity, when known); native_flush when native_flush is true and
+/// that domain is PM; the reason, inputs and overrides as used.
+/// ERRORS: none; every input combination has a decision.
 Decision decide(const Inputs& in, const Overrides& ov = {});
 
 /// The server's persist step when it applies the writes itself or receives
 /// a send_flush: what the region's domain needs after CPU or NIC stores.
+/// RETURN VALUE: sfence for cpu_cache, cache_flush_sfence for
+/// memory_controller, cache_flush_sfence_deep_flush for none and unknown
+/// (and a value outside the enum), msync for not_pmem; never fails.
 ServerPersist server_persist_for(PersistenceDomain effective_domain) noexcept;
 
 /// Whether `m` keeps acknowledged writes durable for these inputs (used to
 /// refuse a forced method unless the caller says unsafe).
+/// RETURN VALUE: send_flush: always true; native_flush: true when
+/// `native_flush` and the domain is PM (not not_pmem); read_after_write:
+/// true for cpu_cache, or memory_controller with DDIO off (unknown counts
+/// as on); false for a method outside the enum; never fails.
 bool is_safe(Method m, PersistenceDomain effective_domain, Ddio ddio, bool native_flush) noexcept;
 
 } // namespace rpm::flush
+
+RPM_API_END

@@ -3,6 +3,7 @@
 // prints it; a server hands each client the decision for its region.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/flush.hpp>
 #include <rpm/overrides.hpp>
 #include <rpm/platform.hpp>
@@ -10,6 +11,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+RPM_API_BEGIN
 
 namespace rpm::flush {
 
@@ -28,9 +31,17 @@ struct PlannedDecision {
 };
 
 /// The regions of a profile, with their detected domains and provenance.
+/// RETURN VALUE: one RegionInput per Profile::regions entry, in order: the
+/// domain as detected (Source::detected, or Source::assumed when its file
+/// was unreadable), origin its persistence_domain path, granularity
+/// unknown; empty when the profile has no region. ERRORS: none.
 std::vector<RegionInput> regions_of(const platform::Profile& profile);
 
 /// The DDIO / native-flush inputs for one device (detected or assumed).
+/// RETURN VALUE: Inputs with ddio and native_flush set from `dev` (an
+/// unknown DDIO is kept as unknown, Source::assumed; an unknown native
+/// flush becomes false, Source::assumed); domain and granularity left at
+/// their defaults. ERRORS: none.
 Inputs device_inputs(const platform::RdmaDevice& dev);
 
 /// What rpm's rdma:// transport can issue, where that limits the decision.
@@ -40,19 +51,33 @@ struct TransportAbility {
 
 /// This build's: no native flush (rdma-core 44, Debian 12's, has no
 /// ibv_wr_flush: it arrived in v45).
+/// RETURN VALUE: {native_flush = false}, in every build (also where
+/// rdma-core has ibv_wr_flush: rpm's rdma:// posts no FLUSH work request
+/// yet); never fails.
 TransportAbility rdma_ability() noexcept;
 
 /// `in`, with a native flush the RNIC reports switched off when `ability`
 /// cannot issue it, and Inputs::native_flush_unusable saying why (an
 /// override of native_flush still decides: it is applied afterwards).
+/// RETURN VALUE: `in` unchanged when its native_flush is false or
+/// `ability` can issue one; otherwise `in` with native_flush false
+/// (Source::assumed, origin kept) and native_flush_unusable set.
+/// ERRORS: none.
 Inputs limit_to(Inputs in, TransportAbility ability);
 
 /// One decision per region and device; one per region with no device when
 /// there is none (DDIO then counts as unknown, i.e. on). Each device's
 /// inputs are limited to what `ability` can issue (limit_to), as a server's
 /// grants are.
+/// RETURN VALUE: the decisions, region by region, each region's devices in
+/// `devices` order (regions x devices entries, or one per region with
+/// device nullopt when `devices` is empty; empty when there is no region);
+/// overrides are looked up per region and device name
+/// (Overrides::for_decision). ERRORS: none.
 std::vector<PlannedDecision> plan(const std::vector<RegionInput>& regions,
                                   const std::vector<platform::RdmaDevice>& devices,
                                   const rpm::Overrides& overrides, TransportAbility ability = rdma_ability());
 
 } // namespace rpm::flush
+
+RPM_API_END

@@ -15,6 +15,7 @@
 //   host->write(1, 0, bytes);                     // completes once the target says so
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/nvmf_offload.hpp>
 #include <rpm/result.hpp>
 
@@ -26,6 +27,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+RPM_API_BEGIN
 
 namespace rpm::nvmf {
 
@@ -132,28 +135,65 @@ public:
     /// ERRORS:
     /// - errc::invalid_argument: no subsystem, an empty or duplicate NQN, an
     ///   NQN over 223 bytes, nsid 0 or duplicate, a bad size option
+    ///   (max_io_size not a power of two >= 4096; in_capsule_data not a
+    ///   multiple of 16 from 1024 to max_io_size; max_h2c_data not a
+    ///   multiple of 4 >= 4096; max_io_queues 0; max_queue_size outside
+    ///   2..1024; setup_timeout, max_connections or max_setup_per_address
+    ///   not positive); also the discovery NQN as a subsystem NQN, nsid
+    ///   FFFFFFFFh, a namespace without a path, a host_secrets entry with an
+    ///   empty, over-223-byte or repeated host NQN or a malformed secret, an
+    ///   address that is not a numeric IP address (IPv4 for NVMe/RDMA), and
+    ///   a namespace the engine cannot map (block_size not 512 or 4096, or
+    ///   finer than the backend's logical block; a backend smaller than one
+    ///   block)
     /// - errc::path_not_found / permission_denied / not_pmem / bad_size: a
-    ///   namespace's backend could not be opened (detail names it)
+    ///   namespace's backend could not be opened (detail names it); so can
+    ///   invalid_argument, io_error and, for PM, granularity_not_supported
+    ///   and pmem_failed: Engine::create_backend's errors
     /// - errc::unsupported: the engine cannot offer what the options ask
+    ///   (software engine: max_io_size over 1 MiB; a staging buffer of
+    ///   max_io_size x (max_io_queues + 1) bytes under 128 KiB or over
+    ///   256 MiB; over 1024 namespaces in a subsystem)
     /// - errc::io_error: the address could not be bound
+    ///   (also: the worker threads' epoll or eventfd could not be made; a
+    ///   staging buffer could not be mapped; NVMe/RDMA: the address is not
+    ///   an RDMA device's, or an rdma_cm or verbs call failed)
+    /// A custom engine's errors pass through with their code, the detail
+    /// prefixed by the subsystem's NQN (and nsid). On failure, subsystems
+    /// already made in TargetOptions::engine stay there (the engine has no
+    /// verb to destroy them).
     static Result<std::unique_ptr<Target>> start(TargetOptions options);
 
+    /// Stops the target (as stop()). ERRORS: none.
     ~Target();
     Target(const Target&) = delete;
     Target& operator=(const Target&) = delete;
 
     /// The TCP port it listens on.
+    /// RETURN VALUE: the port listened on, NVMe/TCP or NVMe/RDMA (the OS's
+    /// choice when TargetOptions::port was 0); never fails.
     [[nodiscard]] std::uint16_t port() const noexcept;
+    /// RETURN VALUE: the counters since start(), each read atomically (not
+    /// all at one instant). ERRORS: none.
     [[nodiscard]] TargetStats stats() const;
     /// Where the staging buffers are and why.
+    /// RETURN VALUE: the staging report of the first subsystem in
+    /// TargetOptions::subsystems only (the others' are not reported).
+    /// ERRORS: none.
     [[nodiscard]] StagingReport staging() const;
     /// Every exported namespace, with how its backend is driven (O_DIRECT
     /// or buffered, the PM region's persistence).
+    /// RETURN VALUE: the namespaces of every subsystem, in subsystem order,
+    /// each subsystem's by nsid. ERRORS: none.
     [[nodiscard]] std::vector<NamespaceView> namespaces() const;
     /// Close every connection and stop listening (also done by the destructor).
+    /// Returns once every connection has ended (a command in progress
+    /// finishes first) and the threads have stopped; calling it again
+    /// does nothing. The getters above still work afterwards.
+    /// RETURN VALUE: none. ERRORS: none.
     void stop();
 
-    struct Impl;
+    struct RPM_INTERNAL Impl;
 private:
     explicit Target(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
@@ -192,6 +232,14 @@ struct HostOptions {
 /// ERRORS: errc::permission_denied (group or other permission bits set, or
 /// the OS refused), errc::path_not_found, errc::invalid_argument (not a
 /// secret: the detail says why, never quoting it), errc::io_error.
+/// The text returned is the secret re-encoded (trailing newline and
+/// spaces dropped). In detail: errc::permission_denied (any group or other
+/// bit of the mode set; open(2) failed with EACCES); errc::path_not_found
+/// (ENOENT); errc::invalid_argument (not a regular file; larger than a
+/// secret can be; not "DHHC-1:TT:<base64>:" with TT 00 to 03, a 32, 48 or
+/// 64-byte key and a matching CRC-32); errc::io_error (any other open(2)
+/// or fstat(2) failure, e.g. ELOOP when `file` itself is a symbolic link,
+/// which is not followed).
 Result<std::string> read_dhchap_secret(const std::filesystem::path& file);
 
 /// A new DH-HMAC-CHAP secret of key_length random bytes (32, 48 or 64),
@@ -199,6 +247,7 @@ Result<std::string> read_dhchap_secret(const std::filesystem::path& file);
 /// RETURN VALUE: its text form.
 /// ERRORS: errc::invalid_argument (another length or transform),
 /// errc::io_error (no randomness).
+/// (io_error: OpenSSL's RAND_bytes failed.)
 Result<std::string> generate_dhchap_secret(std::size_t key_length, std::uint8_t transform);
 
 /// One record of a discovery log page.
@@ -243,6 +292,15 @@ public:
     /// RETURN VALUE: its records, or an Error.
     /// ERRORS: errc::io_error (no connection, timeout), errc::protocol_error
     /// (the target broke NVMe/TCP), errc::nvme_status (a command failed).
+    /// Over options.transport (NVMe/RDMA too), with options.subnqn replaced
+    /// by the discovery NQN and no keep alive; at most 1024 records.
+    /// Also: errc::invalid_argument (options.address is not a numeric IP
+    /// address; a malformed dhchap secret); errc::auth_failed (the
+    /// discovery controller asks for DH-HMAC-CHAP and it fails, or no
+    /// secret is set); errc::io_error too for a timeout that is not
+    /// positive (not checked as connect() does: the first wait fails);
+    /// errc::nvme_status also for Connect refused, CSTS.CFS, or Get Log
+    /// Page failing.
     static Result<std::vector<DiscoveryEntry>> discover(const HostOptions& options);
 
     /// Connect an admin queue and one I/O queue to options.subnqn and enable
@@ -253,12 +311,33 @@ public:
     /// timeout not positive),
     /// errc::io_error, errc::protocol_error, errc::nvme_status (Connect
     /// refused: the detail names the subsystem and status).
+    /// In detail: errc::invalid_argument also for an address that is not a
+    /// numeric IP address (IPv4 for NVMe/RDMA) and a malformed dhchap
+    /// secret; errc::io_error (cannot connect; no reply within
+    /// options.timeout; NVMe/RDMA: no route or device, a verb failed, the
+    /// controller rejected the queue; CSTS.RDY not set within CAP.TO);
+    /// errc::protocol_error (a bad ICResp or PDU, a digest mismatch, a
+    /// TermReq; Identify's cntlid differs from Connect's);
+    /// errc::nvme_status (also Property Get/Set, Identify Controller, Set
+    /// Features (Number of Queues) or the I/O queue's Connect failed, or
+    /// CSTS.CFS); errc::auth_failed (a queue's DH-HMAC-CHAP failed, or the
+    /// controller asks for it and options.dhchap_secret is empty).
     static Result<Host> connect(const HostOptions& options);
 
+    /// Take over `other`'s connection; `other` is left moved-from: only
+    /// assigning to it and destroying it are valid then. ERRORS: none.
     Host(Host&&) noexcept;
+    /// Disconnect this Host (as the destructor), then take over `other`'s
+    /// connection. RETURN VALUE: *this. ERRORS: none.
     Host& operator=(Host&&) noexcept;
+    /// Stop the keep-alive thread, then, when the admin queue still works,
+    /// shut the controller down (CC.SHN normal) and close the queues. May
+    /// wait for a keep alive in progress and for the two shutdown commands,
+    /// each up to options.timeout; failures are ignored. ERRORS: none.
     ~Host();
 
+    /// RETURN VALUE: what Identify Controller said at connect(); never
+    /// fails.
     [[nodiscard]] const ControllerInfo& controller() const noexcept;
 
     /// RETURN VALUE / ERRORS (for every call below): success, or
@@ -266,30 +345,95 @@ public:
     /// it), errc::invalid_argument for a buffer that is not a whole number of
     /// blocks or over max_transfer, errc::io_error / errc::protocol_error when
     /// the connection failed (the Host is then unusable).
+    /// (As the code stands, read() and write() do not refuse a buffer over
+    /// max_transfer: they split it into several commands; see each below.
+    /// Once a queue has failed, every later call on it fails with
+    /// errc::io_error.)
+    ///
+    /// active_namespaces: Identify (CNS 02h, active namespace list) on the
+    /// admin queue.
+    /// RETURN VALUE: the active nsids as the controller lists them
+    /// (increasing; at most 1024).
+    /// ERRORS: errc::nvme_status; errc::io_error / errc::protocol_error (the
+    /// connection failed).
     Result<std::vector<std::uint32_t>> active_namespaces();
+    /// Identify Namespace `nsid` on the admin queue; read() and write()
+    /// keep its block size.
+    /// RETURN VALUE: its size in blocks and its block size.
+    /// ERRORS: errc::nvme_status; errc::invalid_argument (the namespace is
+    /// not active: NSZE 0); errc::protocol_error (an LBA size outside 512
+    /// bytes to 64 KiB; here the connection goes on); errc::io_error /
+    /// errc::protocol_error (the connection failed).
     Result<NamespaceInfo> identify(std::uint32_t nsid);
+    /// Read out.size() bytes from `lba` on the I/O queue, as Read commands
+    /// of at most max_transfer (and 1 MiB, and 65536 blocks) each.
+    /// RETURN VALUE: success once `out` holds them.
+    /// ERRORS: errc::invalid_argument (`out` empty or not a whole number of
+    /// blocks); identify(nsid)'s errors, the first time this Host uses
+    /// nsid; errc::nvme_status (a command failed: `out` may hold part);
+    /// errc::io_error / errc::protocol_error (the connection failed).
     Result<void> read(std::uint32_t nsid, std::uint64_t lba, std::span<std::byte> out);
+    /// Write `in` at `lba` on the I/O queue, as Write commands of at most
+    /// max_transfer (and 1 MiB, and 65536 blocks) each; complete when the
+    /// controller says so (durable only per its volatile write cache:
+    /// flush() for that).
+    /// RETURN VALUE: success once every command completed.
+    /// ERRORS: errc::invalid_argument (`in` empty or not a whole number of
+    /// blocks); identify(nsid)'s errors, the first time this Host uses
+    /// nsid; errc::nvme_status (a command failed: the commands before it
+    /// were written); errc::io_error / errc::protocol_error (the connection
+    /// failed).
     Result<void> write(std::uint32_t nsid, std::uint64_t lba, std::span<const std::byte> in);
+    /// Flush namespace `nsid` on the I/O queue (FFFFFFFFh: every namespace,
+    /// where the controller takes it, as rpm's target does).
+    /// RETURN VALUE: success once the controller made completed writes
+    /// durable.
+    /// ERRORS: errc::nvme_status; errc::io_error / errc::protocol_error (the
+    /// connection failed).
     Result<void> flush(std::uint32_t nsid);
+    /// Write Zeroes over `blocks` blocks at `lba`, one command.
+    /// RETURN VALUE: success once it completed.
+    /// ERRORS: errc::invalid_argument (blocks 0 or over 65536: nothing is
+    /// sent); errc::nvme_status; errc::io_error / errc::protocol_error (the
+    /// connection failed).
     Result<void> write_zeroes(std::uint32_t nsid, std::uint64_t lba, std::uint32_t blocks);
+    /// Send one Keep Alive now (a thread already sends one every KATO / 2
+    /// when HostOptions::kato_ms is not 0).
+    /// RETURN VALUE: success once it completed.
+    /// ERRORS: errc::nvme_status; errc::io_error / errc::protocol_error (the
+    /// connection failed).
     Result<void> keep_alive();
 
     /// Send any command on the I/O queue (qid 1) or admin queue (qid 0) with
     /// optional data to send or receive; cid and the SGL are filled in. For
     /// tests and tools that need the status of a malformed command.
+    /// RETURN VALUE: the completion, whatever its status: an error status
+    /// is not an Error here, and last_status() is not set. NVMe/RDMA fills
+    /// in_data only when the status is success.
+    /// ERRORS: errc::invalid_argument (qid over 1; both out_data and
+    /// in_data given; NVMe/RDMA: a transfer of 16 MiB or more: nothing is
+    /// sent); errc::io_error / errc::protocol_error (the connection failed,
+    /// e.g. the controller sent more data than in_data holds: the queue is
+    /// then unusable).
     Result<Completion> raw(std::uint16_t qid, std::span<const std::uint8_t, 64> sqe,
                            std::span<const std::byte> out_data, std::span<std::byte> in_data);
 
     /// The status of the last command that failed with errc::nvme_status.
+    /// RETURN VALUE: that status, kept until another such failure; 0 when
+    /// none has failed yet (raw() never sets it); never fails.
     [[nodiscard]] std::uint16_t last_status() const noexcept;
 
-    struct Impl;
+    struct RPM_INTERNAL Impl;
 private:
     explicit Host(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
 };
 
 /// "SCT 0x0 SC 0x80 (LBA Out of Range), DNR" for logs and error details.
+/// RETURN VALUE: that text; the name is "unknown" for a code rpm has no
+/// name for, and ", DNR" only when the DNR bit is set. ERRORS: none.
 std::string describe_status(std::uint16_t status);
 
 } // namespace rpm::nvmf
+
+RPM_API_END

@@ -16,6 +16,7 @@
 // non-offloaded commands stay with software in the seed.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/result.hpp>
 
 #include <array>
@@ -26,6 +27,8 @@
 #include <span>
 #include <string>
 #include <vector>
+
+RPM_API_BEGIN
 
 namespace rpm::nvmf {
 
@@ -125,10 +128,14 @@ struct StagedCommand {
 
 class OffloadQueue {
 public:
+    /// Disable the queue (software engine: its staging slot goes back to
+    /// the subsystem, for another enable()). ERRORS: none.
     virtual ~OffloadQueue() = default;
     /// A buffer of at least max_io_size bytes, 4096-aligned, that the
     /// transport fills with a write's data before execute() and reads a
     /// read's data from after it.
+    /// RETURN VALUE: that buffer (software engine: the queue's own slot of
+    /// exactly max_io_size bytes, the same on every call); never fails.
     virtual std::span<std::byte> staging() = 0;
     /// Run one I/O command (Read, Write, Flush, Write Zeroes, Dataset
     /// Management; its data, if any, in staging(): a Dataset Management's
@@ -142,9 +149,15 @@ public:
     /// Write Zeroes and deallocate move no data and are not limited),
     /// write_fault / unrecovered_read_error on backend failure. A command of
     /// a type outside the subsystem's offload_types: invalid_opcode.
+    /// A Flush of nsid FFFFFFFFh flushes every namespace of the subsystem;
+    /// other unmapped nsids: invalid_ns. Dataset Management may have
+    /// deallocated earlier ranges when a later one fails (write_fault).
+    /// ERRORS: none as a call: every failure is the returned status.
     virtual std::uint16_t execute(std::span<const std::uint8_t, 64> sqe) = 0;
     /// Whether execute_many() runs commands together (false: the caller
     /// runs them one by one through execute()).
+    /// RETURN VALUE: false for this base class; true for the software
+    /// engine's queues; never fails.
     [[nodiscard]] virtual bool runs_many() const noexcept { return false; }
     /// Run `cmds`, each with its data at its own offset in staging() (the
     /// ranges must not overlap), their backend I/O in flight at once: NVMe
@@ -152,6 +165,10 @@ public:
     /// Each gets the status execute() would give it. Where runs_many() is
     /// false, only one command at offset 0 runs (through execute()); others
     /// get Invalid Field in Command.
+    /// RETURN VALUE: none; each command's StagedCommand::status (as
+    /// execute()). In this base version only a lone command at offset 0
+    /// runs: given two or more, none runs and each gets Invalid Field in
+    /// Command with DNR (0x4002). ERRORS: none as a call.
     virtual void execute_many(std::span<StagedCommand> cmds) {
         constexpr std::uint16_t invalid_field_dnr = 0x4002;
         for (auto& c : cmds) c.status = cmds.size() == 1 && c.offset == 0 ? execute(c.sqe) : invalid_field_dnr;
@@ -176,30 +193,79 @@ using BackendHandle = std::uint32_t;
 /// The verbs. Every call is thread-safe.
 class Engine {
 public:
+    /// Destroy the engine (software engine: an enabled queue keeps its
+    /// subsystem, and a mapped namespace its backend, alive until it goes).
+    /// ERRORS: none.
     virtual ~Engine() = default;
+    /// RETURN VALUE: what the engine can offload (the software engine:
+    /// all three offload types, 1 MiB max_io_size, queues of 2 to 1024,
+    /// 128 KiB to 256 MiB of staging, 1024 namespaces and backends per
+    /// subsystem, 4096 backends in all, icdoff 0); never fails.
     virtual OffloadCaps query() const = 0;
     /// ERRORS: errc::unsupported (attrs outside the caps: detail says which).
+    /// RETURN VALUE: the new subsystem's handle (software engine: 1, 2, ...
+    /// in creation order; subsystems are never destroyed). Its staging
+    /// buffer comes from a P2P provider when one suits every
+    /// staging_clients entry, else from host memory (staging() says why).
+    /// Software engine, in full: errc::unsupported (offload_types empty or
+    /// outside the caps; max_namespaces, queue_size, ioccsz or icdoff out of
+    /// range; max_io_size not a multiple of 4096 up to 1 MiB; staging_bytes
+    /// not a multiple of 4096, out of range, or smaller than max_io_size);
+    /// errc::io_error (the host-memory staging buffer cannot be mapped).
     virtual Result<SubsystemHandle> create_subsystem(const SubsystemAttrs& attrs) = 0;
     /// ERRORS: as pmem::Region::open / opening the device; errc::unsupported
     /// past max_backend_ctrls.
+    /// RETURN VALUE: the new backend's handle (software engine: 1, 2, ...
+    /// across all subsystems); it holds one namespace, nsid 1.
+    /// Software engine, in full: errc::invalid_argument (no subsystem `s`);
+    /// errc::unsupported (the subsystem has max_backend_ctrls backends, or
+    /// the engine max_backend_ctrls_total). Block (file or device):
+    /// errc::path_not_found (missing, create not set); errc::invalid_argument
+    /// (create with size 0; neither a regular file nor a block device);
+    /// errc::permission_denied (EACCES, EPERM, EROFS); errc::bad_size
+    /// (empty); errc::io_error (any other OS failure). PM: the errors of
+    /// pmem::Region::open; errc::bad_size (an empty region).
     virtual Result<BackendHandle> create_backend(SubsystemHandle s, const NamespaceSpec& spec) = 0;
     /// ERRORS: errc::invalid_argument (nsid 0, mapped twice, lba size not
     /// 512/4096 or finer than the backend's), errc::unsupported (past max_namespaces).
+    /// RETURN VALUE: success: I/O to fe_nsid of the backend's subsystem
+    /// goes to the backend from now on.
+    /// Software engine, in full: errc::invalid_argument (no backend `b`;
+    /// fe_nsid 0 or FFFFFFFFh; fe_nsid mapped already; backend_nsid not 1;
+    /// lba_data_size not 512 or 4096, or not a multiple of the backend's
+    /// logical block; a backend smaller than one block);
+    /// errc::unsupported (the subsystem has max_namespaces mapped).
     virtual Result<void> map_namespace(BackendHandle b, std::uint32_t fe_nsid, std::uint32_t lba_data_size,
                                        std::uint32_t backend_nsid) = 0;
+    /// End the mapping of fe_nsid; a command already running finishes on it.
+    /// RETURN VALUE: success.
+    /// ERRORS (software engine): errc::invalid_argument (no backend `b`;
+    /// fe_nsid not mapped; fe_nsid mapped to another backend).
     virtual Result<void> unmap_namespace(BackendHandle b, std::uint32_t fe_nsid) = 0;
     /// ERRORS: errc::unsupported (no staging slot free: the caller keeps the
     /// queue in software and says so).
+    /// RETURN VALUE: the enabled queue; it holds one staging slot until it
+    /// is destroyed.
+    /// Software engine, also: errc::invalid_argument (no subsystem `s`).
+    /// errc::unsupported is counted in EngineStats::refused_enables.
     virtual Result<std::unique_ptr<OffloadQueue>> enable(SubsystemHandle s) = 0;
     /// The software path for queues that are not enabled: the same commands
     /// with the caller's own buffer (at least max_io_size, 4096-aligned).
     /// RETURN VALUE: as OffloadQueue::execute (every offload type runs
     /// here), or internal_error for an unknown subsystem or a buffer
     /// smaller than the transfer.
+    /// ERRORS: none as a call: every failure is the returned status.
     virtual std::uint16_t execute_software(SubsystemHandle s, std::span<const std::uint8_t, 64> sqe,
                                            std::span<std::byte> buffer) = 0;
+    /// RETURN VALUE: the subsystem's mapped namespaces, by nsid; empty for
+    /// an unknown subsystem (software engine). ERRORS: none.
     virtual std::vector<NamespaceView> namespaces(SubsystemHandle s) const = 0;
+    /// RETURN VALUE: where the subsystem's staging buffer is and why; a
+    /// default StagingReport for an unknown subsystem (software engine).
+    /// ERRORS: none.
     virtual StagingReport staging(SubsystemHandle s) const = 0;
+    /// RETURN VALUE: the subsystem's counters now; all zero for an unknown
+    /// subsystem (software engine). ERRORS: none.
     virtual EngineStats stats(SubsystemHandle s) const = 0;
 };
 
@@ -207,6 +273,9 @@ public:
 /// (O_DIRECT) and PM regions through rpm::pmem; staging buffers come from
 /// rpm::p2p::Manager when a provider is close to every staging client, host
 /// memory otherwise.
+/// RETURN VALUE: a new engine with no subsystem; never fails.
 std::shared_ptr<Engine> make_software_engine();
 
 } // namespace rpm::nvmf
+
+RPM_API_END

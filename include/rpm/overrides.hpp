@@ -19,6 +19,7 @@
 // lists. Unknown keys are errors, so a typo is not silently ignored.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/flush.hpp>
 #include <rpm/platform.hpp>
 #include <rpm/result.hpp>
@@ -30,6 +31,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+RPM_API_BEGIN
 
 namespace rpm {
 
@@ -45,14 +48,22 @@ struct Overrides {
     std::optional<flush::Input<platform::CpuFlush>> cpu_flush;
     std::vector<std::uint16_t> iio_root_port_ids;
 
+    /// RETURN VALUE: true when no override of any kind is set (no keyed
+    /// value, no cpu_flush, no IIO root port ID); never fails.
     [[nodiscard]] bool empty() const noexcept;
 
     /// The overrides that apply to the decision for `region` written through
     /// `device` (empty string: no device).
+    /// RETURN VALUE: persistence_domain and granularity looked up for
+    /// `region`, ddio and native_flush for `device` (lookup(): exact name,
+    /// then "*"; with no device only "*" applies); atomic_write, cpu_flush
+    /// and iio_root_port_ids play no part in a decision. ERRORS: none.
     [[nodiscard]] flush::Overrides for_decision(std::string_view region,
                                                 std::string_view device) const;
 
     /// The value for `name` (exact key first, then "*"), if any.
+    /// RETURN VALUE: that value, or std::nullopt when neither key is set;
+    /// never fails.
     template <class T>
     static std::optional<flush::Input<T>> lookup(const Keyed<T>& keyed, std::string_view name) {
         if (auto it = keyed.find(name); it != keyed.end()) return it->second;
@@ -65,21 +76,46 @@ struct Overrides {
 using EnvLookup = std::function<const char*(const char*)>;
 
 /// Read the RPM_* variables.
+/// RETURN VALUE: the overrides the variables set (Source::override_env,
+/// origin the variable's name); an unset or empty variable sets nothing.
+/// RPM_CONFIG is not read here (load_overrides reads it).
+/// RPM_NATIVE_FLUSH and RPM_ATOMIC_WRITE also take true|false and 1|0.
 /// ERRORS: errc::bad_override naming the variable, the bad value and the
-/// accepted values.
+/// accepted values: the first bad variable, in the order of the file
+/// comment (a value not accepted, an empty item such as a trailing comma,
+/// NAME=VALUE with an empty NAME, an empty domain value, an unknown
+/// RPM_CPU_FLUSH name, an RPM_IIO_ROOT_PORT_IDS entry that is not 1 to 4
+/// hex digits with an optional 0x).
 Result<Overrides> overrides_from_env(const EnvLookup& getenv_fn);
 
 /// Read a JSON configuration file.
+/// RETURN VALUE: the overrides the file sets (Source::override_config,
+/// origin the file's path); a JSON boolean reads as yes/no.
 /// ERRORS: errc::bad_config (missing file, malformed JSON, unknown key, bad
-/// value; the detail names the file and the key).
+/// value; the detail names the file and the key). It is the only error,
+/// also for a file that cannot be opened for any reason (never
+/// path_not_found or permission_denied); besides the above: the top level
+/// is not a JSON object; a value is neither an accepted string nor a
+/// boolean; cpu_flush or iio_root_port_ids is not a list of accepted
+/// strings.
 Result<Overrides> overrides_from_config(const std::filesystem::path& file);
 
 /// `base` with every value of `top` laid over it.
+/// RETURN VALUE: `base` with each keyed value of `top` replacing the one of
+/// the same key, top's cpu_flush replacing base's when set, and top's
+/// iio_root_port_ids appended to base's (a list: both kept, not replaced).
+/// ERRORS: none.
 Overrides merge(Overrides base, const Overrides& top);
 
 /// The configuration file (`config`, else $RPM_CONFIG, else none) overlaid
 /// with the environment. ERRORS: as the two functions above.
+/// RETURN VALUE: merge(file's overrides, environment's); RPM_CONFIG is
+/// read through getenv_fn, and an empty one means no file.
+/// That is: errc::bad_config (the file, as overrides_from_config; checked
+/// first); errc::bad_override (the environment, as overrides_from_env).
 Result<Overrides> load_overrides(const std::optional<std::filesystem::path>& config,
                                  const EnvLookup& getenv_fn);
 
 } // namespace rpm
+
+RPM_API_END

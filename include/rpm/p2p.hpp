@@ -22,6 +22,7 @@
 // hugepages where it can, saying so.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/result.hpp>
 
 #include <cstddef>
@@ -33,6 +34,8 @@
 #include <string>
 #include <vector>
 
+RPM_API_BEGIN
+
 namespace rpm::p2p {
 
 enum class ProviderKind {
@@ -40,6 +43,8 @@ enum class ProviderKind {
     nvme_cmb,  ///< an NVMe controller memory buffer, found from CMBLOC/CMBSZ
     nvme_pmr,  ///< an NVMe persistent memory region, found from PMRCAP
 };
+/// RETURN VALUE: "p2pmem", "nvme_cmb" or "nvme_pmr"; "invalid" for a value
+/// outside the enum; never fails.
 std::string_view to_string(ProviderKind k) noexcept;
 
 /// A device offering memory for P2P DMA.
@@ -105,31 +110,56 @@ struct ProviderUsage {
 
 /// Where a buffer's memory is.
 enum class Source { p2pmem, bar, host_hugepages, host };
+/// RETURN VALUE: "p2pmem", "bar", "host_hugepages" or "host"; "invalid"
+/// for a value outside the enum; never fails.
 std::string_view to_string(Source s) noexcept;
 
 class Manager;
-namespace detail { class ManagerCore; }
+namespace detail { class RPM_INTERNAL ManagerCore; }
 
 /// Memory from the manager. Freed (back to its provider) on destruction;
 /// it keeps the provider's mapping alive even after its Manager is gone.
 /// A moved-from buffer is empty (data() nullptr, size() 0).
 class Buffer {
 public:
+    /// Take over `other`'s memory; `other` is left empty. ERRORS: none.
     Buffer(Buffer&&) noexcept;
+    /// Give back the memory this held (as the destructor), then take over
+    /// `other`'s; `other` is left empty. RETURN VALUE: *this.
+    /// ERRORS: none.
     Buffer& operator=(Buffer&&) noexcept;
+    /// Give the memory back: to its provider's sub-allocator (bar), by
+    /// unmapping it (p2pmem, host), and out of the manager's figures. An
+    /// empty buffer does nothing. ERRORS: none.
     ~Buffer();
+    /// RETURN VALUE: the first byte, aligned as allocate was asked; nullptr
+    /// for an empty buffer; never fails.
     [[nodiscard]] std::byte* data() const noexcept;
+    /// RETURN VALUE: the size asked of allocate (the mapping may be larger,
+    /// rounded to pages); 0 for an empty buffer; never fails.
     [[nodiscard]] std::size_t size() const noexcept;
+    /// RETURN VALUE: {data(), size()}; never fails.
     [[nodiscard]] std::span<std::byte> bytes() const noexcept { return {data(), size()}; }
+    /// RETURN VALUE: where the memory is; Source::host for an empty buffer;
+    /// never fails.
     [[nodiscard]] Source source() const noexcept;
+    /// RETURN VALUE: true for host memory (host or host_hugepages), and
+    /// also for an empty buffer, whose source() is host; never fails.
     [[nodiscard]] bool is_fallback() const noexcept { return source() == Source::host || source() == Source::host_hugepages; }
+    /// RETURN VALUE: the provider's BDF; empty for host memory and for an
+    /// empty buffer; never fails.
     [[nodiscard]] const std::string& provider() const noexcept;  ///< BDF, empty for host memory
+    /// RETURN VALUE: the offset into the provider's memory (bar: from the
+    /// sub-allocator); 0 for p2pmem, host memory and an empty buffer; never
+    /// fails.
     [[nodiscard]] std::uint64_t offset() const noexcept;         ///< into the provider's memory (p2pmem: 0, the kernel does not say)
+    /// RETURN VALUE: for a fallback, why no P2P memory was used (and why no
+    /// hugepages, when they were tried); empty otherwise; never fails.
     [[nodiscard]] const std::string& why() const noexcept;       ///< for a fallback: why not P2P
 
 private:
     friend class detail::ManagerCore;
-    struct State;
+    struct RPM_INTERNAL State;
     explicit Buffer(std::unique_ptr<State> s) noexcept;
     std::unique_ptr<State> s_;
 };
@@ -148,29 +178,58 @@ struct Accounting {
 class Manager {
 public:
     /// Discover providers under opts.root.
-    /// RETURN VALUE: a manager (possibly with no providers).
-    /// ERRORS: errc::path_not_found when the root has no sys/bus/pci/devices.
+    /// RETURN VALUE: a manager (possibly with no providers). Devices whose
+    /// files cannot be read are listed in skipped(), not returned as errors.
+    /// ERRORS: errc::path_not_found when the root has no sys/bus/pci/devices
+    /// (also when that path exists but cannot be resolved: an unreadable
+    /// link, a loop, a link above the root).
     static Result<Manager> discover(ManagerOptions opts = {});
 
+    /// Take over `other`'s state; `other` is left moved-from: only
+    /// assigning to it and destroying it are valid then. ERRORS: none.
     Manager(Manager&&) noexcept;
+    /// Let go of this manager's state, then take over `other`'s.
+    /// RETURN VALUE: *this. ERRORS: none.
     Manager& operator=(Manager&&) noexcept;
+    /// Let go of the manager; a provider's BAR stays mapped until its last
+    /// Buffer is gone too. ERRORS: none.
     ~Manager();
 
     /// The providers as discovered (their `available` is not updated; see usage()).
+    /// RETURN VALUE: that list, possibly empty; never fails.
     [[nodiscard]] const std::vector<Provider>& providers() const noexcept;
     /// Devices whose files could not be read during discovery, with the reason.
+    /// RETURN VALUE: one line per such device; never fails.
     [[nodiscard]] const std::vector<std::string>& skipped() const noexcept;
     /// Free space now: one entry per provider in providers() order, then
     /// any provider only a hand-made Choice named. Thread-safe.
+    /// RETURN VALUE: those entries (a BAR provider not yet allocated from
+    /// reports its whole size free; p2pmem reads the kernel's
+    /// p2pmem/available, or Provider::available when that is unreadable).
+    /// ERRORS: none.
     [[nodiscard]] std::vector<ProviderUsage> usage() const;
 
     /// Where `device` sits. ERRORS: errc::path_not_found (no such device),
     /// errc::invalid_argument (not a PCI device).
+    /// RETURN VALUE: its BDF, its bridges up to the root port and its host
+    /// bridge.
+    /// In full: errc::invalid_argument (an empty name, one with a '/', "."
+    /// or ".."; a device with no PCI function above it, e.g. rxe, siw or a
+    /// virtual device: the detail says which); errc::path_not_found (a BDF
+    /// with no PCI device; a name found under none of sys/class/nvme,
+    /// sys/class/infiniband, sys/class/net and sys/block);
+    /// errc::sysfs_unreadable (a sysfs link on the way cannot be read,
+    /// loops, or climbs above the root).
     [[nodiscard]] Result<Placement> place(const std::string& device) const;
 
     /// The closest provider every client can reach (ties: most free space),
     /// with a verdict for each provider. No provider is not an error.
     /// ERRORS: errc::invalid_argument (no clients), the errors of place().
+    /// RETURN VALUE: the choice (Choice::provider empty when none suits),
+    /// its verdicts and explanation, and `clients` as given.
+    /// That is: errc::invalid_argument (no clients); the error of the first
+    /// client place() refuses (invalid_argument, path_not_found,
+    /// sysfs_unreadable).
     [[nodiscard]] Result<Choice> find(std::span<const std::string> clients) const;
 
     /// `size` bytes aligned to `align` (a power of two, at most 2 MiB) from
@@ -179,17 +238,35 @@ public:
     /// ERRORS: errc::invalid_argument (size 0 or beyond SIZE_MAX / 2, bad
     /// alignment), errc::io_error when neither the provider nor host memory
     /// can be mapped (the detail gives both reasons).
+    /// RETURN VALUE: the buffer. The fallback is also taken when the
+    /// provider cannot serve at all (ManagerOptions::map_bars off for a
+    /// CMB/PMR, a CMB without WDS/RDS) or cannot be mapped. Host memory has
+    /// 2 MiB pages when ManagerOptions::hugepages is set, size is at least
+    /// 2 MiB and the pages can be had; normal pages otherwise. Thread-safe.
     Result<Buffer> allocate(const Choice& choice, std::size_t size, std::size_t align = 4096);
     /// Only from the provider: errc::no_p2p_memory instead of a fallback.
+    /// RETURN VALUE: a buffer of the chosen provider's memory (Source::bar
+    /// or Source::p2pmem). Thread-safe.
+    /// ERRORS: errc::invalid_argument (as allocate); errc::no_p2p_memory
+    /// (choice has no provider; the provider cannot serve: map_bars off, a
+    /// CMB without WDS/RDS; its BAR or p2pmem/allocate cannot be mapped; no
+    /// free extent fits: the detail says which and why).
     Result<Buffer> allocate_p2p(const Choice& choice, std::size_t size, std::size_t align = 4096);
 
     /// Record `bytes` moved through `b` (counted as device or host-staged).
+    /// An empty buffer records nothing. Thread-safe.
+    /// RETURN VALUE: none. ERRORS: none.
     void account(const Buffer& b, std::uint64_t bytes) noexcept;
+    /// RETURN VALUE: the counters now: bytes accounted per kind, allocations
+    /// and fallbacks so far, bytes of live buffers. Thread-safe.
+    /// ERRORS: none.
     [[nodiscard]] Accounting accounting() const;
 
 private:
-    explicit Manager(std::shared_ptr<detail::ManagerCore> core) noexcept;
+    RPM_INTERNAL explicit Manager(std::shared_ptr<detail::ManagerCore> core) noexcept;
     std::shared_ptr<detail::ManagerCore> core_;
 };
 
 } // namespace rpm::p2p
+
+RPM_API_END

@@ -10,6 +10,7 @@
 // here: detect() reports only what the machine says.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/persistence.hpp>
 #include <rpm/result.hpp>
 
@@ -18,6 +19,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+RPM_API_BEGIN
 
 namespace rpm::platform {
 
@@ -57,6 +60,8 @@ struct RootPort {
 
 /// Yes / no / could not tell.
 enum class Tri { no, yes, unknown };
+/// RETURN VALUE: "no", "yes" or "unknown" ("unknown" too for a value
+/// outside the enum); never fails.
 std::string_view to_string(Tri t) noexcept;
 
 /// One RDMA device (/sys/class/infiniband/<name>).
@@ -95,13 +100,27 @@ struct DetectOptions {
 /// Read everything. Never fails for a missing or unreadable file (see
 /// Profile::unreadable); fails with errc::path_not_found only when the root
 /// itself does not exist.
+/// RETURN VALUE: the profile: CPU flush instructions from cpuid (whatever
+/// the root), nd regions and RDMA devices read under opts.root, device
+/// capabilities from libibverbs only when the root is "/" and
+/// opts.query_verbs is set (a failed query is noted in caps_detail and
+/// Profile::unreadable, not returned).
+/// ERRORS: errc::path_not_found (opts.root is missing, is not a directory,
+/// or cannot be examined, e.g. EACCES on a parent: the detail names the
+/// root and the reason).
 Result<Profile> detect(const DetectOptions& opts = {});
 
 /// The nd region (name, e.g. "region0") that holds the block or character
 /// device `dev` (st_dev of a file on fsdax, st_rdev of a devdax or pmem
 /// device), found through <root>/sys/dev/{block,char}/MAJ:MIN. nullopt when
 /// the device is not in an nd region.
+/// RETURN VALUE: the name of the "regionN" directory nearest the device in
+/// its resolved sysfs path, or std::nullopt: also when the MAJ:MIN link is
+/// missing, cannot be read, loops or climbs above `root`.
+/// ERRORS: none; every failure to look is std::nullopt.
 std::optional<std::string> nd_region_of(const std::filesystem::path& root, unsigned major,
                                         unsigned minor, bool char_device);
 
 } // namespace rpm::platform
+
+RPM_API_END

@@ -13,12 +13,15 @@
 // so a reused region never shows an old log's records.
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/replication.hpp>
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
+
+RPM_API_BEGIN
 
 namespace rpm {
 
@@ -43,49 +46,88 @@ public:
     /// Open the log in [offset, offset + length) of `r`'s data area, or
     /// format it there (through the replicator, committed) when that slice
     /// holds no log. The replicator must outlive the log.
+    /// The slice is read from the local copy (as recovery left it): a slice
+    /// without the log magic, or with generation 0, is formatted anew.
+    /// RETURN VALUE: the log, its tail after the last valid record.
     /// ERRORS: errc::invalid_argument (slice outside the data area, not
     /// 8-byte aligned, or smaller than a header and one record); errc::bad_size
     /// (a log formatted with another length); the errors of commit().
+    /// "Smaller than a header and one record": under 88 bytes (the header,
+    /// an empty record and the zero word after it). Formatting writes and
+    /// commits through the replicator: errc::fenced (Replicator::write or
+    /// commit), errc::quorum_lost (commit; the header stays in the local
+    /// copy, so a later open finds the log there and does not commit it
+    /// again: the next successful commit covers it).
     static Result<ReplicatedLog> open(Replicator& r, std::uint64_t offset, std::uint64_t length);
 
     /// Append a record; durable once a commit covers its LSN.
+    /// The log is not thread-safe: one append at a time per log.
+    /// RETURN VALUE: the record's index, position and LSN.
     /// ERRORS: errc::bad_size (payload over kMaxPayload, or the log is full:
     /// detail gives the space left); the errors of Replicator::write.
+    /// That is errc::fenced (Replicator::write or atomic_write; the range is
+    /// always inside the data area); nothing is appended then. A payload
+    /// over about 1 MiB fails tcp:// replicas, as Replicator::write says.
     Result<LogAppend> append(std::span<const std::byte> payload);
     /// append + Replicator::commit: returns once the record is durable per
     /// the replicator's policy. Sent as one vectored Replicator::persist
     /// (the body and its commit word in one request per member).
+    /// RETURN VALUE: the record's index, position and LSN, durable per the
+    /// policy.
+    /// ERRORS: errc::bad_size, as append (nothing is written); the errors of
+    /// Replicator::persist: errc::quorum_lost (the record is in the local
+    /// copy and stays appended; it may be durable on some members);
+    /// errc::fenced. On either of these the log moves its tail past the
+    /// record, also when Replicator::persist refused before writing it
+    /// (errc::fenced).
     Result<LogAppend> append_durable(std::span<const std::byte> payload);
 
     /// Records in order from the local copy, stopping at the first that is
     /// missing or fails its CRC. fn returns false to stop early.
+    /// RETURN VALUE: none. ERRORS: none.
     void for_each(const std::function<bool(const LogRecord&)>& fn) const;
+    /// RETURN VALUE: the records found at open plus those appended since
+    /// (failed append_durable calls included). ERRORS: none.
     [[nodiscard]] std::uint64_t records() const noexcept;  ///< appended (valid) records
+    /// RETURN VALUE: the position of the next record. ERRORS: none.
     [[nodiscard]] std::uint64_t used() const noexcept;     ///< bytes, header included
+    /// RETURN VALUE: the slice's length, as open was given it. ERRORS: none.
     [[nodiscard]] std::uint64_t capacity() const noexcept;
+    /// RETURN VALUE: the log's random generation (never 0), from its
+    /// header. ERRORS: none.
     [[nodiscard]] std::uint64_t generation() const noexcept;
+    /// RETURN VALUE: the replicator open was given. ERRORS: none.
     [[nodiscard]] Replicator& replicator() const noexcept { return *r_; }
 
     /// For ReplicatorOptions::recovery_rank: the end of the valid record
     /// chain in `slice` (a log slice of some member's data area); 0 when it
     /// holds no log. Longer valid chain = more advanced member.
+    /// RETURN VALUE: that position (kHeaderSize for a log without records).
+    /// ERRORS: none.
     static std::uint64_t rank(std::span<const std::byte> slice) noexcept;
     /// The same for a log at [offset, offset + length) of `data_area`,
     /// which may be cut short (recovery_rank gets the data area up to the
     /// high-water mark): ranks what is there.
+    /// RETURN VALUE: as rank(slice); 0 when offset is at or past the end of
+    /// `data_area`. ERRORS: none.
     static std::uint64_t rank(std::span<const std::byte> data_area, std::uint64_t offset, std::uint64_t length) noexcept;
     /// The record at `position` of a log slice (as LogAppend::position or
     /// LogRecord::position gave it), validated like a scan validates it
     /// (commit word, index, CRC); nullopt when there is none.
+    /// RETURN VALUE: the record, its payload a view into `slice`; nullopt
+    /// also for no log header, a position that is unaligned, inside the
+    /// header or past the end. ERRORS: none.
     static std::optional<LogRecord> record_at(std::span<const std::byte> slice, std::uint64_t position) noexcept;
     /// Every valid record of a log slice (e.g. a replica's region opened
     /// after the primary was lost). An empty vector when no log is there.
+    /// RETURN VALUE: the records in order, payloads viewing `slice`.
+    /// ERRORS: none.
     static std::vector<LogRecord> scan(std::span<const std::byte> slice);
 
 private:
     ReplicatedLog(Replicator& r, std::uint64_t offset, std::uint64_t length) noexcept
         : r_(&r), offset_(offset), length_(length) {}
-    struct Encoded;
+    struct RPM_INTERNAL Encoded;
     /// The next record's bytes, or errc::bad_size.
     [[nodiscard]] Result<Encoded> encode(std::span<const std::byte> payload) const;
     /// The record is in the local copy: move the tail past it.
@@ -99,3 +141,5 @@ private:
 };
 
 } // namespace rpm
+
+RPM_API_END

@@ -4,7 +4,9 @@
 //
 // Semantics (docs/replication.md):
 // - Every write and atomic_write gets a log sequence number (LSN), in the
-//   order the calls were made. Writes go to the local copy at once and to
+//   order the calls were made. LSNs only increase; they are not dense (open()
+//   takes one itself, so a fresh group's first write gets 2): compare them,
+//   do not count writes with them. Writes go to the local copy at once and to
 //   every live replica in parallel; none is durable until a commit covers it.
 // - commit() covers every write issued before it. It returns the LSN it
 //   covered once that LSN is persistent on as many members as the
@@ -26,6 +28,7 @@
 //   data area after it (data()).
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/client.hpp>
 #include <rpm/result.hpp>
 
@@ -39,6 +42,8 @@
 #include <string>
 #include <vector>
 
+RPM_API_BEGIN
+
 namespace rpm {
 
 /// A log sequence number. 0 means "nothing".
@@ -51,20 +56,34 @@ struct Durability {
     unsigned k = 0;             ///< for k_of_n: members that must hold the LSN (1..members)
     bool include_local = true;  ///< the local copy counts as one member
 
+    /// RETURN VALUE: the policy "every member". ERRORS: none.
     static Durability all(bool include_local = true) { return {Kind::all, 0, include_local}; }
+    /// RETURN VALUE: the policy "more than half of the members" (members / 2
+    /// + 1). ERRORS: none.
     static Durability majority(bool include_local = true) { return {Kind::majority, 0, include_local}; }
+    /// RETURN VALUE: the policy "k members". ERRORS: none here: k is checked
+    /// against the members by needed_members and Replicator::open
+    /// (errc::invalid_argument for 0 or more than there are).
     static Durability k_of_n(unsigned k, bool include_local = true) { return {Kind::k_of_n, k, include_local}; }
 };
 
 /// "all", "majority", "2-of-n"; with "+local" when include_local.
+/// RETURN VALUE: that name, always with a suffix: "-local" when
+/// include_local is not set (parse_durability reads it back).
+/// ERRORS: none.
 std::string to_string(const Durability& d);
 /// Parse "all", "majority" or "K" (k of n), each optionally followed by
 /// "+local" or "-local" (default +local).
-/// ERRORS: errc::invalid_argument for anything else.
+/// "K-of-n" (as to_string writes it) is read as "K" too.
+/// RETURN VALUE: the policy.
+/// ERRORS: errc::invalid_argument for anything else (K must be a decimal
+/// number from 1; the detail quotes the text).
 Result<Durability> parse_durability(std::string_view s);
 
 /// How many of `members` members a commit needs under `d` (what
 /// Replicator::needed() reports once open).
+/// RETURN VALUE: members for all, members / 2 + 1 for majority, k for
+/// k_of_n.
 /// ERRORS: errc::invalid_argument when the policy cannot be met even with
 /// every member (k of 0, k above members, no members).
 Result<unsigned> needed_members(const Durability& d, unsigned members);
@@ -75,6 +94,8 @@ enum class Frontier {
     quorum,  ///< the durability policy holds for every write up to here
     all,     ///< every member holds every write up to here persistently
 };
+/// RETURN VALUE: "local", "quorum" or "all" ("?" for a value outside the
+/// enum). ERRORS: none.
 std::string_view to_string(Frontier f) noexcept;
 
 struct ReplicaSpec {
@@ -89,12 +110,14 @@ enum class ReplicaState {
     live,     ///< counts towards durability
     failed,   ///< left; reconnect attempts continue
 };
+/// RETURN VALUE: "syncing", "live" or "failed" ("?" for a value outside
+/// the enum). ERRORS: none.
 std::string_view to_string(ReplicaState s) noexcept;
 
 struct ReplicaEvent {
     enum class Kind {
-        joined,       ///< synchronised at open, counts
-        left,         ///< failed; error says why
+        joined,       ///< synchronised at open, counts (told in open())
+        left,         ///< failed, or unreachable at open; error says why
         catching_up,  ///< reconnected, resync started
         rejoined,     ///< resync flushed, counts again
     };
@@ -104,6 +127,8 @@ struct ReplicaEvent {
     Error error;              ///< for left (and a failed resync)
     Lsn frontier = 0;         ///< the replica's persistent frontier at the event
 };
+/// RETURN VALUE: "joined", "left", "catching_up" or "rejoined" ("?" for a
+/// value outside the enum). ERRORS: none.
 std::string_view to_string(ReplicaEvent::Kind k) noexcept;
 
 struct ReplicaStatus {
@@ -154,7 +179,12 @@ struct ReplicatorOptions {
     /// (what was ever written, in 1 MiB steps): it may be shorter than the
     /// data area, and a rank function must not read past its end.
     std::function<std::uint64_t(std::span<const std::byte>)> recovery_rank;
-    /// Called on the replicator's monitor thread (or in open()).
+    /// Told of each member's changes. What open() finds (joined for each
+    /// replica synchronised, left for each it could not reach, with why) is
+    /// told in open(), on the caller's thread, before it returns; later
+    /// events come on the replicator's monitor thread, one at a time. It
+    /// must not call the replicator's commit, persist or wait (they may
+    /// wait for that thread).
     std::function<void(const ReplicaEvent&)> on_event;
     /// Called when a frontier advances, on the replicas' I/O thread (one,
     /// shared by every tcp:// replica connection), the monitor's or the
@@ -178,12 +208,17 @@ struct ReplicatorOptions {
 /// Bytes at the start of every member's region reserved for the header.
 inline constexpr std::size_t kReplicaHeaderSize = 4096;
 
+/// One primary's replicated region. Every call below is for a Replicator
+/// that open() returned; a moved-from one supports only assignment and
+/// destruction.
 class Replicator {
 public:
     /// Open the local region, connect to every replica, recover, and make
     /// every reachable member equal to the most advanced one (see
     /// recovery_rank) over the bytes ever written.
     /// RETURN VALUE: a replicator whose members are all at the same LSN.
+    /// A replica that could not be reached, or whose catch-up failed here
+    /// (a left event), starts failed and is reconnected in the background.
     /// ERRORS: errc::invalid_argument (no local path, a replica without a
     /// uri or listed twice, a durability that cannot be met even with every
     /// member, k of 0); the errors of
@@ -193,10 +228,37 @@ public:
     /// (more than needed - 1 members unreachable, so committed data could be
     /// missing; detail lists each unreachable replica's error; a blank
     /// replica counts as reachable: a new member holding nothing).
+    /// In more detail:
+    /// - errc::invalid_argument: also heartbeat_interval, failure_timeout
+    ///   or reconnect_interval not positive; "listed twice" means the same
+    ///   uri and region; and a replica's own refusal: a bad uri
+    ///   (Client::connect), an unknown or not granted region, or a forced
+    ///   method unsafe for it (Connection::open_region)
+    /// - errc::bad_size: also a local region under 8 KiB (the 4 KiB header
+    ///   and at least 4 KiB of data)
+    /// - errc::permission_denied: a replica refused authentication
+    /// - errc::fenced: a replica has accepted a newer term than
+    ///   fencing_term (this primary must not serve)
+    /// - errc::quorum_lost is checked only when the local copy or a
+    ///   reachable replica already holds the group: a blank local copy
+    ///   that reaches no replica starts a new group (replicas that hold the
+    ///   old one are then refused with errc::bad_config when they return)
+    /// - the errors of RemoteRegion::read (e.g. errc::io_error) while
+    ///   reading a replica's data area for recovery (every replica's
+    ///   with recovery_rank set; else the winner's, when a replica wins)
+    /// Any other failure to reach a replica (errc::io_error,
+    /// errc::rdma_unavailable, errc::unsupported, ...) only makes it
+    /// unreachable.
     static Result<Replicator> open(ReplicatorOptions opts);
 
+    /// Take over `other`'s replicator; `other` is left moved-from.
+    /// RETURN VALUE: none (a constructor). ERRORS: none.
     Replicator(Replicator&&) noexcept;
+    /// Let go of this object's replicator (as the destructor), then take
+    /// over `other`'s. RETURN VALUE: *this. ERRORS: none.
     Replicator& operator=(Replicator&&) noexcept;
+    /// Writes not covered by a successful commit may or may not be durable
+    /// on any member. RETURN VALUE: none. ERRORS: none.
     ~Replicator();  ///< stops the monitor, closes connections; commits nothing
 
     /// Write into the data area at `offset`; the bytes are copied before
@@ -204,48 +266,88 @@ public:
     /// sends them with their flush as one request per replica; larger ones
     /// are sent at once (docs/replication.md, "LSNs").
     /// RETURN VALUE: the write's LSN.
-    /// ERRORS: errc::invalid_argument (range outside the data area).
+    /// The LSN is returned once the local copy holds the bytes, whatever the
+    /// replicas make of them: a replica that fails the write leaves (a left
+    /// event) and is caught up later, and the next commit reports
+    /// errc::quorum_lost if too few members remain.
+    /// ERRORS: errc::invalid_argument (range outside the data area);
+    /// errc::fenced once a replica said a newer primary term took over
+    /// (checked after the range; nothing is written).
     Result<Lsn> write(std::uint64_t offset, std::span<const std::byte> data);
     /// An 8-byte aligned 8-byte store that no member ever shows torn.
+    /// RETURN VALUE: the write's LSN, as for write.
     /// ERRORS: as write, and errc::invalid_argument when misaligned.
     Result<Lsn> atomic_write(std::uint64_t offset, std::uint64_t value);
     /// Make every write issued before the call durable per the policy.
+    /// The local copy is persisted first (that step reports no errors). A
+    /// member's failed flush is not returned: that member leaves.
     /// RETURN VALUE: the LSN covered (the last one issued).
     /// ERRORS: errc::quorum_lost when the members still live cannot meet
     /// the policy (detail: live/needed and the last member error);
     /// errc::fenced once a replica said a newer primary term took over
     /// (fencing_term): this replicator may no longer change any replica.
+    /// errc::quorum_lost also when no quorum of flushes has answered within
+    /// 4 x (failure_timeout + heartbeat_interval). After either error the
+    /// writes may be durable on some members (the file comment).
     Result<Lsn> commit();
     /// write + commit, sent as one persist request per member (one round
     /// trip each) unless some member holds writes that no commit flushed.
+    /// RETURN VALUE: the LSN of the write, once it is durable per the policy.
+    /// ERRORS: as persist(slices) with one slice: errc::invalid_argument
+    /// (range outside the data area: nothing is written); errc::fenced;
+    /// errc::quorum_lost.
     Result<Lsn> persist(std::uint64_t offset, std::span<const std::byte> data);
     /// Vectored: every slice written (data-area offsets), then all of them
     /// made durable under one LSN, as one persist request per member. An
     /// 8-byte slice at an 8-byte aligned offset is stored whole, as
     /// atomic_write does (a log record's commit word).
+    /// RETURN VALUE: the one LSN of all the slices, once they are durable per
+    /// the policy.
     /// ERRORS: errc::invalid_argument (no slice, more than
     /// kMaxPersistSlices, or one outside the data area: nothing is written);
     /// the errors of commit().
+    /// errc::fenced is checked before anything is written.
     Result<Lsn> persist(std::span<const WriteSlice> slices);
 
+    /// RETURN VALUE: the highest LSN frontier `f` has reached (at open: the
+    /// LSN recovered); frontiers never move back. ERRORS: none.
     [[nodiscard]] Lsn frontier(Frontier f) const noexcept;
+    /// RETURN VALUE: the last LSN issued (at open: the LSN recovered).
+    /// ERRORS: none.
     [[nodiscard]] Lsn last_lsn() const noexcept;  ///< the last LSN issued
     /// Wait until frontier `f` reaches `lsn`.
+    /// RETURN VALUE: {} once it has (at once when it already had).
     /// ERRORS: errc::quorum_lost (quorum/all can no longer advance);
     /// errc::fenced (quorum/all, once a newer primary fenced this one);
     /// errc::io_error on timeout.
+    /// "Can no longer advance": quorum, fewer than needed() members live;
+    /// all, any member not live. Frontier::local fails only with the
+    /// timeout.
     Result<void> wait(Frontier f, Lsn lsn, std::chrono::milliseconds timeout);
 
     /// The local copy of the data area (reads never leave the machine).
+    /// RETURN VALUE: the data area, size() bytes, as written (durable or
+    /// not). ERRORS: none.
     [[nodiscard]] std::span<const std::byte> data() const noexcept;
+    /// RETURN VALUE: the data area's size in bytes: the local region less
+    /// its 4 KiB header. ERRORS: none.
     [[nodiscard]] std::size_t size() const noexcept;  ///< of the data area
+    /// RETURN VALUE: the policy ReplicatorOptions::durability gave.
+    /// ERRORS: none.
     [[nodiscard]] const Durability& durability() const noexcept;
+    /// RETURN VALUE: the members the policy counts. ERRORS: none.
     [[nodiscard]] unsigned members() const noexcept;  ///< replicas (+1 with include_local)
+    /// RETURN VALUE: needed_members(durability(), members()). ERRORS: none.
     [[nodiscard]] unsigned needed() const noexcept;   ///< members a commit needs
+    /// RETURN VALUE: the group's term in the replica header: one more than
+    /// the highest any member held at open (not ReplicatorOptions::
+    /// fencing_term). ERRORS: none.
     [[nodiscard]] std::uint64_t term() const noexcept;
+    /// RETURN VALUE: each replica's status, in the order of
+    /// ReplicatorOptions::replicas. ERRORS: none.
     [[nodiscard]] std::vector<ReplicaStatus> replicas() const;
 
-    struct Impl;
+    struct RPM_INTERNAL Impl;
 
 private:
     explicit Replicator(std::shared_ptr<Impl> impl) noexcept;
@@ -253,3 +355,5 @@ private:
 };
 
 } // namespace rpm
+
+RPM_API_END

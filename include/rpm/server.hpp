@@ -4,6 +4,7 @@
 // runs the persist step the region's platform needs (docs/flush-methods.md).
 #pragma once
 
+#include <rpm/export.hpp>
 #include <rpm/completion.hpp>
 #include <rpm/flush.hpp>
 #include <rpm/persistence.hpp>
@@ -23,6 +24,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+RPM_API_BEGIN
 
 namespace rpm {
 
@@ -85,7 +88,8 @@ struct ServerOptions {
     std::size_t max_queued_answer_bytes = 4u << 20;
     /// Told why the server refused or closed a connection under the limits
     /// above (on a server thread; at most one line per second of each kind).
-    /// Empty: the lines go to stderr, prefixed "rpm server: ".
+    /// Empty: the lines go to the library's log at warning level (include/rpm/log.hpp:
+    /// stderr, prefixed "rpm server: ", unless the application set a handler).
     std::function<void(std::string_view line)> on_log;
     /// Called (on a server thread) for each message a client sends. With
     /// several I/O threads it may be called from several threads at once.
@@ -102,9 +106,15 @@ struct RegionReport {
     flush::ServerPersist tcp_persist{};            ///< for the server's own stores (TCP)
 };
 
+/// A running server. On a moved-from Server only port() (0), stop()
+/// (nothing), assigning to it and destruction are valid; regions(),
+/// profile_json() and send() must not be called on it.
 class Server {
 public:
     /// Open the regions, detect the platform, decide, and start listening.
+    /// The steps run in this order, and the first error is returned: the
+    /// options are checked, overrides loaded, the platform detected, every
+    /// region opened, then each listen URI parsed and its listener started.
     /// RETURN VALUE: a running server, or an Error.
     /// ERRORS: errc::invalid_argument (no listen address, a bad URI, an
     /// empty or duplicate region name, no secrets); the errors of
@@ -112,25 +122,70 @@ public:
     /// cannot bind (detail: the address); errc::rdma_unavailable for an
     /// rdma:// listener without a usable device; errc::bad_override /
     /// errc::bad_config for overrides.
+    /// In more detail:
+    /// - errc::invalid_argument: also no regions; a region name over 255
+    ///   bytes; a client id that is empty or over 255 bytes, or an empty
+    ///   secret; handshake_timeout, max_connections,
+    ///   max_unauthenticated_per_address or max_queued_answer_bytes not
+    ///   positive; fence_dir that is not a directory; a tcp:// host that is
+    ///   not an IPv4 or IPv6 literal (names are not resolved)
+    /// - errc::path_not_found: sysfs_root is not a directory (or the errors
+    ///   of pmem::Region::open; the detail names the region)
+    /// - errc::bad_config: also a region's fence file that is malformed; the
+    ///   tls certificate or private key cannot be loaded
+    /// - errc::io_error: also a fence file that cannot be read; tcp://: the
+    ///   socket, listen or event-loop set-up failed; rdma://: its eventfd
+    /// - errc::rdma_unavailable: rdma://: no RDMA device has the listen
+    ///   address (a wildcard address never has one), or rdma_cm or a verbs
+    ///   call failed while setting up (detail: the call), or the session
+    ///   message pool could not register its buffers
+    /// A region file created (ServedRegion::create) before a later step
+    /// failed stays on disk.
     static Result<Server> start(ServerOptions opts);
 
+    /// Take over `other`'s server; `other` is left moved-from.
+    /// RETURN VALUE: none (a constructor). ERRORS: none.
     Server(Server&&) noexcept;
+    /// Stop this object's server (as the destructor), then take over
+    /// `other`'s. RETURN VALUE: *this. ERRORS: none.
     Server& operator=(Server&&) noexcept;
+    /// Stops (as stop()) and unmaps the regions. RETURN VALUE: none.
+    /// ERRORS: none.
     ~Server();  ///< stops
 
     /// The bound port of the listener for `scheme` ("tcp" or "rdma"); 0 if none.
+    /// RETURN VALUE: that port (the port picked, for port 0); with several
+    /// listeners of the scheme, the first one's; 0 for another scheme or a
+    /// moved-from Server. ERRORS: none.
     [[nodiscard]] std::uint16_t port(std::string_view scheme) const noexcept;
+    /// RETURN VALUE: what the server decided for each region, in the order
+    /// of ServerOptions::regions. ERRORS: none.
     [[nodiscard]] const std::vector<RegionReport>& regions() const noexcept;
+    /// RETURN VALUE: the platform profile and every region's decision as
+    /// JSON (what clients get in the handshake). ERRORS: none.
     [[nodiscard]] const std::string& profile_json() const noexcept;
 
     /// Send an application message to a session. ERRORS: errc::invalid_argument
     /// for an unknown (or closed) session.
+    /// `session` is the id ServerOptions::on_message was given. The message
+    /// waits at the client until Connection::recv takes it.
+    /// RETURN VALUE: {} once the message is queued for the session; that is
+    /// no proof of delivery: a session that closes before it is sent drops it.
+    /// That errc::invalid_argument is also the answer after stop(), and to
+    /// every failure on rdma://, e.g. a payload over 65520 bytes (the session
+    /// refuses it with errc::bad_size, but that error is not passed on: the
+    /// call tries the other listeners and ends with "no open session").
+    /// tcp:// checks no size: a payload over 1 MiB + 4 KiB, more than the
+    /// client accepts in one frame, fails that client's connection.
     Result<void> send(std::uint64_t session, std::span<const std::byte> payload);
 
     /// Stop listening, close every session, and persist nothing further.
+    /// Returns once no request handler runs any more. Calling it again, or
+    /// on a moved-from Server, does nothing.
+    /// RETURN VALUE: none. ERRORS: none.
     void stop();
 
-    struct Impl;
+    struct RPM_INTERNAL Impl;
 
 private:
     explicit Server(std::unique_ptr<Impl> impl) noexcept;
@@ -138,3 +193,5 @@ private:
 };
 
 } // namespace rpm
+
+RPM_API_END

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The Debian packages (cmake/Package.cmake), as a Debian user meets them:
+#   1. cpack makes librpmpm0, librpmpm-dev and rpmpm-tools, each holding
+#      what it should (the library; headers, CMake and pkg-config files;
+#      the tools and man pages) and nothing of the others';
+#   2. dpkg installs them on this machine (their dependencies are Debian
+#      packages tools/install-deps installed);
+#   3. a program outside the tree builds against /usr with find_package(rpm)
+#      and with pkg-config, neither given a path, and runs; the installed
+#      rpm-probe runs and man finds its page;
+#   4. the packages are purged again (also when a step fails).
+# Usage: package_test.sh BUILD_DIR SOURCE_DIR     (as root)
+set -euo pipefail
+build_dir=$1
+src_dir=$2
+[ "$(id -u)" = 0 ] || { echo "package test: needs root (dpkg -i)"; exit 1; }
+work=$(mktemp -d "${build_dir}/package-test.XXXXXX")
+packages=(rpmpm-tools librpmpm-dev librpmpm0)
+region=/dev/shm/rpm-package-test-$$.pool
+cleanup() {
+  dpkg -P "${packages[@]}" >/dev/null 2>&1 || true
+  rm -rf "$work" "$region"
+}
+trap cleanup EXIT
+fail() { echo "package test: $*" >&2; exit 1; }
+unset LD_LIBRARY_PATH CXXFLAGS CPPFLAGS LDFLAGS CMAKE_PREFIX_PATH PKG_CONFIG_PATH
+
+# 1. The packages and what each holds.
+(cd "$work" && cpack -G DEB --config "$build_dir/CPackConfig.cmake" -B "$work/out" >"$work/cpack.log" 2>&1) ||
+  { tail -n 30 "$work/cpack.log"; fail "cpack failed"; }
+deb() { ls "$work"/out/"$1"_*.deb 2>/dev/null | head -n 1; }
+for p in "${packages[@]}"; do [ -n "$(deb "$p")" ] || fail "no $p package (cpack made: $(ls "$work/out"))"; done
+has() {  # PACKAGE PATTERN: the package holds a file matching it
+  dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }' | grep -qE "$2" || fail "$1 has no file like $2"
+}
+lacks() { ! dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }' | grep -qE "$2" || fail "$1 holds $2, which is not its"; }
+has librpmpm0 '^\./usr/lib/.*librpmpm\.so\.0\.'
+lacks librpmpm0 'include/|/bin/|cmake/|pkgconfig/'
+has librpmpm-dev '^\./usr/include/rpm/client\.hpp$'
+has librpmpm-dev '^\./usr/lib/.*cmake/rpm/rpmConfig\.cmake$'
+has librpmpm-dev '^\./usr/lib/.*pkgconfig/rpmpm\.pc$'
+has librpmpm-dev '^\./usr/lib/.*librpmpm\.so$'
+has librpmpm-dev '^\./usr/share/doc/rpm/(README|architecture)\.md$'
+lacks librpmpm-dev '/bin/|librpmpm\.so\.0'
+for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf rpm-kvstore; do
+  has rpmpm-tools "^\./usr/bin/$tool$"
+  has rpmpm-tools "^\./usr/share/man/man1/$tool\.1"
+done
+lacks rpmpm-tools 'include/|librpmpm'
+for p in "${packages[@]}"; do
+  echo "package test: $(basename "$(deb "$p")"): $(dpkg-deb -f "$(deb "$p")" Depends | cut -c1-160)"
+done
+
+# 2. Installed on this machine.
+dpkg -i "$(deb librpmpm0)" "$(deb librpmpm-dev)" "$(deb rpmpm-tools)" >"$work/dpkg.log" 2>&1 ||
+  { cat "$work/dpkg.log"; fail "dpkg -i failed"; }
+echo "package test: installed $(dpkg-query -W -f '${Package} ${Version}, ' "${packages[@]}")"
+
+# 3. The outside program, with no path given to either tool.
+cmake -S "$src_dir/tests/install/consumer" -B "$work/cmake-build" >"$work/cmake.log" 2>&1 ||
+  { cat "$work/cmake.log"; fail "find_package(rpm) did not find the installed package"; }
+cmake --build "$work/cmake-build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; fail "the consumer did not build"; }
+"$work/cmake-build/consumer" "$region" || fail "the consumer built with CMake does not run"
+rm -f "$region"
+c++ -o "$work/pc-consumer" "$src_dir/tests/install/consumer/main.cpp" $(pkg-config --cflags --libs rpmpm) ||
+  fail "pkg-config rpmpm did not build the consumer"
+"$work/pc-consumer" "$region" || fail "the consumer built with pkg-config does not run"
+echo "package test: pkg-config rpmpm --cflags: $(pkg-config --cflags rpmpm)"
+/usr/bin/rpm-probe --sysfs-root "$src_dir/tests/fixtures/sysfs/adr_ddio_on" >/dev/null || fail "the installed rpm-probe does not run"
+man -w rpm-server >/dev/null || fail "man does not find rpm-server's page"
+echo "package test: the consumer builds against /usr with CMake and pkg-config; rpm-probe runs; man rpm-server is found"
