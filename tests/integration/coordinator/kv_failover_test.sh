@@ -228,12 +228,17 @@ check_regions() {
     grep -q '^k-stale=' "$work/n$i.dump" && stale+="n$i "
   done
   if [ -s "$work/acked" ]; then
-    sort -u "$work/acked" >"$work/acked.sorted"  # not <(...): no /dev/fd in older lab VMs
-    while read -r key; do
-      n=0
-      for i in 0 1 2; do grep -q "^$key=" "$work/n$i.dump" && n=$((n + 1)); done
-      [ $n -ge 2 ] || { lost=$((lost + 1)); [ $lost -le 5 ] && echo "acknowledged $key on $n members"; }
-    done <"$work/acked.sorted"
+    # One awk over the three dumps (key=value lines), not three greps per
+    # key: under the lab's emulation 3,000 greps took about 6 minutes.
+    local short
+    short=$(awk -F= 'FILENAME == ARGV[1] { if ($0 != "") want[$0] = 1; next }
+                     !seen[FILENAME, $1]++ { members[$1]++ }
+                     END { for (k in want) if (members[k] < 2) print k, members[k] + 0 }' \
+              "$work/acked" "$work/n0.dump" "$work/n1.dump" "$work/n2.dump")
+    if [ -n "$short" ]; then
+      lost=$(grep -c . <<<"$short")
+      head -n 5 <<<"$short" | while read -r key n; do echo "acknowledged $key on $n members"; done
+    fi
   fi
   for k in k-before=v1 k-after=v2; do
     n=$(cat "$work"/n*.dump | grep -c "^$k$")
