@@ -14,8 +14,17 @@ set -euo pipefail
 build_dir=$1
 src_dir=$2
 [ "$(id -u)" = 0 ] || { echo "package test: needs root (dpkg -i)"; exit 1; }
-work=$(mktemp -d "${build_dir}/package-test.XXXXXX")
 packages=(rpmpm-tools librpmpm-dev librpmpm0)
+# The test purges what it installs: it must not take away packages someone
+# installed on purpose.
+for p in "${packages[@]}"; do
+  if dpkg-query -W -f '${Status}' "$p" 2>/dev/null | grep -q 'ok installed'; then
+    echo "package test: $p is already installed on this machine; the test installs and then purges its own" \
+         "build of it, so it stops here (dpkg -P ${packages[*]} first to run it)"
+    exit 1
+  fi
+done
+work=$(mktemp -d "${build_dir}/package-test.XXXXXX")
 region=/dev/shm/rpm-package-test-$$.pool
 cleanup() {
   dpkg -P "${packages[@]}" >/dev/null 2>&1 || true

@@ -106,6 +106,7 @@ step() {  # NAME COMMAND...: run, report, remember failures
 }
 failure_tails() {
   local name
+  sleep 0.5  # the last step's tee may still be writing its file
   for name in "${failed[@]}"; do
     echo "--- lab[$mode] $name: its last 40 lines"
     tail -n 40 "$step_logs/$name.log"
