@@ -9,6 +9,7 @@
 //   rpm-kvbench --target rpm-kvstore --find-leader --addr A --addr B --addr C   # prints the leader's
 //   rpm-kvbench --target etcd --find-leader --addr A --addr B --addr C          # (etcd: the Raft leader)
 //   rpm-kvbench --target etcd --probe --addr A --addr B --addr C                # exit 0 once all answer
+//   rpm-kvbench --target rpm-kvstore --op ping --addr A   # the round trip under any put
 //   rpm-kvbench --summarize runs.jsonl [--json]                                 # the script's table
 #include "clients.hpp"
 #include "etcd_client.hpp"
@@ -62,6 +63,8 @@ int load(const Options& o) {
 
 void add_options(CLI::App& app, Options& o, Modes& m) {
     app.add_option("--target", o.target, "system under test")->check(CLI::IsMember({"rpm-kvstore", "redis", "etcd"}));
+    app.add_option("--op", o.op, "put (durable puts), or ping (rpm-kvstore, redis: bare PINGs, the round trip any put costs at least)")
+        ->check(CLI::IsMember({"put", "ping"}));
     app.add_option("--addr", o.addrs, "HOST:PORT (repeatable; the load goes to the first: redis' master, etcd's first member)");
     app.add_option("--clients", o.clients, "concurrent clients, each its own connection and thread")->check(CLI::Range(1, 1024));
     app.add_option("--value-size", o.value_size, "bytes per value")->check(CLI::Range(std::size_t{1}, std::size_t{1} << 20));
@@ -88,6 +91,7 @@ int main(int argc, char** argv) {
     std::vector<Address> at(o.addrs.size());
     for (std::size_t i = 0; i < at.size(); ++i)
         if (!parse_address(o.addrs[i], at[i])) return std::cerr << "rpm-kvbench: --addr " << o.addrs[i] << ": expected HOST:PORT\n", 2;
+    if (o.op == "ping" && o.target == "etcd") return std::cerr << "rpm-kvbench: --op ping is for the RESP targets (rpm-kvstore, redis)\n", 2;
     if (m.probe) return probe_all(o, at);
     if (m.find_leader) {
         if (o.target == "redis") return std::cerr << "rpm-kvbench: --find-leader is for rpm-kvstore and etcd (Redis' master is the one started so)\n", 2;

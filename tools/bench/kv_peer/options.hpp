@@ -9,6 +9,9 @@ namespace kvbench {
 
 struct Options {
     std::string target = "rpm-kvstore";  ///< rpm-kvstore, redis or etcd
+    /// put, or ping: each "put" is a bare PING (RESP targets): one round
+    /// trip to the server doing nothing, the floor under any put's latency
+    std::string op = "put";
     std::vector<std::string> addrs;       ///< HOST:PORT; the load goes to the first
     int clients = 4;                      ///< connections, one thread and one put in flight each
     std::size_t value_size = 64;

@@ -31,7 +31,14 @@ double median(std::vector<double> v) {
 struct Cell {
     std::vector<double> p50, p99, ops;
 };
-using Key = std::pair<std::size_t, std::string>;  // value size, target
+using Key = std::pair<std::size_t, std::string>;  // value size, system
+
+// A run's row name: its target, or "<target>-ping" for --op ping (lines
+// written before --op existed are puts).
+std::string system_of(const json& run) {
+    const auto t = run["target"].get<std::string>();
+    return run.value("op", std::string("put")) == "ping" ? t + "-ping" : t;
+}
 
 json summary_row(const Key& k, const Cell& c) {
     return {{"value_size", k.first}, {"target", k.second}, {"rounds", c.p50.size()},
@@ -40,10 +47,10 @@ json summary_row(const Key& k, const Cell& c) {
 
 void print_table(std::ostream& out, const json& rows) {
     char line[160];
-    std::snprintf(line, sizeof line, "%-12s %6s %6s %10s %10s %10s\n", "system", "size", "rounds", "p50 us", "p99 us", "ops/s");
+    std::snprintf(line, sizeof line, "%-16s %6s %6s %10s %10s %10s\n", "system", "size", "rounds", "p50 us", "p99 us", "ops/s");
     out << line;
     for (const auto& r : rows) {
-        std::snprintf(line, sizeof line, "%-12s %6zu %6zu %10.1f %10.1f %10.0f\n", r["target"].get<std::string>().c_str(),
+        std::snprintf(line, sizeof line, "%-16s %6zu %6zu %10.1f %10.1f %10.0f\n", r["target"].get<std::string>().c_str(),
                       r["value_size"].get<std::size_t>(), r["rounds"].get<std::size_t>(), r["p50_us"].get<double>(),
                       r["p99_us"].get<double>(), r["ops_per_s"].get<double>());
         out << line;
@@ -70,6 +77,39 @@ json ratios(const json& rows) {
     return out;
 }
 
+// The floor under rpm-kvstore's put: a bare PING to the same node through
+// the same client code, measured in the same run. Its p50 as a fraction of
+// Redis' put is the least any put through the node could reach against
+// that goal; the put's own p50 in round trips shows what the commit adds.
+json floors(const json& rows) {
+    std::map<Key, json> by;
+    for (const auto& r : rows) by[{r["value_size"].get<std::size_t>(), r["target"].get<std::string>()}] = r;
+    json out = json::array();
+    for (const auto& [k, ping] : by) {
+        if (k.second != "rpm-kvstore-ping") continue;
+        json f = {{"value_size", k.first}, {"ping_p50_us", ping["p50_us"]}};
+        const double p = ping["p50_us"].get<double>();
+        if (auto put = by.find({k.first, "rpm-kvstore"}); put != by.end() && p > 0)
+            f["put_in_round_trips"] = put->second["p50_us"].get<double>() / p;
+        if (auto redis = by.find({k.first, "redis"}); redis != by.end())
+            f["ping_vs_redis"] = p / redis->second["p50_us"].get<double>();
+        out.push_back(std::move(f));
+    }
+    return out;
+}
+
+void print_floors(std::ostream& out, const json& fs) {
+    if (fs.empty()) return;
+    out << "\nfloor: one round trip to the rpm-kvstore leader (PING, same client code), medians\n";
+    for (const auto& f : fs) {
+        out << "  " << f["value_size"] << " B runs: PING p50 " << fixed(f["ping_p50_us"].get<double>(), 1) << " us";
+        if (f.contains("ping_vs_redis")) out << " = " << fixed(f["ping_vs_redis"].get<double>(), 3) << "x redis' put p50";
+        if (f.contains("put_in_round_trips"))
+            out << "; rpm-kvstore's put p50 = " << fixed(f["put_in_round_trips"].get<double>(), 2) << " round trips";
+        out << "\n";
+    }
+}
+
 void print_ratios(std::ostream& out, const json& rs) {
     if (rs.empty()) return void(out << "\n(no rpm-kvstore rows: no ratios)\n");
     out << "\nrpm-kvstore / peer, medians (goals: p50 <= 0.25x redis, <= 0.03x etcd; ops/s > 1x both)\n";
@@ -83,6 +123,7 @@ void print_ratios(std::ostream& out, const json& rs) {
 json result_json(const Options& o, const LoadResult& r) {
     const auto s = r.latency.summary();
     return {{"target", o.target},
+            {"op", o.op},
             {"addr", o.addrs.front()},
             {"clients", o.clients},
             {"value_size", o.value_size},
@@ -120,7 +161,7 @@ int summarize(const std::string& file, bool as_json, std::ostream& out, std::ost
         auto j = json::parse(line, nullptr, false);
         if (j.is_discarded() || !j.is_object() || !j.contains("p50_us"))
             return err << "rpm-kvbench: " << file << ": not a run: " << line.substr(0, 200) << "\n", 1;
-        const Key k{j["value_size"].get<std::size_t>(), j["target"].get<std::string>()};
+        const Key k{j["value_size"].get<std::size_t>(), system_of(j)};
         if (!cells.count(k)) order.push_back(k);
         auto& c = cells[k];
         c.p50.push_back(j["p50_us"].get<double>());
@@ -132,9 +173,11 @@ int summarize(const std::string& file, bool as_json, std::ostream& out, std::ost
     json rows = json::array();
     for (const auto& k : order) rows.push_back(summary_row(k, cells[k]));
     const auto rs = ratios(rows);
-    if (as_json) return out << json{{"runs", runs}, {"summary", rows}, {"ratios", rs}}.dump(2) << "\n", 0;
+    const auto fs = floors(rows);
+    if (as_json) return out << json{{"runs", runs}, {"summary", rows}, {"ratios", rs}, {"floors", fs}}.dump(2) << "\n", 0;
     print_table(out, rows);
     print_ratios(out, rs);
+    print_floors(out, fs);
     return 0;
 }
 

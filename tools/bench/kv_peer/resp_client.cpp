@@ -67,6 +67,23 @@ private:
     std::string out_;
 };
 
+// --op ping: a bare PING answered +PONG. No put can be acknowledged in
+// less than this round trip to the same server through the same code.
+class PingClient final : public PutClient {
+public:
+    explicit PingClient(RespConnection c) : c_(std::move(c)) { resp::command(out_, {"PING"}); }
+    std::string put(std::string_view, std::string_view) override {
+        std::string error;
+        resp::Reply r;
+        if (!c_.send(out_, error) || !c_.read(r, error)) return error;
+        return r.kind == resp::Reply::Kind::simple && r.text == "PONG" ? std::string() : "PING answered " + describe(r);
+    }
+
+private:
+    RespConnection c_;
+    std::string out_;
+};
+
 } // namespace
 
 bool RespConnection::read(resp::Reply& r, std::string& error) {
@@ -87,6 +104,7 @@ std::unique_ptr<PutClient> connect_resp(const Options& o, const Address& at, std
     auto s = Socket::connect(at, timeout, error);
     if (!s.valid()) return nullptr;
     RespConnection c(std::move(s));
+    if (o.op == "ping") return std::make_unique<PingClient>(std::move(c));
     if (o.target == "redis") return std::make_unique<RedisClient>(std::move(c), o.wait_replicas);
     return std::make_unique<KvstoreClient>(std::move(c));
 }

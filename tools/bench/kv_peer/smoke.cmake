@@ -9,6 +9,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "kv-peer exited with ${rc}:\n${err}")
 endif()
 if(NOT out MATCHES "system +size +rounds +p50 us" OR NOT out MATCHES "\nredis +64 " OR NOT out MATCHES "\netcd +4096 "
-   OR NOT out MATCHES "\nrpm-kvstore +4096 " OR NOT out MATCHES "4096 B vs redis: p50 ")
+   OR NOT out MATCHES "\nrpm-kvstore +4096 " OR NOT out MATCHES "4096 B vs redis: p50 "
+   OR NOT out MATCHES "\nrpm-kvstore-ping +64 " OR NOT out MATCHES "64 B runs: PING p50 [0-9.]+ us = [0-9.]+x redis")
   message(FATAL_ERROR "kv-peer printed no table:\n${err}")
 endif()
