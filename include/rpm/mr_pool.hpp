@@ -118,7 +118,7 @@ struct MrPoolStats {
 class MrPool;
 class MrPoolUser;
 namespace detail {
-class RPM_INTERNAL MrPoolCore;
+class RPM_INTERNAL MrPoolState;
 struct RPM_INTERNAL MrEntry;
 } // namespace detail
 
@@ -141,7 +141,7 @@ public:
     [[nodiscard]] std::uint32_t id() const noexcept;
 
 private:
-    friend class detail::MrPoolCore;
+    friend class detail::MrPoolState;
     MrBuffer() = default;
     detail::MrEntry* entry_ = nullptr;
 };
@@ -279,8 +279,8 @@ public:
     [[nodiscard]] const MrPoolOptions& options() const noexcept;
 
 private:
-    RPM_INTERNAL explicit MrPool(std::shared_ptr<detail::MrPoolCore> core) noexcept;
-    std::shared_ptr<detail::MrPoolCore> core_;
+    RPM_INTERNAL explicit MrPool(std::shared_ptr<detail::MrPoolState> core) noexcept;
+    std::shared_ptr<detail::MrPoolState> core_;
 };
 
 } // namespace rpm

@@ -115,7 +115,7 @@ enum class Source { p2pmem, bar, host_hugepages, host };
 std::string_view to_string(Source s) noexcept;
 
 class Manager;
-namespace detail { class RPM_INTERNAL ManagerCore; }
+namespace detail { class RPM_INTERNAL ManagerState; }
 
 /// Memory from the manager. Freed (back to its provider) on destruction;
 /// it keeps the provider's mapping alive even after its Manager is gone.
@@ -158,7 +158,7 @@ public:
     [[nodiscard]] const std::string& why() const noexcept;       ///< for a fallback: why not P2P
 
 private:
-    friend class detail::ManagerCore;
+    friend class detail::ManagerState;
     struct RPM_INTERNAL State;
     explicit Buffer(std::unique_ptr<State> s) noexcept;
     std::unique_ptr<State> s_;
@@ -263,8 +263,8 @@ public:
     [[nodiscard]] Accounting accounting() const;
 
 private:
-    RPM_INTERNAL explicit Manager(std::shared_ptr<detail::ManagerCore> core) noexcept;
-    std::shared_ptr<detail::ManagerCore> core_;
+    RPM_INTERNAL explicit Manager(std::shared_ptr<detail::ManagerState> core) noexcept;
+    std::shared_ptr<detail::ManagerState> core_;
 };
 
 } // namespace rpm::p2p

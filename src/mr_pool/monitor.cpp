@@ -1,7 +1,7 @@
-// The pool's background thread (see detail/monitor.hpp).
-#include "mr_pool/detail/monitor.hpp"
+// The pool's background thread (see monitor.hpp).
+#include "mr_pool/monitor.hpp"
 
-#include "mr_pool/detail/pool_core.hpp"
+#include "mr_pool/pool_state.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -51,7 +51,7 @@ Clock::time_point Monitor::stamp_time() const noexcept {
 
 bool Monitor::quiet() const noexcept {
     const MrPoolOptions& o = core_.options();
-    MrPoolCore& core = core_;
+    MrPoolState& core = core_;
     for (auto& bucket : core.buckets())
         if (bucket.size() != 0) return false;  // idle reclaim comes due
     const std::uint32_t free = core.global().size();

@@ -1,5 +1,5 @@
 // MrBuffer: a view of one pool entry.
-#include "mr_pool/detail/mr_entry.hpp"
+#include "mr_pool/mr_entry.hpp"
 
 namespace rpm {
 

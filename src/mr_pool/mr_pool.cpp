@@ -1,13 +1,13 @@
-// MrPool: option checks and the public face of MrPoolCore.
-#include "mr_pool/detail/pool_core.hpp"
-#include "mr_pool/detail/user_cache.hpp"
+// MrPool: option checks and the public face of MrPoolState.
+#include "mr_pool/pool_state.hpp"
+#include "mr_pool/user_cache.hpp"
 
 #include <string>
 
 namespace rpm {
 namespace {
 
-using detail::MrPoolCore;
+using detail::MrPoolState;
 
 Error bad_option(const char* name, const std::string& why) {
     return Error(errc::invalid_argument, std::string("MrPoolOptions::") + name + " " + why);
@@ -35,12 +35,12 @@ Result<MrPool> MrPool::create(std::unique_ptr<MrRegistrar> registrar, MrPoolOpti
     if (!registrar) return Error(errc::invalid_argument, "MrPool::create: no registrar");
     if (auto r = check(opts); !r) return r.error();
     opts.buffer_size = (opts.buffer_size + detail::kPageSize - 1) / detail::kPageSize * detail::kPageSize;
-    auto core = MrPoolCore::create(std::move(registrar), opts);
+    auto core = MrPoolState::create(std::move(registrar), opts);
     if (!core) return core.error();
     return MrPool(std::move(*core));
 }
 
-MrPool::MrPool(std::shared_ptr<detail::MrPoolCore> core) noexcept : core_(std::move(core)) {}
+MrPool::MrPool(std::shared_ptr<detail::MrPoolState> core) noexcept : core_(std::move(core)) {}
 MrPool::MrPool(MrPool&&) noexcept = default;
 MrPool& MrPool::operator=(MrPool&&) noexcept = default;
 MrPool::~MrPool() = default;

@@ -1,13 +1,13 @@
 // MrPoolUser: the L1 fast path. get() and put() that stay in L1 touch only
 // this user's memory and the entry: no lock, no atomic read-modify-write.
-#include "mr_pool/detail/pool_core.hpp"
-#include "mr_pool/detail/user_cache.hpp"
+#include "mr_pool/pool_state.hpp"
+#include "mr_pool/user_cache.hpp"
 
 namespace rpm {
 
 using detail::Level;
 using detail::MrEntry;
-using detail::MrPoolCore;
+using detail::MrPoolState;
 
 MrPoolUser::MrPoolUser(std::unique_ptr<State> s) noexcept : s_(std::move(s)) {}
 MrPoolUser::MrPoolUser(MrPoolUser&&) noexcept = default;
@@ -55,7 +55,7 @@ MrBuffer* MrPoolUser::get() noexcept {
 void MrPoolUser::put(MrBuffer* b) noexcept {
     if (b == nullptr) return;
     State& u = *s_;
-    MrEntry* e = MrPoolCore::entry_of(b);
+    MrEntry* e = MrPoolState::entry_of(b);
     detail::bump(u.counters.puts);
     const bool mine = e->origin == Level::l1;
     if (e->retiring.load(std::memory_order_relaxed)) [[unlikely]] {

@@ -1,7 +1,7 @@
-// The entry table, registration and the budget (see detail/registry.hpp).
-#include "mr_pool/detail/registry.hpp"
+// The entry table, registration and the budget (see registry.hpp).
+#include "mr_pool/registry.hpp"
 
-#include "mr_pool/detail/pool_core.hpp"
+#include "mr_pool/pool_state.hpp"
 
 #include <cstdlib>
 #include <string>
@@ -34,7 +34,7 @@ Result<void> Registry::register_one(std::span<std::byte> mem, bool owns, Made& m
         if (owns) std::free(mem.data());
         return handle.error();
     }
-    auto e = std::make_unique<MrEntry>(MrPoolCore::make_buffer(nullptr));
+    auto e = std::make_unique<MrEntry>(MrPoolState::make_buffer(nullptr));
     e->mem = mem;
     e->handle = *handle;
     e->owns_memory = owns;
@@ -49,7 +49,7 @@ std::uint32_t Registry::publish(Made& made, std::vector<MrEntry*>& out) {
     const auto first = static_cast<std::uint32_t>(table_.size());
     for (auto& e : made) {
         e->id = static_cast<std::uint32_t>(table_.size());
-        e->buffer = MrPoolCore::make_buffer(e.get());
+        e->buffer = MrPoolState::make_buffer(e.get());
         out.push_back(e.get());
         table_.push_back(std::move(e));
     }

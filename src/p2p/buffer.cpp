@@ -1,5 +1,5 @@
 // Buffer: memory from the P2P manager, given back on destruction.
-#include "p2p/detail/core.hpp"
+#include "p2p/manager_state.hpp"
 
 namespace rpm::p2p {
 namespace {

@@ -1,12 +1,12 @@
 // Manager: discovery, placement and choice (the rules are in topology),
 // and the allocation calls, which go to the shared core.
-#include "p2p/detail/core.hpp"
+#include "p2p/manager_state.hpp"
 
 #include "platform/sysfs.hpp"
 
 namespace rpm::p2p {
 
-Manager::Manager(std::shared_ptr<detail::ManagerCore> core) noexcept : core_(std::move(core)) {}
+Manager::Manager(std::shared_ptr<detail::ManagerState> core) noexcept : core_(std::move(core)) {}
 Manager::Manager(Manager&&) noexcept = default;
 Manager& Manager::operator=(Manager&&) noexcept = default;
 Manager::~Manager() = default;
@@ -19,7 +19,7 @@ Result<Manager> Manager::discover(ManagerOptions opts) {
     std::vector<std::string> skipped;
     auto providers = detail::discover_providers(opts.root, skipped);
     auto facts = detail::read_host_facts(opts.root, opts.extra_whitelist);
-    return Manager(std::make_shared<detail::ManagerCore>(std::move(opts), std::move(providers),
+    return Manager(std::make_shared<detail::ManagerState>(std::move(opts), std::move(providers),
                                                          std::move(facts), std::move(skipped)));
 }
 

@@ -1,5 +1,5 @@
 // Mapping: an mmap'ed range at an aligned address, unmapped on destruction.
-#include "p2p/detail/mapping.hpp"
+#include "p2p/mapping.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

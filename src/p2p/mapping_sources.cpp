@@ -1,8 +1,8 @@
 // Where P2P buffers' memory comes from: a provider's BAR, p2pmem chunks,
 // host memory. The files are opened under the manager's root.
 #include "core/unique_fd.hpp"
-#include "p2p/detail/mapping.hpp"
-#include "p2p/detail/suballocator.hpp"
+#include "p2p/mapping.hpp"
+#include "p2p/suballocator.hpp"
 
 #include "platform/sysfs.hpp"
 

@@ -1,6 +1,6 @@
 // place(): where a device named by BDF or by name sits in the PCI tree
 // (the kernel's find_parent_pci_dev, on sysfs paths).
-#include "p2p/detail/topology.hpp"
+#include "p2p/topology.hpp"
 
 #include "platform/pci.hpp"
 #include "platform/sysfs.hpp"

@@ -1,9 +1,9 @@
 // discover_providers(): every device offering memory for P2P DMA, as
 // sysfs shows it: p2pmem/ directories the kernel published, then NVMe
 // controllers' CMB and PMR read from their registers.
-#include "p2p/detail/nvme_registers.hpp"
-#include "p2p/detail/rules.hpp"
-#include "p2p/detail/topology.hpp"
+#include "p2p/nvme_registers.hpp"
+#include "p2p/rules.hpp"
+#include "p2p/topology.hpp"
 
 #include "platform/pci.hpp"
 #include "platform/sysfs.hpp"

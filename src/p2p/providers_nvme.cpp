@@ -1,8 +1,8 @@
 // An NVMe controller's CMB and PMR from its registers (NVMe base
 // specification: CAP.CMBS/PMRS, CMBLOC, CMBSZ, PMRCAP, PMRCTL), checked
 // against the BAR sizes in sysfs `resource`.
-#include "p2p/detail/nvme_registers.hpp"
-#include "p2p/detail/rules.hpp"
+#include "p2p/nvme_registers.hpp"
+#include "p2p/rules.hpp"
 
 #include "platform/sysfs.hpp"
 

@@ -3,7 +3,7 @@
 // read(), only mmap, so a refused pread falls back to a read-only shared
 // mapping of the first page(s). Nothing is ever written.
 #include "core/unique_fd.hpp"
-#include "p2p/detail/nvme_registers.hpp"
+#include "p2p/nvme_registers.hpp"
 
 #include "platform/sysfs.hpp"
 

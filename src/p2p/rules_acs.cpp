@@ -1,6 +1,6 @@
 // ACS redirection from a function's config space (the kernel's
 // pci_bridge_has_acs_redir, read from the sysfs `config` file).
-#include "p2p/detail/rules.hpp"
+#include "p2p/rules.hpp"
 
 #include "platform/sysfs.hpp"
 

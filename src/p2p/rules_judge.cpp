@@ -1,6 +1,6 @@
 // judge(): the kernel's verdict (pci_p2pdma_distance_many) on one provider
 // for a set of clients, with the reason in words.
-#include "p2p/detail/rules.hpp"
+#include "p2p/rules.hpp"
 
 namespace rpm::p2p::detail {
 namespace {

@@ -3,7 +3,7 @@
 // the first common one, the client's functions below it are checked too.
 // So the common bridge itself counts on the provider side, and the
 // functions above it do not count at all.
-#include "p2p/detail/rules.hpp"
+#include "p2p/rules.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // Through the host bridge: the kernel's CPU test (cpu_supports_p2pdma)
 // and host bridge whitelist (pci_p2pdma_whitelist, host_bridge_whitelist).
-#include "p2p/detail/rules.hpp"
+#include "p2p/rules.hpp"
 
 #include "platform/pci.hpp"
 #include "platform/sysfs.hpp"

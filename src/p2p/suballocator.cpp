@@ -1,5 +1,5 @@
 // SubAllocator: best fit over sorted free extents, coalescing on free.
-#include "p2p/detail/suballocator.hpp"
+#include "p2p/suballocator.hpp"
 
 #include <iterator>
 

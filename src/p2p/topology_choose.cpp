@@ -1,8 +1,8 @@
 // choose(): every provider judged, the closest usable one picked (the
 // kernel's pci_p2pmem_find_many, with ties broken by free space rather
 // than at random, so the choice is repeatable), and the why in words.
-#include "p2p/detail/rules.hpp"
-#include "p2p/detail/topology.hpp"
+#include "p2p/rules.hpp"
+#include "p2p/topology.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 // read_host_facts(): what the kernel's cpu_supports_p2pdma() asks of the
 // CPU, read from proc/cpuinfo under the root.
-#include "p2p/detail/topology.hpp"
+#include "p2p/topology.hpp"
 
 #include "platform/sysfs.hpp"
 

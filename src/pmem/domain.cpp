@@ -1,6 +1,6 @@
 // A region's persistence domain and the sysfs facts it is built from. sysfs
 // is read through platform/sysfs, which keeps every lookup inside the root.
-#include "pmem/detail/domain.hpp"
+#include "pmem/domain.hpp"
 
 #include "platform/sysfs.hpp"
 

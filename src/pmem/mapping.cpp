@@ -1,7 +1,7 @@
 // The libpmem2 half of Region::open: source, config, map.
-#include "pmem/detail/mapping.hpp"
+#include "pmem/mapping.hpp"
 
-#include "pmem/detail/pmem2_error.hpp"
+#include "pmem/pmem2_error.hpp"
 
 #include <string>
 

@@ -1,6 +1,6 @@
 // msync of a region's extent, for the persist step's executor
-// (detail/persist_step.hpp).
-#include "pmem/detail/persist_step.hpp"
+// (persist_step.hpp).
+#include "pmem/persist_step.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -1,6 +1,6 @@
 // libpmem2 return codes as rpm errors. libpmem2 returns its own PMEM2_E_*
 // codes for its checks and negated errno values for failed system calls.
-#include "pmem/detail/pmem2_error.hpp"
+#include "pmem/pmem2_error.hpp"
 
 #include <libpmem2.h>
 

@@ -5,11 +5,11 @@
 #include <rpm/platform.hpp>
 #include <rpm/pmem.hpp>
 
-#include "pmem/detail/domain.hpp"
-#include "pmem/detail/handles.hpp"
-#include "pmem/detail/mapping.hpp"
-#include "pmem/detail/pmem2_error.hpp"
-#include "pmem/detail/target.hpp"
+#include "pmem/domain.hpp"
+#include "pmem/handles.hpp"
+#include "pmem/mapping.hpp"
+#include "pmem/pmem2_error.hpp"
+#include "pmem/open_path.hpp"
 
 #include <cstdint>
 #include <string>
@@ -79,10 +79,10 @@ private:
     }
 
     // Kind, nd region and domain of the mapped region.
-    Result<void> describe(detail::Target target) {
+    Result<void> describe(detail::PathKind target) {
         auto info = detail::inspect(region.fd_, path);
         if (!info) return info.error();
-        const bool devdax = target == detail::Target::devdax;
+        const bool devdax = target == detail::PathKind::devdax;
         region.kind_ = kind_of(devdax);
         // Looked up even for page granularity: "region0, but not_pmem" tells
         // the user the file sits on PM mounted without -o dax.

@@ -1,7 +1,7 @@
 // Completions from the members' I/O threads: they move frontiers and fail
 // members. Everything here holds mu; user callbacks run after it is released.
-#include "replication/detail/impl.hpp"
-#include "replication/detail/quorum.hpp"
+#include "replication/impl.hpp"
+#include "replication/quorum.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // Durability policies and the names of the module's enums.
 #include <rpm/replication.hpp>
 
-#include "replication/detail/quorum.hpp"
+#include "replication/quorum.hpp"
 
 #include <algorithm>
 #include <charconv>

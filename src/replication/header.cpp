@@ -1,5 +1,5 @@
 // Encoding of the member header: little-endian fields at fixed offsets.
-#include "replication/detail/header.hpp"
+#include "replication/header.hpp"
 
 #include <openssl/rand.h>
 

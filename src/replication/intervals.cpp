@@ -1,4 +1,4 @@
-#include "replication/detail/intervals.hpp"
+#include "replication/intervals.hpp"
 
 #include <algorithm>
 #include <iterator>

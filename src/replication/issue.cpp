@@ -1,7 +1,7 @@
 // Sending to members: writes in LSN order under issue_mu, flushes at
 // commit, heartbeats. The local copy is written first, so it always holds
 // at least what any replica was sent: it is what a resync copies from.
-#include "replication/detail/impl.hpp"
+#include "replication/impl.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +14,7 @@ using replication::Member;
 
 namespace {
 
-struct Target {
+struct Destination {
     std::size_t index;
     std::uint64_t epoch;
     RemoteRegion region;
@@ -39,7 +39,7 @@ Result<Lsn> Replicator::Impl::write_region(std::uint64_t region_offset, std::spa
 
 void Replicator::Impl::send_writes(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic,
                                    std::shared_ptr<const void> keep) {
-    std::vector<Target> targets;
+    std::vector<Destination> targets;
     {
         std::lock_guard lock(mu);
         for (auto& m : replicas) {
@@ -109,7 +109,7 @@ Lsn Replicator::Impl::issue_flushes() {
     const auto batch = take_deferred();
     std::vector<std::pair<Frontier, Lsn>> notes;
     struct Flush {
-        Target t;
+        Destination t;
         std::uint64_t id;
         std::vector<replication::Span> spans;
     };
@@ -213,7 +213,7 @@ Lsn Replicator::Impl::persist_slices(std::span<const WriteSlice> slices) {
     local->persist(local->bytes().data() + replication::kOffPosition, 8);
     auto staged = replication::stage(slices);
     struct Sent {
-        Target t;
+        Destination t;
         std::uint64_t id;
     };
     std::vector<Sent> sends;
@@ -305,7 +305,7 @@ void Replicator::Impl::wake_waiters() noexcept {
 void Replicator::Impl::send_heartbeat(std::size_t i) {
     // A heartbeat records the member's own position in its header and asks
     // for an answer: a member that gives none within failure_timeout fails.
-    std::optional<Target> t;
+    std::optional<Destination> t;
     Lsn position = 0;
     {
         std::lock_guard lock(mu);
@@ -314,7 +314,7 @@ void Replicator::Impl::send_heartbeat(std::size_t i) {
         m.outstanding += 2;
         m.last_progress = m.last_heartbeat = Clock::now();
         position = m.frontier;
-        t = Target{m.index, m.epoch, *m.region};
+        t = Destination{m.index, m.epoch, *m.region};
     }
     auto done = [this, i, e = t->epoch](std::error_code ec) { on_write_done(i, e, ec); };
     t->region.atomic_write(replication::kOffPosition, position, done);

@@ -1,4 +1,4 @@
-#include "replication/detail/line_set.hpp"
+#include "replication/line_set.hpp"
 
 #include <algorithm>
 #include <bit>

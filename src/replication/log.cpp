@@ -1,6 +1,6 @@
 // rpm::ReplicatedLog: records written through the replicator, each made
 // visible by an 8-byte atomic commit word written after its body.
-#include "replication/detail/log_format.hpp"
+#include "replication/log_format.hpp"
 
 #include <openssl/rand.h>
 

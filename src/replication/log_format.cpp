@@ -1,6 +1,6 @@
 // The log format: CRC32C (Castagnoli, as iSCSI and ext4 use) through
 // Boost.CRC, little-endian words at 8-byte aligned positions.
-#include "replication/detail/log_format.hpp"
+#include "replication/log_format.hpp"
 
 #include <boost/crc.hpp>
 

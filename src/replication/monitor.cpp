@@ -2,7 +2,7 @@
 // answering, closes their connections, sends heartbeats and delivers
 // events; the syncer reconnects failed members and catches them up. They are
 // separate so a slow connect never delays failure detection.
-#include "replication/detail/impl.hpp"
+#include "replication/impl.hpp"
 
 #include <algorithm>
 

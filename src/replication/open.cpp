@@ -1,7 +1,7 @@
 // Opening a replicator: the local region, then every replica. Recovery
 // (which member is the most advanced) is in recovery.cpp.
-#include "replication/detail/impl.hpp"
-#include "replication/detail/quorum.hpp"
+#include "replication/impl.hpp"
+#include "replication/quorum.hpp"
 
 namespace rpm {
 

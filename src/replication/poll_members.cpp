@@ -6,7 +6,7 @@
 // "Replication over rdma:// in the lab": seven threads wanting two CPUs).
 #include "client/connection_state.hpp"
 #include "core/adaptive_spin.hpp"
-#include "replication/detail/impl.hpp"
+#include "replication/impl.hpp"
 
 #include <cerrno>
 #include <cstdint>

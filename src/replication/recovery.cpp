@@ -2,8 +2,8 @@
 // copy equal to it, and start a new term. A member is more advanced when a
 // later primary term synchronised it, then when recovery_rank (for a log:
 // the length of its valid chain) says so.
-#include "replication/detail/impl.hpp"
-#include "replication/detail/quorum.hpp"
+#include "replication/impl.hpp"
+#include "replication/quorum.hpp"
 
 #include <algorithm>
 #include <cstring>

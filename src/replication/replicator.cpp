@@ -1,8 +1,8 @@
 // rpm::Replicator: the public calls. open() assembles the Impl; the data
 // path is in issue.cpp, completions in completion.cpp, the watchers in
 // monitor.cpp.
-#include "replication/detail/impl.hpp"
-#include "replication/detail/quorum.hpp"
+#include "replication/impl.hpp"
+#include "replication/quorum.hpp"
 
 #include <algorithm>
 #include <array>

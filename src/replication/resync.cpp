@@ -3,7 +3,7 @@
 // to a syncing member meanwhile; each chunk is read from the local copy and
 // sent under issue_mu, so a newer write to the same bytes always lands after
 // the chunk and wins.
-#include "replication/detail/impl.hpp"
+#include "replication/impl.hpp"
 
 #include <algorithm>
 #include <cstring>

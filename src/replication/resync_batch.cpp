@@ -2,7 +2,7 @@
 // kMaxPersistSlices runs of missed lines and kResyncChunk bytes per request,
 // so 100,000 scattered 64-byte lines cost about 400 requests, not 100,000,
 // and the copy stays close to the bytes written while it was away.
-#include "replication/detail/impl.hpp"
+#include "replication/impl.hpp"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
-// Core::open_region: which method and persist step a session gets for a
+// Service::open_region: which method and persist step a session gets for a
 // region, and the refusal of a forced method that would lose data.
-#include "server/core.hpp"
+#include "server/service.hpp"
 
 #include <rpm/flush_plan.hpp>
 
@@ -97,7 +97,7 @@ void decide_region(Region& r, const rpm::Overrides& ov) {
     r.report.tcp_persist = flush::server_persist_for(r.report.rdma_decision.effective_domain);
 }
 
-Result<proto::RegionGrant> Core::open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
+Result<proto::RegionGrant> Service::open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
                                              const platform::RdmaDevice* dev) {
     if (!s.authenticated) return Error(errc::permission_denied, "open_region before authentication");
     if (s.grants.size() >= kMaxGrantsPerSession)
@@ -118,12 +118,12 @@ Result<proto::RegionGrant> Core::open_region(Session& s, const proto::OpenRegion
     return grant_message(id, r, std::move(c), req.force_method.has_value());
 }
 
-void Core::add_fence_hook(FenceHook* h) {
+void Service::add_fence_hook(FenceHook* h) {
     std::lock_guard lock(hooks_mu_);
     hooks_.push_back(h);
 }
 
-void Core::remove_fence_hook(FenceHook* h) {
+void Service::remove_fence_hook(FenceHook* h) {
     std::lock_guard lock(hooks_mu_);
     std::erase(hooks_, h);
 }
@@ -131,7 +131,7 @@ void Core::remove_fence_hook(FenceHook* h) {
 // Decided under the fence's lock: shared for the usual case (the same
 // term), exclusive to move to a newer one, which is kept durably before any
 // session learns of it, so a restarted server never accepts an older term.
-Result<void> Core::admit_term(Region& r, std::uint64_t term) {
+Result<void> Service::admit_term(Region& r, std::uint64_t term) {
     const auto older = [&](std::uint64_t have) {
         return Error(errc::fenced, "region '" + r.report.name + "' belongs to primary term " + std::to_string(have) +
                                        "; this open's term " + std::to_string(term) + " is older");

@@ -1,7 +1,7 @@
-// The request handlers: validate, then touch the Target. Shared by the TCP
+// The request handlers: validate, then touch the ServedRegion. Shared by the TCP
 // listener, the RDMA listener (flush only) and the persistence-model tests.
 #include "core/small_buffer.hpp"
-#include "server/core.hpp"
+#include "server/service.hpp"
 
 #include <cstring>
 #include <shared_mutex>
@@ -19,7 +19,7 @@ Result<const Grant*> lookup(const Session& s, std::uint32_t region) {
 }
 
 // Held from the grant's term check to the end of the request's stores: a
-// newer term's open (Core::admit_term) waits for it, so nothing of an older
+// newer term's open (Service::admit_term) waits for it, so nothing of an older
 // term reaches the region once that open is granted.
 using FenceLock = std::shared_lock<std::shared_mutex>;
 
@@ -34,7 +34,7 @@ using RangeRoom = SmallBuffer<Range, 8>;
 
 } // namespace
 
-Result<void> Core::handle_write(const Session& s, const proto::Write& w) {
+Result<void> Service::handle_write(const Session& s, const proto::Write& w) {
     auto g = lookup(s, w.region);
     if (!g) return g.error();
     FenceLock fence((*g)->region->fence.mu);
@@ -44,7 +44,7 @@ Result<void> Core::handle_write(const Session& s, const proto::Write& w) {
     return {};
 }
 
-Result<void> Core::handle_read(const Session& s, const proto::Read& rd, std::span<std::byte> out) {
+Result<void> Service::handle_read(const Session& s, const proto::Read& rd, std::span<std::byte> out) {
     auto g = lookup(s, rd.region);
     if (!g) return g.error();
     FenceLock fence((*g)->region->fence.mu);
@@ -55,7 +55,7 @@ Result<void> Core::handle_read(const Session& s, const proto::Read& rd, std::spa
     return {};
 }
 
-Result<std::span<const std::byte>> Core::read_view(const Session& s, const proto::Read& rd) {
+Result<std::span<const std::byte>> Service::read_view(const Session& s, const proto::Read& rd) {
     auto g = lookup(s, rd.region);
     if (!g) return g.error();
     FenceLock fence((*g)->region->fence.mu);
@@ -66,7 +66,7 @@ Result<std::span<const std::byte>> Core::read_view(const Session& s, const proto
     return std::span<const std::byte>(base + rd.offset, rd.length);
 }
 
-Result<void> Core::handle_atomic_write(const Session& s, const proto::AtomicWrite& a) {
+Result<void> Service::handle_atomic_write(const Session& s, const proto::AtomicWrite& a) {
     auto g = lookup(s, a.region);
     if (!g) return g.error();
     FenceLock fence((*g)->region->fence.mu);
@@ -79,7 +79,7 @@ Result<void> Core::handle_atomic_write(const Session& s, const proto::AtomicWrit
     return {};
 }
 
-Result<void> Core::handle_flush(const Session& s, const proto::Flush& f) {
+Result<void> Service::handle_flush(const Session& s, const proto::Flush& f) {
     auto g = lookup(s, f.region);
     if (!g) return g.error();
     FenceLock fence((*g)->region->fence.mu);
@@ -95,7 +95,7 @@ Result<void> Core::handle_flush(const Session& s, const proto::Flush& f) {
     return (*g)->region->target->persist((*g)->step, ranges.first(n));
 }
 
-Result<void> Core::handle_persist(const Session& s, const proto::Persist& p) {
+Result<void> Service::handle_persist(const Session& s, const proto::Persist& p) {
     auto g = lookup(s, p.region);
     if (!g) return g.error();
     FenceLock fence((*g)->region->fence.mu);

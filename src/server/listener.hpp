@@ -1,5 +1,5 @@
 // A transport's server side: accepts connections, runs the handshake and
-// the requests against Core. One per listen URI.
+// the requests against Service. One per listen URI.
 #pragma once
 
 #include <rpm/result.hpp>
@@ -11,7 +11,7 @@
 
 namespace rpm::server {
 
-class Core;
+class Service;
 
 class Listener {
 public:
@@ -25,8 +25,8 @@ public:
 };
 
 /// ERRORS: errc::io_error when the address cannot be bound (detail: address, reason).
-Result<std::unique_ptr<Listener>> listen_tcp(Core& core, const std::string& host, std::uint16_t port);
+Result<std::unique_ptr<Listener>> listen_tcp(Service& core, const std::string& host, std::uint16_t port);
 /// ERRORS: errc::rdma_unavailable (no device / rdma_cm cannot bind the address).
-Result<std::unique_ptr<Listener>> listen_rdma(Core& core, const std::string& host, std::uint16_t port);
+Result<std::unique_ptr<Listener>> listen_rdma(Service& core, const std::string& host, std::uint16_t port);
 
 } // namespace rpm::server

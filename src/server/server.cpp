@@ -4,7 +4,7 @@
 #include <rpm/server.hpp>
 
 #include "core/uri.hpp"
-#include "server/core.hpp"
+#include "server/service.hpp"
 #include "server/listener.hpp"
 
 #include <nlohmann/json.hpp>
@@ -16,7 +16,7 @@
 namespace rpm {
 
 struct Server::Impl {
-    std::unique_ptr<server::Core> core;
+    std::unique_ptr<server::Service> core;
     std::vector<std::pair<std::string, std::unique_ptr<server::Listener>>> listeners;  // scheme, listener
     std::vector<RegionReport> reports;
 };
@@ -62,7 +62,7 @@ Result<std::unique_ptr<server::Region>> open_region(const ServedRegion& s, const
     r->report.domain = region->domain();
     r->granularity = region->granularity();
     r->clients = s.clients;
-    r->target = std::make_unique<server::PmemTarget>(std::move(*region));
+    r->target = std::make_unique<server::PmemServedRegion>(std::move(*region));
     // The term survives restarts: a server must never take back a term it
     // revoked (a stale primary would write again).
     r->fence.file = server::fence_file_for(s.name, s.path, o.fence_dir);
@@ -97,7 +97,7 @@ std::string profile_to_json(const platform::Profile& p, const std::vector<std::u
     return j.dump();
 }
 
-Result<std::unique_ptr<server::Listener>> listen(server::Core& core, const detail::Uri& u) {
+Result<std::unique_ptr<server::Listener>> listen(server::Service& core, const detail::Uri& u) {
     return u.scheme == "tcp" ? server::listen_tcp(core, u.host, u.port) : server::listen_rdma(core, u.host, u.port);
 }
 
@@ -129,7 +129,7 @@ Result<Server> Server::start(ServerOptions opts) {
     auto impl = std::make_unique<Impl>();
     for (const auto& r : regions) impl->reports.push_back(r->report);
     std::string pj = profile_to_json(*profile, regions);
-    impl->core = std::make_unique<server::Core>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov),
+    impl->core = std::make_unique<server::Service>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov),
                                                 std::move(*profile));
     for (const auto& u : uris) {
         auto l = listen(*impl->core, u);

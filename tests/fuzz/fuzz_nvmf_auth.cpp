@@ -11,7 +11,7 @@
 // failure reasons; a controller never reports both authenticated and failed,
 // and is never authenticated by these messages (they cannot hold the
 // response to its random challenge); every answer it returns decodes.
-#include "nvmf/detail/auth_exchange.hpp"
+#include "nvmf/auth/exchange.hpp"
 
 #include <cstdio>
 #include <cstdlib>

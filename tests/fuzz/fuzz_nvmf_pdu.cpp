@@ -14,7 +14,7 @@
 // checks without guessing the selector or forging a CRC. Each accepted PDU
 // must lie inside the input, respect the limits, and decode, re-encode and
 // parse again to the same fields.
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <algorithm>
 #include <cstdio>

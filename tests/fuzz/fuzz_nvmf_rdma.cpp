@@ -10,7 +10,7 @@
 // depth it allows, with room for the host's responses; a capsule's data is
 // either refused (a status), or in the capsule and inside it, or in host
 // memory with a 24-bit length and a keyed descriptor.
-#include "nvmf/detail/rdma_wire.hpp"
+#include "nvmf/rdma/wire.hpp"
 
 #include <cstdio>
 #include <cstdlib>

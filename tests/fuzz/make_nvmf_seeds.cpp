@@ -3,7 +3,7 @@
 // digest, each behind the selector byte fuzz_nvmf_pdu.cpp describes.
 // Usage: make_nvmf_seeds OUTDIR  (creates OUTDIR/nvmf_pdu). The committed
 // tests/fuzz/corpus/nvmf_pdu/ is this program's output.
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <cstdio>
 #include <filesystem>

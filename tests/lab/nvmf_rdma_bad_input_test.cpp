@@ -4,9 +4,9 @@
 // hostile host would: each case gets the status the specification names,
 // or its queue is torn down, and a well-behaved host on another queue pair
 // is served before and after; the namespace holds only what it wrote.
-#include "nvmf/detail/host_impl.hpp"
-#include "nvmf/detail/host_rdma_queue.hpp"
-#include "nvmf/detail/rdma_wire.hpp"
+#include "nvmf/host/impl.hpp"
+#include "nvmf/host/rdma_queue.hpp"
+#include "nvmf/rdma/wire.hpp"
 
 #include <rpm/nvmf.hpp>
 

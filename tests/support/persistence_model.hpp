@@ -23,12 +23,12 @@
 // the others tear at 8-byte granularity (each aligned word is `current` or
 // `durable`, chosen by the seeded RNG).
 //
-// It implements server::Target, so the server's request handlers drive it
-// exactly as they drive a real PmemTarget.
+// It implements server::ServedRegion, so the server's request handlers drive it
+// exactly as they drive a real PmemServedRegion.
 #pragma once
 
 #include "pm_model_rng.hpp"
-#include "server/target.hpp"
+#include "server/served_region.hpp"
 
 #include <rpm/flush.hpp>
 #include <rpm/persistence.hpp>
@@ -66,14 +66,14 @@ struct ModelStats {
     std::uint64_t torn_words = 0;     ///< words that lost their newest value in a crash
 };
 
-class PersistenceModel final : public server::Target {
+class PersistenceModel final : public server::ServedRegion {
 public:
     static constexpr std::uint64_t kLine = 64;
     static constexpr std::uint64_t kWord = 8;
 
     explicit PersistenceModel(const ModelConfig& cfg);
 
-    // --- server::Target: the server CPU's view (TCP writes, persist steps) ---
+    // --- server::ServedRegion: the server CPU's view (TCP writes, persist steps) ---
     [[nodiscard]] std::uint64_t size() const noexcept override { return current_.size(); }
     /// CPU stores land in the LLC (whatever DDIO says: DDIO is about PCIe).
     void store(std::uint64_t offset, std::span<const std::byte> data) noexcept override;

@@ -1,6 +1,6 @@
 // The crash test's workload: a simulated client writes random bytes into a
-// PersistenceModel served by a real server::Core, flushes recently written
-// ranges by the method Core granted, and the power fails at a random point.
+// PersistenceModel served by a real server::Service, flushes recently written
+// ranges by the method Service granted, and the power fails at a random point.
 // A DurabilityOracle then counts the bytes that an acknowledged flush
 // promised and the crash did not keep.
 //
@@ -8,15 +8,15 @@
 //   RDMA writes       -> PersistenceModel::nic_write (one-sided: no server code)
 //   RDMA atomic write -> an aligned 8-byte nic_write
 //   read_after_write  -> nic_read (an RDMA read after the writes)
-//   send_flush        -> nic_receive (the send arrives), then Core::handle_flush
+//   send_flush        -> nic_receive (the send arrives), then Service::handle_flush
 //   native_flush      -> nic_native_flush per range
-//   TCP write / atomic write / flush -> Core::handle_write / handle_atomic_write
+//   TCP write / atomic write / flush -> Service::handle_write / handle_atomic_write
 //                        / handle_flush (the server's CPU stores and persist step)
-//   persist (1 to 3 slices) -> TCP: Core::handle_persist (one request);
+//   persist (1 to 3 slices) -> TCP: Service::handle_persist (one request);
 //                        RDMA: the writes, then the flush, as above
 #pragma once
 
-#include "server/core.hpp"
+#include "server/service.hpp"
 
 #include <rpm/flush.hpp>
 #include <rpm/persistence.hpp>
@@ -37,7 +37,7 @@ struct CrashCell {
     server::TransportKind kind = server::TransportKind::rdma;
     // Negative controls only:
     std::optional<flush::Method> force_method;      ///< asked for in OpenRegion (unsafe allowed)
-    std::optional<flush::ServerPersist> force_step; ///< replaces the granted step behind Core's back
+    std::optional<flush::ServerPersist> force_step; ///< replaces the granted step behind Service's back
     bool skip_flush = false;                        ///< "flush" acknowledges without doing anything
     bool short_ranges = false;  ///< the server is told each range one byte short (an off-by-one)
     // The workload:
@@ -48,7 +48,7 @@ struct CrashCell {
 };
 
 struct CrashReport {
-    flush::Method method = flush::Method::send_flush;  ///< as granted by Core
+    flush::Method method = flush::Method::send_flush;  ///< as granted by Service
     flush::ServerPersist step = flush::ServerPersist::none;
     std::string reason;
     std::string setup_error;  ///< non-empty when the server could not be set up

@@ -5,7 +5,7 @@
 // Anything else is a lost byte: an acknowledged write that did not survive.
 #pragma once
 
-#include "server/target.hpp"
+#include "server/served_region.hpp"
 
 #include <bitset>
 #include <cstddef>

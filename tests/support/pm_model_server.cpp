@@ -11,8 +11,8 @@ constexpr const char* kSecret = "model-secret";
 constexpr const char* kRegion = "model";
 
 // The handshake a real client performs, so the session is authenticated by
-// Core itself rather than by a flag the test sets.
-Result<void> authenticate(server::Core& core, server::Session& s) {
+// Service itself rather than by a flag the test sets.
+Result<void> authenticate(server::Service& core, server::Session& s) {
     const proto::Hello hello = core.hello_for(s);
     proto::Auth auth;
     auth.client_id = kClient;
@@ -59,7 +59,7 @@ Result<std::unique_ptr<ModelServer>> ModelServer::start(const ModelServerOptions
     std::unique_ptr<ModelServer> ms(new ModelServer);
     // The model's NIC can do native flush, so the method is exercised here
     // even though rdma:// cannot issue it on this build (rdma-core 44 has no ibv_wr_flush).
-    ms->core_ = std::make_unique<server::Core>(std::move(so), std::move(regions), "{}", rpm::Overrides{},
+    ms->core_ = std::make_unique<server::Service>(std::move(so), std::move(regions), "{}", rpm::Overrides{},
                                                platform::Profile{}, server::TransportCaps{true});
     ms->model_ = model;
     ms->session_ = ms->core_->new_session();

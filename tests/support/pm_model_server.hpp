@@ -1,14 +1,14 @@
-// The server half of the crash test: a real rpm::server::Core serving one
-// region whose Target is a PersistenceModel, and one authenticated session
-// holding a grant from Core::open_region. Every server-side step of the
-// simulated client goes through Core's request handlers (handle_write,
+// The server half of the crash test: a real rpm::server::Service serving one
+// region whose ServedRegion is a PersistenceModel, and one authenticated session
+// holding a grant from Service::open_region. Every server-side step of the
+// simulated client goes through Service's request handlers (handle_write,
 // handle_atomic_write, handle_flush, handle_read), the very code the TCP and
 // RDMA listeners call; only the NIC's one-sided work bypasses the server,
 // as it does on real hardware.
 #pragma once
 
 #include "persistence_model.hpp"
-#include "server/core.hpp"
+#include "server/service.hpp"
 
 #include <rpm/flush.hpp>
 #include <rpm/result.hpp>
@@ -28,8 +28,8 @@ struct ModelServerOptions {
 
 class ModelServer {
 public:
-    /// Builds the Core, authenticates a session and opens the region.
-    /// ERRORS: whatever Core::authenticate or Core::open_region return.
+    /// Builds the Service, authenticates a session and opens the region.
+    /// ERRORS: whatever Service::authenticate or Service::open_region return.
     static Result<std::unique_ptr<ModelServer>> start(const ModelServerOptions& opts);
 
     Result<void> write(std::uint64_t offset, std::span<const std::byte> data);
@@ -39,21 +39,21 @@ public:
     Result<void> persist(std::span<const proto::Slice> slices);
     Result<void> read(std::uint64_t offset, std::span<std::byte> out);
 
-    /// What Core granted (method, step, reason).
+    /// What Service granted (method, step, reason).
     [[nodiscard]] const proto::RegionGrant& grant() const noexcept { return grant_; }
-    /// Replace the session's persist step behind Core's back: only for
+    /// Replace the session's persist step behind Service's back: only for
     /// negative controls that need a step no decision would grant.
     void override_step(flush::ServerPersist step);
 
     [[nodiscard]] PersistenceModel& model() noexcept { return *model_; }
-    [[nodiscard]] server::Core& core() noexcept { return *core_; }
+    [[nodiscard]] server::Service& core() noexcept { return *core_; }
     [[nodiscard]] server::Session& session() noexcept { return session_; }
 
 private:
     ModelServer() = default;
 
-    std::unique_ptr<server::Core> core_;
-    PersistenceModel* model_ = nullptr;  // owned by the Core's Region
+    std::unique_ptr<server::Service> core_;
+    PersistenceModel* model_ = nullptr;  // owned by the Service's Region
     server::Session session_;
     proto::RegionGrant grant_;
 };

@@ -8,7 +8,7 @@
 //   rpm-bench --serve-baseline 0.0.0.0:7100      # the plain-TCP echo/sink server, on the server host
 //   rpm-bench --replication                     # rpm::Replicator over 1..3 in-process replicas (replication.hpp)
 //   rpm-bench --replication --replica tcp://a:7000,tcp://b:7000,tcp://c:7000 --id app --secret-file s --region r
-//   rpm-bench --mr-pool                         # rpm::MrPool against static MRs per connection (mr_pool_bench.hpp)
+//   rpm-bench --mr-pool                         # rpm::MrPool against static MRs per connection (tools/bench/mr_pool/bench.hpp)
 //   rpm-bench --sizes 64 --tests persist --plot cdf.svg   # also the latency CDFs as SVG (plot.hpp)
 //
 // Each test runs --warmup seconds unmeasured, then --duration seconds (or

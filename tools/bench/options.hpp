@@ -47,7 +47,7 @@ struct Options {
     } replication;
 
     // --mr-pool: rpm::MrPool against static per-connection MRs, in virtual
-    // time (mr_pool_bench.hpp); defaults documented in docs/benchmarks.md.
+    // time (tools/bench/mr_pool/bench.hpp); defaults documented in docs/benchmarks.md.
     struct MrPool {
         bool enabled = false;
         double iops = 28250;          ///< mean I/Os per second per connection
@@ -67,10 +67,10 @@ struct Options {
 /// Run everything; returns the exit status.
 int run(const Options& o);
 
-/// --replication (replication_run.cpp); returns the exit status.
+/// --replication (tools/bench/replication/run.cpp); returns the exit status.
 int run_replication(const Options& o);
 
-/// --mr-pool (mr_pool_run.cpp); returns the exit status.
+/// --mr-pool (tools/bench/mr_pool/run.cpp); returns the exit status.
 int run_mr_pool(const Options& o);
 
 } // namespace rpmbench

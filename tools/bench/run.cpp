@@ -5,7 +5,7 @@
 #include "baselines.hpp"
 #include "local_server.hpp"
 #include "options.hpp"
-#include "plot.hpp"
+#include "plot/plot.hpp"
 #include "setup.hpp"
 
 #include <sched.h>

@@ -1,8 +1,8 @@
 // --self-check: rpm-bench reads back the JSON it wrote and checks its shape
 // and internal consistency (never a performance figure), so CI catches a
 // broken report without a JSON tool in the image.
-#include "mr_pool_bench.hpp"
-#include "replication.hpp"
+#include "mr_pool/bench.hpp"
+#include "replication/replication.hpp"
 #include "report.hpp"
 
 #include <set>

@@ -1,5 +1,5 @@
 // Set-up steps shared by the operation benchmark (run.cpp) and
-// --replication (replication_run.cpp); defined in run.cpp.
+// --replication (tools/bench/replication/run.cpp); defined in run.cpp.
 #pragma once
 
 #include "report.hpp"

@@ -2,7 +2,7 @@
 // name in OpenSSL 3 (EVP_PKEY "DH" with a group name), public values and
 // shared secrets as big-endian numbers padded to the prime's length, which
 // is how the specification (and Linux) put them on the wire.
-#include "nvmf/detail/auth.hpp"
+#include "nvmf/auth/auth.hpp"
 
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>

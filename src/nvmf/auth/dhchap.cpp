@@ -1,6 +1,6 @@
 // DH-HMAC-CHAP's computed values: transformed keys, augmented challenges and
-// the two responses (formulas in nvmf/detail/auth.hpp), on OpenSSL's HMAC.
-#include "nvmf/detail/auth.hpp"
+// the two responses (formulas in nvmf/auth/auth.hpp), on OpenSSL's HMAC.
+#include "nvmf/auth/auth.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

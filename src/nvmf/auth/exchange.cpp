@@ -1,6 +1,6 @@
 // One DH-HMAC-CHAP transaction, controller side and host side
-// (nvmf/detail/auth_exchange.hpp).
-#include "nvmf/detail/auth_exchange.hpp"
+// (nvmf/auth/exchange.hpp).
+#include "nvmf/auth/exchange.hpp"
 
 #include <algorithm>
 

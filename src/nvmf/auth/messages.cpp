@@ -1,8 +1,8 @@
 // DH-HMAC-CHAP messages: encoding, and decoding that trusts no length
-// (layouts in nvmf/detail/auth_messages.hpp).
-#include "nvmf/detail/auth_messages.hpp"
+// (layouts in nvmf/auth/messages.hpp).
+#include "nvmf/auth/messages.hpp"
 
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/wire.hpp"
 
 #include <algorithm>
 

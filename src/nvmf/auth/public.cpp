@@ -1,5 +1,5 @@
 // The public face of DH-HMAC-CHAP secrets (include/rpm/nvmf.hpp).
-#include "nvmf/detail/auth.hpp"
+#include "nvmf/auth/auth.hpp"
 
 #include <rpm/nvmf.hpp>
 

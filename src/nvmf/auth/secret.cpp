@@ -1,6 +1,6 @@
 // DH-HMAC-CHAP secrets: the "DHHC-1:TT:<base64>:" representation (NVMe Base
 // Specification 2.0, 8.13.5.8), random keys, secret files.
-#include "nvmf/detail/auth.hpp"
+#include "nvmf/auth/auth.hpp"
 
 #include "core/base64.hpp"
 #include "core/unique_fd.hpp"

@@ -2,7 +2,7 @@
 // nvmet where the specification leaves a choice: a bad SQSIZE is Connect
 // Invalid Parameters pointing at the field (not Invalid Queue Size), so the
 // kernel host logs which parameter it was.
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // dispatched to the page builders (identify.cpp, log_pages.cpp,
 // features.cpp, properties.cpp). Identify runs outside the lock: it asks the
 // engine for the namespaces and needs none of the controller's state.
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
 #include <algorithm>
 

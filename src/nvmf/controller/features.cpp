@@ -2,7 +2,7 @@
 // (0x0B), Keep Alive Timer (0x0F). A discovery controller has no I/O queues,
 // so only the last two. Nothing is saveable: SV is ignored, and SEL 1
 // (default) and 2 (saved) read the current values.
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
 #include <algorithm>
 #include <limits>

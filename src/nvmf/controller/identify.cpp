@@ -2,7 +2,7 @@
 // active namespace list (CNS 2) and a namespace's identification
 // descriptors (CNS 3). Offsets are those of the NVMe Base specification
 // (Linux's struct nvme_id_ctrl / nvme_id_ns agree).
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -2,7 +2,7 @@
 // discovery controller, the Discovery log (LID 0x70). A page is built whole,
 // then the host's window (offset, length) is cut out of it; past the page's
 // end the window reads as zeros.
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
 #include <algorithm>
 #include <cstring>

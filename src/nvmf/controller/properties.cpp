@@ -2,7 +2,7 @@
 // VS, CC, CSTS, reached through Fabrics Property Get / Property Set. The
 // sizes are strict, as in Linux's nvmet: CAP only as 8 bytes, the others only
 // as 4, and only CC is writable.
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
 namespace rpm::nvmf::target {
 

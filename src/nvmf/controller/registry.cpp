@@ -1,7 +1,7 @@
 // The registry: where Connect finds subsystems and controllers. One mutex
 // guards the controller list and the cntlid map; the lock order is registry
 // then controller (a controller never calls back into the registry).
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
 #include <algorithm>
 

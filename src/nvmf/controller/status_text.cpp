@@ -2,7 +2,7 @@
 // for logs and error details. Names are the NVMe Base / NVMe-oF ones; in
 // command-specific SCT 1, codes from 0x80 are read as the Fabrics ones
 // (the only command-specific codes at or above 0x80 this library meets).
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/wire.hpp"
 
 #include <rpm/nvmf.hpp>
 

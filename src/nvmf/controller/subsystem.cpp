@@ -1,10 +1,10 @@
 // A subsystem as the controllers see it: immutable once made, so any thread
 // may read it; namespaces come from the engine at each call (the engine is
 // thread-safe and owns the namespace map).
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/controller/state.hpp"
 
-#include "nvmf/detail/auth.hpp"
-#include "nvmf/detail/auth_exchange.hpp"
+#include "nvmf/auth/auth.hpp"
+#include "nvmf/auth/exchange.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -1,8 +1,8 @@
 // BlockBackend: a file or block device driven through this thread's
-// io_uring (detail/engine_ring.hpp), O_DIRECT where the file system allows.
-#include "nvmf/detail/engine_backend.hpp"
-#include "nvmf/detail/engine_block_file.hpp"
-#include "nvmf/detail/engine_ring.hpp"
+// io_uring (ring.hpp), O_DIRECT where the file system allows.
+#include "nvmf/engine/backend.hpp"
+#include "nvmf/engine/block_file.hpp"
+#include "nvmf/engine/ring.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>

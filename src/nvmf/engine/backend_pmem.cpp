@@ -3,8 +3,8 @@
 // flush::server_persist_for(the region's domain) picks the step (SFENCE on
 // eADR, CLWB + SFENCE on ADR, + the WPQ deep flush without ADR, msync for
 // the page cache), so Flush has nothing left to do but order.
-#include "nvmf/detail/engine_backend.hpp"
-#include "pmem/detail/persist_step.hpp"
+#include "nvmf/engine/backend.hpp"
+#include "pmem/persist_step.hpp"
 
 #include <rpm/flush.hpp>
 #include <rpm/pmem.hpp>

@@ -1,5 +1,5 @@
 // BlockFile: open, create and measure a block backend's file or device.
-#include "nvmf/detail/engine_block_file.hpp"
+#include "nvmf/engine/block_file.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>

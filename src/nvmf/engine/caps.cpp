@@ -1,6 +1,6 @@
 // The software engine's capabilities (the seed's ibv_nvmf_caps) and the
 // check create_subsystem makes of its attributes.
-#include "nvmf/detail/engine_caps.hpp"
+#include "nvmf/engine/caps.hpp"
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 // IoCommand: decoding an NVM I/O command and running it on a namespace.
-#include "nvmf/detail/engine_io.hpp"
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/engine/io.hpp"
+#include "nvmf/wire.hpp"
 
 namespace rpm::nvmf::detail {
 namespace {

@@ -1,5 +1,5 @@
 // make_nguid: a namespace's NGUID from its backend path and front-end nsid.
-#include "nvmf/detail/engine_subsystem.hpp"
+#include "nvmf/engine/subsystem.hpp"
 
 #include <string>
 

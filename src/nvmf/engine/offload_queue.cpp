@@ -1,7 +1,7 @@
 // StagedQueue: an I/O queue enabled for offload (the seed's
 // ibv_modify_qp_nvmf(ENABLE)); its commands run against its own staging
 // slot, returned to the subsystem when the queue goes.
-#include "nvmf/detail/engine_queue.hpp"
+#include "nvmf/engine/queue.hpp"
 
 #include <utility>
 

@@ -2,11 +2,11 @@
 // indices + 1 into tables that only grow (the model has no verb to destroy
 // a subsystem or backend); a shared_mutex guards the tables, each
 // subsystem guards its own namespace map.
-#include "nvmf/detail/engine_backend.hpp"
-#include "nvmf/detail/engine_caps.hpp"
-#include "nvmf/detail/engine_queue.hpp"
-#include "nvmf/detail/engine_subsystem.hpp"
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/engine/backend.hpp"
+#include "nvmf/engine/caps.hpp"
+#include "nvmf/engine/queue.hpp"
+#include "nvmf/engine/subsystem.hpp"
+#include "nvmf/wire.hpp"
 
 #include <mutex>
 #include <optional>

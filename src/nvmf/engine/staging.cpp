@@ -1,5 +1,5 @@
 // Staging: where a subsystem's staging buffer lives, and its slots.
-#include "nvmf/detail/engine_staging.hpp"
+#include "nvmf/engine/staging.hpp"
 
 #include <sys/mman.h>
 

@@ -1,10 +1,10 @@
 // SubsystemState::execute_many: a queue's commands that arrived together,
 // their Reads and Writes in flight on the drive at once (ThreadRing::
 // run_many), each answered with the status execute() would give it.
-#include "nvmf/detail/engine_io.hpp"
-#include "nvmf/detail/engine_ring.hpp"
-#include "nvmf/detail/engine_subsystem.hpp"
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/engine/io.hpp"
+#include "nvmf/engine/ring.hpp"
+#include "nvmf/engine/subsystem.hpp"
+#include "nvmf/wire.hpp"
 
 #include <vector>
 

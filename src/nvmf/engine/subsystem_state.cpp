@@ -1,8 +1,8 @@
 // SubsystemState: the namespace map of one subsystem and the execution of
 // its I/O commands.
-#include "nvmf/detail/engine_io.hpp"
-#include "nvmf/detail/engine_subsystem.hpp"
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/engine/io.hpp"
+#include "nvmf/engine/subsystem.hpp"
+#include "nvmf/wire.hpp"
 
 #include <mutex>
 #include <string>

@@ -1,5 +1,5 @@
 // ThreadRing: one io_uring per thread, synchronous operations on it.
-#include "nvmf/detail/engine_ring.hpp"
+#include "nvmf/engine/ring.hpp"
 
 #include <liburing.h>
 #include <sys/mman.h>

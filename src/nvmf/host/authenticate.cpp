@@ -3,8 +3,8 @@
 // Success2 when the controller had to prove itself), each through an
 // Authentication Send or Receive (src/nvmf/auth/exchange.cpp has the
 // transaction itself).
-#include "nvmf/detail/auth_exchange.hpp"
-#include "nvmf/detail/host_impl.hpp"
+#include "nvmf/auth/exchange.hpp"
+#include "nvmf/host/impl.hpp"
 
 namespace rpm::nvmf::host {
 namespace {

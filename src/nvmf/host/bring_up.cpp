@@ -2,7 +2,7 @@
 // queue (dynamic controller), read CAP, set CC (EN, IOSQES 6, IOCQES 4),
 // wait for CSTS.RDY, Identify Controller, then for an NVM subsystem ask for
 // one I/O queue and Connect it.
-#include "nvmf/detail/host_impl.hpp"
+#include "nvmf/host/impl.hpp"
 
 #include <functional>
 #include <thread>

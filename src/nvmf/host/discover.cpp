@@ -1,6 +1,6 @@
 // Discovery (an admin queue to the discovery NQN, Get Log Page 0x70) and
 // the parsing of Identify Controller and discovery log pages.
-#include "nvmf/detail/host_impl.hpp"
+#include "nvmf/host/impl.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // rpm::nvmf::Host: the connect sequence a Linux host follows (admin queue
 // Connect, CAP, CC.EN, CSTS.RDY, Identify, Number of Queues, I/O queue
 // Connect), I/O on queue 1, and a keep-alive thread at half the KATO.
-#include "nvmf/detail/host_impl.hpp"
+#include "nvmf/host/impl.hpp"
 
 #include <thread>
 

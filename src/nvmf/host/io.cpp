@@ -1,6 +1,6 @@
 // rpm::nvmf::Host's commands: Identify, and Read / Write / Flush / Write
 // Zeroes on I/O queue 1, split into transfers the controller accepts (MDTS).
-#include "nvmf/detail/host_impl.hpp"
+#include "nvmf/host/impl.hpp"
 
 #include <algorithm>
 

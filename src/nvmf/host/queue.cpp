@@ -1,6 +1,6 @@
 // A host queue over the fabric the options name.
-#include "nvmf/detail/host_queue.hpp"
-#include "nvmf/detail/host_rdma_queue.hpp"
+#include "nvmf/host/queue.hpp"
+#include "nvmf/host/rdma_queue.hpp"
 
 namespace rpm::nvmf::host {
 

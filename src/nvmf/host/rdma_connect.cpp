@@ -1,9 +1,9 @@
-// The host's NVMe/RDMA queue, connecting (detail/host_rdma_queue.hpp):
+// The host's NVMe/RDMA queue, connecting (nvmf/rdma/queue.hpp):
 // address and route resolved, the queue pair and its buffers made, the
 // request sent with the binding's private data, the answer checked.
-#include "nvmf/detail/host_rdma_queue.hpp"
+#include "nvmf/host/rdma_queue.hpp"
 
-#include "nvmf/detail/rdma_wire.hpp"
+#include "nvmf/rdma/wire.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>

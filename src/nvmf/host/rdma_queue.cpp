@@ -1,7 +1,7 @@
-// The host's NVMe/RDMA queue, running commands (detail/host_rdma_queue.hpp).
-#include "nvmf/detail/host_rdma_queue.hpp"
+// The host's NVMe/RDMA queue, running commands (nvmf/rdma/queue.hpp).
+#include "nvmf/host/rdma_queue.hpp"
 
-#include "nvmf/detail/rdma_wire.hpp"
+#include "nvmf/rdma/wire.hpp"
 
 #include <poll.h>
 

@@ -1,8 +1,8 @@
 // The host's NVMe/TCP queue: ICReq/ICResp, then commands one at a time.
 // Reads wait with poll() and a deadline because Asio's blocking reads
 // retry forever on a socket receive timeout.
-#include "nvmf/detail/host_queue.hpp"
-#include "nvmf/detail/pdu_write.hpp"
+#include "nvmf/host/queue.hpp"
+#include "nvmf/pdu/write.hpp"
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>

@@ -1,7 +1,7 @@
 // check_common(): everything the 8-byte common header alone can tell about a
 // received PDU, so that a receiver never reads (or allocates for) the rest
 // of a PDU it is going to refuse.
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <optional>
 

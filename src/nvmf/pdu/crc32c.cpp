@@ -1,5 +1,5 @@
 // CRC32C (Castagnoli) for the NVMe/TCP header and data digests.
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <boost/crc.hpp>
 

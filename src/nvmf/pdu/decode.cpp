@@ -1,7 +1,7 @@
 // Type-specific header fields of a checked PDU. The header comes from
 // parse_pdu(), so its length is right; a header too short (a caller's
 // mistake) decodes as all zeros rather than reading past it.
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // Building the headers of the PDUs we send. Each encoder zeroes what it
 // writes (reserved fields go out as 0), fills the common header first and
 // the header digest last, since the digest covers both.
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <algorithm>
 #include <limits>

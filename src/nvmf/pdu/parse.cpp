@@ -1,6 +1,6 @@
 // parse_pdu(): a whole received PDU, checked down to the fields its framing
 // depends on, split into header and data views.
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <optional>
 

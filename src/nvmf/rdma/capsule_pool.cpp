@@ -1,6 +1,6 @@
 // The NVMe/RDMA port's protection domain, shared receive queue and capsule
-// buffers (detail/rdma_port.hpp).
-#include "nvmf/detail/rdma_port.hpp"
+// buffers (port.hpp).
+#include "nvmf/rdma/port.hpp"
 
 #include <cerrno>
 #include <cstring>

@@ -1,11 +1,11 @@
-// The NVMe/RDMA port (detail/rdma_port.hpp): listen, and the connection
+// The NVMe/RDMA port (port.hpp): listen, and the connection
 // manager's events: a request checked as the RDMA transport binding says
 // (its private data), a queue pair made on the port's SRQ, accepted with
 // CRQSIZE; a disconnect ends its queue.
-#include "nvmf/detail/rdma_port.hpp"
+#include "nvmf/rdma/port.hpp"
 #include "core/log.hpp"
 
-#include "nvmf/detail/rdma_queue.hpp"
+#include "nvmf/rdma/queue.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
-// One NVMe/RDMA queue pair on the target (detail/rdma_queue.hpp): its
+// One NVMe/RDMA queue pair on the target (queue.hpp): its
 // completion queue and queue pair, and serving it: capsules in order
 // through the command core, completions accounted.
-#include "nvmf/detail/rdma_queue.hpp"
+#include "nvmf/rdma/queue.hpp"
 #include "core/log.hpp"
 
 #include <arpa/inet.h>

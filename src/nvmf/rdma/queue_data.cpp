@@ -1,6 +1,6 @@
 // An NVMe/RDMA queue's data and completions (QueueTransport): RDMA READ
 // from the host's keyed SGL, RDMA WRITE chained before the response SEND.
-#include "nvmf/detail/rdma_queue.hpp"
+#include "nvmf/rdma/queue.hpp"
 #include "core/log.hpp"
 
 #include <cerrno>

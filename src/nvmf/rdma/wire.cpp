@@ -1,5 +1,5 @@
-// NVMe/RDMA's connection private data and keyed SGLs (detail/rdma_wire.hpp).
-#include "nvmf/detail/rdma_wire.hpp"
+// NVMe/RDMA's connection private data and keyed SGLs (wire.hpp).
+#include "nvmf/rdma/wire.hpp"
 
 namespace rpm::nvmf::rdma_wire {
 

@@ -3,7 +3,7 @@
 // Like Linux's nvmet, a bad message never fails the command that carried it:
 // the transaction ends and the next Authentication Receive returns
 // AUTH_Failure1 with the reason; then the queue ends.
-#include "nvmf/detail/queue_core.hpp"
+#include "nvmf/target/queue_commands.hpp"
 #include "core/log.hpp"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 
 namespace rpm::nvmf::target {
 
-bool QueueCore::on_auth(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
+bool QueueCommands::on_auth(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
     // CDW10: SPSP0 (bits 15:8), SPSP1 (23:16), SECP (31:24); CDW11: TL / AL.
     const std::uint32_t cdw10 = sqe.cdw(10);
     const auto spsp0 = std::uint8_t(cdw10 >> 8), spsp1 = std::uint8_t(cdw10 >> 16), secp = std::uint8_t(cdw10 >> 24);
@@ -32,7 +32,7 @@ bool QueueCore::on_auth(const wire::Sqe& sqe, std::span<const std::uint8_t> data
     return respond(sqe, wire::sc::success) && !failed_auth_;
 }
 
-bool QueueCore::auth_receive(const wire::Sqe& sqe) {
+bool QueueCommands::auth_receive(const wire::Sqe& sqe) {
     const std::uint32_t al = sqe.cdw(11);
     if (al == 0) return respond(sqe, wire::sc::invalid_field);
     if (!auth_) auth_ = std::make_unique<auth::ControllerExchange>(*auth_policy_, controller_->subsystem().next_auth_seqnum());
@@ -45,7 +45,7 @@ bool QueueCore::auth_receive(const wire::Sqe& sqe) {
     return finish(sqe, o) && !failed_auth_;
 }
 
-void QueueCore::auth_ended() {
+void QueueCommands::auth_ended() {
     if (auth_->authenticated()) {
         if (!authenticated_) ++env_.stats->auth_succeeded;
         authenticated_ = true;

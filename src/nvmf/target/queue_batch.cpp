@@ -1,7 +1,7 @@
-// The command core's batches (QueueCore::on_commands): a queue's Reads and
+// The command core's batches (QueueCommands::on_commands): a queue's Reads and
 // in-capsule Writes that arrived together run on the engine at once, so
 // the backend sees the queue's depth rather than one command at a time.
-#include "nvmf/detail/queue_core.hpp"
+#include "nvmf/target/queue_commands.hpp"
 #include "core/log.hpp"
 
 #include <cstring>
@@ -15,7 +15,7 @@ constexpr std::size_t max_batch = 32;
 constexpr std::size_t align = 4096;
 } // namespace
 
-std::uint32_t QueueCore::batchable(const Capsule& c) {
+std::uint32_t QueueCommands::batchable(const Capsule& c) {
     const auto& s = c.sqe;
     const auto& d = c.data;
     if ((s.flags() & 0xC3) != wire::psdt_sgl || d.status != 0) return 0;
@@ -30,7 +30,7 @@ std::uint32_t QueueCore::batchable(const Capsule& c) {
     return d.length;
 }
 
-bool QueueCore::on_commands(std::span<const Capsule> capsules) {
+bool QueueCommands::on_commands(std::span<const Capsule> capsules) {
     for (std::size_t i = 0; i < capsules.size();) {
         batch_.clear();
         batch_bytes_.clear();
@@ -59,7 +59,7 @@ bool QueueCore::on_commands(std::span<const Capsule> capsules) {
     return true;
 }
 
-bool QueueCore::run_batch(std::span<std::uint8_t> staging) {
+bool QueueCommands::run_batch(std::span<std::uint8_t> staging) {
     offload_->execute_many(batch_);
     env_.stats->offloaded += batch_.size();
     for (std::size_t k = 0; k < batch_.size(); ++k) {

@@ -2,8 +2,8 @@
 // (refusing bad ones with a C2HTermReq and closing, as the transport
 // specification asks of a fatal error), and sending completions and data
 // (QueueTransport::complete).
-#include "nvmf/detail/session.hpp"
-#include "nvmf/detail/pdu_write.hpp"
+#include "nvmf/target/session.hpp"
+#include "nvmf/pdu/write.hpp"
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>

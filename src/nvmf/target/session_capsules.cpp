@@ -1,8 +1,8 @@
 // The NVMe/TCP session's capsules: where a command's data is, as NVMe/TCP
 // carries it (in the capsule, or pulled with R2T / H2CData and pushed with
 // C2HData), and capsules that arrive while a command waits for its data.
-// What the command does is the queue's command core (queue_core.cpp).
-#include "nvmf/detail/session.hpp"
+// What the command does is the queue's command core (queue_commands.cpp).
+#include "nvmf/target/session.hpp"
 
 #include <array>
 #include <cstring>

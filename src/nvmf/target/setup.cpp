@@ -1,9 +1,9 @@
 // Target::start's steps: checking options, building subsystems through the
 // engine's verbs (seed 004's create SRQ / create NVMe backend / map nsid),
 // listening.
-#include "nvmf/detail/target_setup.hpp"
+#include "nvmf/target/setup.hpp"
 
-#include "nvmf/detail/auth.hpp"
+#include "nvmf/auth/auth.hpp"
 
 #include <boost/asio/ip/address.hpp>
 

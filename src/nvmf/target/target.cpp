@@ -2,13 +2,13 @@
 // engine (the seed's verbs: create_subsystem, create_backend,
 // map_namespace), listens (NVMe/TCP: an Asio acceptor; NVMe/RDMA: an
 // RdmaPort), hands each queue to the Workers (no thread per connection:
-// detail/workers.hpp), and runs a watchdog that tears down controllers
+// workers.hpp), and runs a watchdog that tears down controllers
 // whose keep-alive timer expired or whose admin queue went away.
-#include "nvmf/detail/rdma_port.hpp"
+#include "nvmf/rdma/port.hpp"
 #include "core/log.hpp"
-#include "nvmf/detail/rdma_queue.hpp"
-#include "nvmf/detail/session.hpp"
-#include "nvmf/detail/target_setup.hpp"
+#include "nvmf/rdma/queue.hpp"
+#include "nvmf/target/session.hpp"
+#include "nvmf/target/setup.hpp"
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -1,6 +1,6 @@
 // Workers: the epoll set of idle connections and the threads that serve
-// them (see detail/workers.hpp).
-#include "nvmf/detail/workers.hpp"
+// them (see workers.hpp).
+#include "nvmf/target/workers.hpp"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

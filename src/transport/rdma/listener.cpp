@@ -8,7 +8,7 @@
 
 namespace rpm::server {
 
-Result<std::unique_ptr<Listener>> listen_rdma(Core& core, const std::string& host, std::uint16_t port) {
+Result<std::unique_ptr<Listener>> listen_rdma(Service& core, const std::string& host, std::uint16_t port) {
     return rdma::listen_rdma_with(rdma::real_api(), core, host, port);
 }
 
@@ -27,14 +27,14 @@ struct AddrInfo {
 
 } // namespace
 
-Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Core& core, const std::string& host,
+Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Service& core, const std::string& host,
                                                            std::uint16_t port, const ServerLimits& limits) {
     auto l = std::make_unique<RdmaListener>(api, core, limits);
     if (auto r = l->start(host, port); !r) return r.error();
     return std::unique_ptr<server::Listener>(std::move(l));
 }
 
-RdmaListener::RdmaListener(const Api& api, server::Core& core, ServerLimits limits)
+RdmaListener::RdmaListener(const Api& api, server::Service& core, ServerLimits limits)
     : api_(api), core_(core), limits_(limits), peer_(api), cfg_(api), ep_(api), admission_(core.options()) {}
 
 RdmaListener::~RdmaListener() { stop(); }
@@ -185,7 +185,7 @@ void RdmaListener::reap() {
     done.clear();  // joins their threads, outside the lock
 }
 
-// Under the region's exclusive fence lock (Core::admit_term). First the
+// Under the region's exclusive fence lock (Service::admit_term). First the
 // older sessions' goodbyes are posted, so a stale client finds fenced in
 // its completion queue ahead of the failure of any write it sends later;
 // then the old rkey dies, before the newer term's open is granted.

@@ -4,13 +4,13 @@
 // ep_next_conn_req -> conn_req_recv -> conn_req_connect ->
 // kConnEstablished. The listener's thread accepts; each session has an
 // I/O thread that runs the handshake and the control requests against
-// server::Core. Clients write and read the regions one-sided: the server
+// server::Service. Clients write and read the regions one-sided: the server
 // CPU sees only Flush (send_flush) requests and application messages.
 #pragma once
 
 #include "core/inline_mutex.hpp"
 #include "server/admission.hpp"
-#include "server/core.hpp"
+#include "server/service.hpp"
 #include "server/listener.hpp"
 #include "transport/rdma/api.hpp"
 #include "transport/rdma/buffers.hpp"
@@ -45,7 +45,7 @@ struct ServerLimits {
 };
 
 /// listen_rdma through `api` (the verbs layer, or a test's fake).
-Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Core& core, const std::string& host,
+Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Service& core, const std::string& host,
                                                            std::uint16_t port, const ServerLimits& limits = {});
 
 /// What a region's memory is registered for: RDMA writes and reads by the
@@ -92,18 +92,18 @@ private:
 /// true exactly when `m` is read_after_write.
 Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Method m);
 
-/// Add the RDMA descriptors to a grant Core made, or refuse it.
+/// Add the RDMA descriptors to a grant Service made, or refuse it.
 /// ERRORS: errc::unsupported for native_flush (see limits.hpp), and those of
 /// RegionRegistry::descriptor / peer_cfg_descriptor.
 Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region& r, proto::RegionGrant& g);
 
 /// The detected RNIC the listener's address belongs to (nullopt: unknown).
-std::optional<platform::RdmaDevice> find_device(const server::Core& core, const ibv_context* ctx);
+std::optional<platform::RdmaDevice> find_device(const server::Service& core, const ibv_context* ctx);
 
 /// What sessions share with their listener.
 struct SessionEnv {
     const Api& api;
-    server::Core& core;
+    server::Service& core;
     Peer* peer;
     MrPool* messages;  ///< the sessions' message buffers
     RegionRegistry& regions;
@@ -196,7 +196,7 @@ private:
 
 class RdmaListener final : public server::Listener, private server::FenceHook {
 public:
-    RdmaListener(const Api& api, server::Core& core, ServerLimits limits);
+    RdmaListener(const Api& api, server::Service& core, ServerLimits limits);
     ~RdmaListener() override;
     Result<void> start(const std::string& host, std::uint16_t port);
     [[nodiscard]] std::uint16_t port() const noexcept override { return port_; }
@@ -215,7 +215,7 @@ private:
     void region_fenced(server::Region& r, std::uint64_t term) noexcept override;
 
     const Api& api_;
-    server::Core& core_;
+    server::Service& core_;
     ServerLimits limits_;
     std::string where_;
     std::uint16_t port_ = 0;

@@ -1,4 +1,4 @@
-// What a grant over RDMA carries besides Core's decision: the region's
+// What a grant over RDMA carries besides Service's decision: the region's
 // memory descriptor and a peer configuration derived from the method.
 #include "transport/rdma/server.hpp"
 
@@ -94,7 +94,7 @@ Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region
 
 // The device as the server detected it at start-up, with the configured
 // IIO root-port ids (so DDIO overrides and extra ids apply here too).
-std::optional<platform::RdmaDevice> find_device(const server::Core& core, const ibv_context* ctx) {
+std::optional<platform::RdmaDevice> find_device(const server::Service& core, const ibv_context* ctx) {
     if (ctx == nullptr || ctx->device == nullptr) return std::nullopt;
     const auto* dev = core.rdma_device(ctx->device->name);
     if (dev == nullptr) return std::nullopt;

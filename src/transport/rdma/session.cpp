@@ -1,6 +1,6 @@
 // ServerSession: one accepted connection's I/O thread. It sends Hello once
 // the connection is established, then answers Auth, OpenRegion, Flush and
-// application messages through server::Core. Replies leave through a small
+// application messages through server::Service. Replies leave through a small
 // outbox so that Listener::send (other threads) and the handlers share the
 // send slots.
 #include "transport/rdma/frames.hpp"

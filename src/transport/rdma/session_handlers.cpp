@@ -1,4 +1,4 @@
-// ServerSession's request handlers: each decodes its frame, asks Core, and
+// ServerSession's request handlers: each decodes its frame, asks Service, and
 // queues exactly one reply with the request's id.
 #include "transport/rdma/frames.hpp"
 #include "transport/rdma/server.hpp"
@@ -53,7 +53,7 @@ Result<proto::RegionGrant> ServerSession::grant(const proto::OpenRegion& req) {
     const server::Grant* held = session_.grant(g->id);
     if (held == nullptr || held->region == nullptr) return Error(errc::io_error, "the grant names no region");
     // The rkey handed out must belong to this grant's term: a newer term's
-    // open between Core's check and here re-registered the region, and
+    // open between Service's check and here re-registered the region, and
     // this session must not get the new key. Under the fence lock a later
     // revocation waits, and kills the key handed out here.
     std::shared_lock fence(held->region->fence.mu);

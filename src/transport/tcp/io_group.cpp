@@ -21,7 +21,7 @@ IoGroup::~IoGroup() {
     loop_.stop();
     if (thread_.joinable()) {
         // Never from the group's own thread: TcpClient hands its last
-        // reference to a helper thread then (tcp_client.cpp).
+        // reference to a helper thread then (client.cpp).
         thread_.join();
     }
     if (wake_fd_ >= 0) ::close(wake_fd_);

@@ -78,7 +78,7 @@ public:
     /// failure detector). One atomic load when nothing is polling.
     void wake_driver() noexcept;
 
-    // For TcpClient (tcp_client_drive.cpp).
+    // For TcpClient (client_drive.cpp).
     /// Whether the calling thread drives the group.
     [[nodiscard]] bool driven_here() const noexcept { return driver_.load() == std::this_thread::get_id(); }
     /// `c` was claimed by the driver (on the driver's thread).

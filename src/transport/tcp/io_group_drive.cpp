@@ -5,7 +5,7 @@
 // run, so a completion may close or destroy a connection (forget()).
 #include "transport/tcp/io_group.hpp"
 
-#include "transport/tcp/tcp_client.hpp"
+#include "transport/tcp/client.hpp"
 
 #include <poll.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-// The crash test's plumbing: Core grants what flush::decide() says, its
+// The crash test's plumbing: Service grants what flush::decide() says, its
 // handlers reach the model, and the oracle judges bytes as documented.
 #include "tests/support/pm_model_crash.hpp"
 #include "tests/support/pm_model_oracle.hpp"

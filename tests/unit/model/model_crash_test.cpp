@@ -1,5 +1,5 @@
 // The crash test: for every cell of the decision table, the method and step
-// Core grants (which must be flush::decide()'s) never lose an acknowledged
+// Service grants (which must be flush::decide()'s) never lose an acknowledged
 // byte in the model; and each deliberately wrong method does lose some, so
 // the test is known to be able to fail. Counts are printed for
 // docs/persistence-model.md.
@@ -78,7 +78,7 @@ TEST_P(ModelTable, DecidedMethodLosesNothing) {
     cell.seed = 1000 + static_cast<std::uint64_t>(c.domain) * 10 + static_cast<std::uint64_t>(c.ddio);
     const CrashReport r = run_and_print(cell);
     const flush::Decision want = detected_decision(c.domain, c.ddio, c.native);
-    EXPECT_EQ(r.method, want.method) << "Core granted something other than decide()";
+    EXPECT_EQ(r.method, want.method) << "Service granted something other than decide()";
     EXPECT_EQ(r.step, want.server_persist);
     if (c.native) {
         EXPECT_EQ(r.method, flush::Method::native_flush);

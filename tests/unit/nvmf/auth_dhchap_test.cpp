@@ -1,7 +1,7 @@
 // DH-HMAC-CHAP's computed values (src/nvmf/auth/dhchap.cpp, dh.cpp). The
 // expected bytes were computed independently from the specification's
-// formulas (nvmf/detail/auth.hpp) with Python's hmac and hashlib.
-#include "nvmf/detail/auth.hpp"
+// formulas (nvmf/auth/auth.hpp) with Python's hmac and hashlib.
+#include "nvmf/auth/auth.hpp"
 
 #include <gtest/gtest.h>
 

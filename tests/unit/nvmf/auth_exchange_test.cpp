@@ -1,7 +1,7 @@
 // One DH-HMAC-CHAP transaction between the host side and the controller
 // side (src/nvmf/auth/exchange.cpp), in memory: every hash and group, one-
 // and two-way, and each way it must fail with its reason.
-#include "nvmf/detail/auth_exchange.hpp"
+#include "nvmf/auth/exchange.hpp"
 
 #include <gtest/gtest.h>
 

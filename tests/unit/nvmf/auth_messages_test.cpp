@@ -1,7 +1,7 @@
 // DH-HMAC-CHAP messages (src/nvmf/auth/messages.cpp): the bytes of each
 // message at the offsets Linux's include/linux/nvme.h gives, round trips,
 // and every malformed message refused with the failure reason to answer.
-#include "nvmf/detail/auth_messages.hpp"
+#include "nvmf/auth/messages.hpp"
 
 #include <gtest/gtest.h>
 

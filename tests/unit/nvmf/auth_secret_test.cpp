@@ -1,7 +1,7 @@
 // DH-HMAC-CHAP secrets (src/nvmf/auth/secret.cpp): the DHHC-1 text form,
 // generated keys and secret files. The expected texts were computed
 // independently (Python's base64 and zlib.crc32 over the same keys).
-#include "nvmf/detail/auth.hpp"
+#include "nvmf/auth/auth.hpp"
 
 #include <gtest/gtest.h>
 

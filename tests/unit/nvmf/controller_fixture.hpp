@@ -4,8 +4,8 @@
 // and a fixture with a registry of three subsystems (discovery, an open NVM
 // subsystem, one that admits only host_a).
 
-#include "nvmf/detail/controller.hpp"
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/controller/controller.hpp"
+#include "nvmf/wire.hpp"
 
 #include <gtest/gtest.h>
 

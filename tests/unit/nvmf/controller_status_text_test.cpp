@@ -1,5 +1,5 @@
 // describe_status: the text logs and error details carry.
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/wire.hpp"
 
 #include <rpm/nvmf.hpp>
 

@@ -3,7 +3,7 @@
 // backend failures become NVMe statuses.
 #include "engine_fixture.hpp"
 
-#include "nvmf/detail/engine_backend.hpp"
+#include "nvmf/engine/backend.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -2,7 +2,7 @@
 // SQEs, aligned buffers, byte patterns and a subsystem with one namespace.
 #pragma once
 
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/wire.hpp"
 
 #include <rpm/nvmf_offload.hpp>
 

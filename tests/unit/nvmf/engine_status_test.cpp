@@ -2,7 +2,7 @@
 // backend fails on demand, and the statuses of a flush of every namespace.
 #include "engine_fixture.hpp"
 
-#include "nvmf/detail/engine_subsystem.hpp"
+#include "nvmf/engine/subsystem.hpp"
 
 #include <atomic>
 

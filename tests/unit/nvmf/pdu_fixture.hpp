@@ -2,7 +2,7 @@
 // with the encoders (header + data + data digest), and unwrapping helpers.
 #pragma once
 
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <gtest/gtest.h>
 

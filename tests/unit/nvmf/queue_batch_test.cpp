@@ -1,11 +1,11 @@
-// The command core's batches (QueueCore::on_commands): reads and in-capsule
+// The command core's batches (QueueCommands::on_commands): reads and in-capsule
 // writes that arrived together go to the engine in one execute_many, each
 // at its own 4 KiB-aligned part of the staging buffer, answered in order;
 // anything else runs alone, in its turn. A recording engine stands for the
 // offload engine.
 #include "controller_fixture.hpp"
 
-#include "nvmf/detail/queue_core.hpp"
+#include "nvmf/target/queue_commands.hpp"
 
 #include <gtest/gtest.h>
 
@@ -94,8 +94,8 @@ protected:
         engine_->views = {ns_view(1, 1000, 512)};
         registry = std::make_unique<Registry>(std::vector{Subsystem::make_discovery(entries), Subsystem::make_nvm(open, engine_, 1)},
                                               Limits{});
-        admin_core = std::make_unique<QueueCore>(QueueEnv{registry.get(), &stats}, admin_fabric);
-        io_core = std::make_unique<QueueCore>(QueueEnv{registry.get(), &stats}, io_fabric);
+        admin_core = std::make_unique<QueueCommands>(QueueEnv{registry.get(), &stats}, admin_fabric);
+        io_core = std::make_unique<QueueCommands>(QueueEnv{registry.get(), &stats}, io_fabric);
     }
     ~QueueBatchTest() override {
         io_core->release();
@@ -138,7 +138,7 @@ protected:
     std::shared_ptr<BatchEngine> engine_ = std::make_shared<BatchEngine>();
     SharedStats stats;
     Recorder admin_fabric, io_fabric;
-    std::unique_ptr<QueueCore> admin_core, io_core;  // on the registry made above
+    std::unique_ptr<QueueCommands> admin_core, io_core;  // on the registry made above
 };
 
 TEST_F(QueueBatchTest, ReadsAndInCapsuleWritesGoTogetherEachAtItsOwnPlace) {

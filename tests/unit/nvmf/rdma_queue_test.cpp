@@ -7,10 +7,10 @@
 #include "controller_fixture.hpp"
 #include "rdma_fake_verbs.hpp"
 
-#include "nvmf/detail/rdma_port.hpp"
-#include "nvmf/detail/rdma_queue.hpp"
-#include "nvmf/detail/rdma_wire.hpp"
-#include "nvmf/detail/controller_state.hpp"
+#include "nvmf/rdma/port.hpp"
+#include "nvmf/rdma/queue.hpp"
+#include "nvmf/rdma/wire.hpp"
+#include "nvmf/controller/state.hpp"
 
 #include <arpa/inet.h>
 

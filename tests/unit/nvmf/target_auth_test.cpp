@@ -4,9 +4,9 @@
 // refused, counted, and unable to touch a namespace while others work.
 #include "target_support.hpp"
 
-#include "nvmf/detail/auth_messages.hpp"
-#include "nvmf/detail/host_impl.hpp"
-#include "nvmf/detail/wire.hpp"
+#include "nvmf/auth/messages.hpp"
+#include "nvmf/host/impl.hpp"
+#include "nvmf/wire.hpp"
 
 #include <thread>
 

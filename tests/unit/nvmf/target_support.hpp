@@ -3,7 +3,7 @@
 // over files in a temporary directory, and a raw NVMe/TCP connection for
 // sending what rpm's own host never would.
 
-#include "nvmf/detail/pdu.hpp"
+#include "nvmf/pdu/pdu.hpp"
 
 #include <rpm/nvmf.hpp>
 

@@ -1,9 +1,9 @@
-// The manager's allocation side (ManagerCore behind Manager::allocate):
+// The manager's allocation side (ManagerState behind Manager::allocate):
 // BAR and p2pmem buffers on fixture files, fallbacks with their reasons,
 // accounting, and buffers outliving their manager.
 #include "alloc_fixture.hpp"
 
-#include "p2p/detail/core.hpp"
+#include "p2p/manager_state.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,13 +20,13 @@ using test::KiB;
 using test::MiB;
 const std::string bdf = "0000:00:03.0";
 
-std::shared_ptr<detail::ManagerCore> make_core(const FixtureRoot& fx, bool hugepages = false,
+std::shared_ptr<detail::ManagerState> make_core(const FixtureRoot& fx, bool hugepages = false,
                                                bool map_bars = true) {
     ManagerOptions o;
     o.root = fx.root();
     o.hugepages = hugepages;
     o.map_bars = map_bars;
-    return std::make_shared<detail::ManagerCore>(o, std::vector<Provider>{}, detail::HostFacts{},
+    return std::make_shared<detail::ManagerState>(o, std::vector<Provider>{}, detail::HostFacts{},
                                                  std::vector<std::string>{});
 }
 
@@ -148,7 +148,7 @@ TEST(P2pAllocCore, BuffersKeepTheBarMappedAfterTheManagerIsGone) {
     FixtureRoot fx;
     const auto bar = fx.file(bdf, "resource2", 2 * MiB);
     auto core = make_core(fx);
-    std::weak_ptr<detail::ManagerCore> watch = core;
+    std::weak_ptr<detail::ManagerState> watch = core;
     auto b = core->allocate(test::choose(test::cmb(bdf, 2 * MiB)), 4 * KiB, 4096, true);
     ASSERT_TRUE(b);
     core.reset();

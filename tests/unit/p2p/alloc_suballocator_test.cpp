@@ -1,7 +1,7 @@
 // SubAllocator: alignment, exhaustion, coalescing in every order, the
 // fragmentation figure, double frees, and requests it must refuse.
 #include "alloc_fixture.hpp"
-#include "p2p/detail/suballocator.hpp"
+#include "p2p/suballocator.hpp"
 
 #include <gtest/gtest.h>
 

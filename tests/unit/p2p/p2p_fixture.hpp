@@ -3,7 +3,7 @@
 // copies of them to damage.
 #pragma once
 
-#include "p2p/detail/topology.hpp"
+#include "p2p/topology.hpp"
 
 #include <gtest/gtest.h>
 

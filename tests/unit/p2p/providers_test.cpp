@@ -2,7 +2,7 @@
 // the register reader underneath.
 #include "p2p_fixture.hpp"
 
-#include "p2p/detail/nvme_registers.hpp"
+#include "p2p/nvme_registers.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // which bridges count, the whitelist, host bridge identity, host facts.
 #include "p2p_fixture.hpp"
 
-#include "p2p/detail/rules.hpp"
+#include "p2p/rules.hpp"
 
 #include <gtest/gtest.h>
 

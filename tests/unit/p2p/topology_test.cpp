@@ -2,7 +2,7 @@
 // the words of the reasons. Each tree's README says what is expected.
 #include "p2p_fixture.hpp"
 
-#include "p2p/detail/topology.hpp"
+#include "p2p/topology.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // this machine only gives page granularity, so the PM cases are tested here.
 #include "scratch.hpp"
 
-#include "pmem/detail/domain.hpp"
-#include "pmem/detail/mapping.hpp"
-#include "pmem/detail/pmem2_error.hpp"
+#include "pmem/domain.hpp"
+#include "pmem/mapping.hpp"
+#include "pmem/pmem2_error.hpp"
 
 #include <rpm/pmem.hpp>
 

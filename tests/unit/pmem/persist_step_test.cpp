@@ -1,10 +1,10 @@
-// The persist step's one executor (src/pmem/detail/persist_step.hpp), which
+// The persist step's one executor (src/pmem/persist_step.hpp), which
 // the rpm server and the NVMe-oF PM backend share: every step over several
 // extents (unaligned, one spanning a page boundary) succeeds and leaves the
 // data; a step it does not know is refused, not taken for done.
 #include "scratch.hpp"
 
-#include "pmem/detail/persist_step.hpp"
+#include "pmem/persist_step.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The real verbs layer on a machine without an RDMA device: rdma:// must say so
 // clearly (errc::rdma_unavailable), on both sides, and leak nothing.
 #include "client/transport.hpp"
-#include "server/core.hpp"
+#include "server/service.hpp"
 #include "server/listener.hpp"
 #include "transport/rdma/api.hpp"
 #include "transport/rdma/verbs/objects.hpp"
@@ -48,7 +48,7 @@ TEST(RdmaNoDevice, ListenRdmaSaysNoDevice) {
     if (has_rdma_device()) GTEST_SKIP() << "this machine has an RDMA device";
     ServerOptions opts;
     opts.secrets = {{"a", "b"}};
-    server::Core core(opts, {}, "{}");
+    server::Service core(opts, {}, "{}");
     auto l = server::listen_rdma(core, "127.0.0.1", 0);
     ASSERT_FALSE(l);
     EXPECT_EQ(l.error(), errc::rdma_unavailable);

@@ -45,7 +45,7 @@ Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root
     d.root = opts.sysfs_root;
     d.query_verbs = false;
     auto profile = platform::detect(d);
-    core = std::make_unique<server::Core>(opts, std::move(regions), R"({"profile":"test"})", std::move(ov),
+    core = std::make_unique<server::Service>(opts, std::move(regions), R"({"profile":"test"})", std::move(ov),
                                           profile ? std::move(*profile) : platform::Profile{});
 }
 

@@ -1,10 +1,10 @@
-// Test support: a memory Target that records persist calls, a Core serving
+// Test support: a memory ServedRegion that records persist calls, a Service serving
 // such targets, and a harness that runs the real RDMA listener and client
 // against the fake fabric.
 #pragma once
 
 #include "fake_rpma.hpp"
-#include "server/core.hpp"
+#include "server/service.hpp"
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
 #include "transport/rdma/server.hpp"
@@ -25,7 +25,7 @@ namespace rpm::rdma::test {
 using namespace std::chrono_literals;
 
 /// A region in plain memory that records the server's persist steps.
-class MemTarget final : public server::Target {
+class MemTarget final : public server::ServedRegion {
 public:
     explicit MemTarget(std::size_t size) : mem_(size) {}
     [[nodiscard]] std::uint64_t size() const noexcept override { return mem_.size(); }
@@ -92,7 +92,7 @@ inline const char* kSecret = "s3cret";
 inline const char* kClientId = "alice";
 inline const char* kHost = "192.0.2.10";
 
-/// Fabric + Core + listener, and clients connected to it.
+/// Fabric + Service + listener, and clients connected to it.
 struct Harness {
     explicit Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root = "/",
                      rpm::Overrides ov = {}, const std::function<void(ServerOptions&)>& tune = {});
@@ -104,7 +104,7 @@ struct Harness {
 
     fake::Fabric fabric;
     std::map<std::string, MemTarget*> targets;
-    std::unique_ptr<server::Core> core;
+    std::unique_ptr<server::Service> core;
     std::unique_ptr<server::Listener> listener;
     std::vector<std::vector<std::byte>> messages;  // what on_message saw
     std::mutex mu;

@@ -1,4 +1,4 @@
-#include "replication/detail/header.hpp"
+#include "replication/header.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // LineSet: what a member missed, in lines, with bounded memory.
-#include "replication/detail/line_set.hpp"
+#include "replication/line_set.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The log format: a record is seen whole or not at all. Each test builds a
 // slice by hand, the way append() lays it out, then damages it.
-#include "replication/detail/log_format.hpp"
+#include "replication/log_format.hpp"
 
 #include <gtest/gtest.h>
 

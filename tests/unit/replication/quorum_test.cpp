@@ -1,4 +1,4 @@
-#include "replication/detail/quorum.hpp"
+#include "replication/quorum.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Fencing in Core (a newer term revokes, an older one is refused, every
+// Fencing in Service (a newer term revokes, an older one is refused, every
 // handler refuses a revoked grant before touching the target) and the
 // fence file (durable, strict to parse).
-#include "server/core.hpp"
+#include "server/service.hpp"
 #include "session_helper.hpp"
 
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@ namespace {
 using namespace rpm;
 namespace fs = std::filesystem;
 
-class CountingTarget final : public server::Target {
+class CountingTarget final : public server::ServedRegion {
 public:
     std::uint64_t size() const noexcept override { return mem.size(); }
     void store(std::uint64_t o, std::span<const std::byte> d) noexcept override {
@@ -65,7 +65,7 @@ protected:
         regions.push_back(std::move(r));
         ServerOptions o;
         o.secrets = {{"c", "s"}};
-        core = std::make_unique<server::Core>(o, std::move(regions), "{}");
+        core = std::make_unique<server::Service>(o, std::move(regions), "{}");
         core->add_fence_hook(&hook);
     }
     void TearDown() override {
@@ -81,7 +81,7 @@ protected:
     }
 
     fs::path dir;
-    std::unique_ptr<server::Core> core;
+    std::unique_ptr<server::Service> core;
     server::Region* region = nullptr;
     CountingTarget* target = nullptr;
     Hook hook;

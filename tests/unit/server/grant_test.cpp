@@ -1,5 +1,5 @@
-// Core::open_region: which method a session is granted.
-#include "server/core.hpp"
+// Service::open_region: which method a session is granted.
+#include "server/service.hpp"
 #include "session_helper.hpp"
 
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 namespace {
 using namespace rpm;
 
-class VecTarget final : public server::Target {
+class VecTarget final : public server::ServedRegion {
 public:
     std::uint64_t size() const noexcept override { return mem.size(); }
     void store(std::uint64_t o, std::span<const std::byte> d) noexcept override { std::memcpy(&mem[o], d.data(), d.size()); }
@@ -31,10 +31,10 @@ struct Fixture {
         regions.push_back(std::move(r));
         ServerOptions o;
         o.secrets = {{"c", "s"}};
-        core = std::make_unique<server::Core>(o, std::move(regions), "{}", rpm::Overrides{}, platform::Profile{}, caps);
+        core = std::make_unique<server::Service>(o, std::move(regions), "{}", rpm::Overrides{}, platform::Profile{}, caps);
         session = rpm::test::authenticated_session(*core);
     }
-    std::unique_ptr<server::Core> core;
+    std::unique_ptr<server::Service> core;
     server::Session session;
 };
 

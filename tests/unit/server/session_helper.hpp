@@ -1,14 +1,14 @@
-// A session of client "c" (secret "s") authenticated with a Core, for the
+// A session of client "c" (secret "s") authenticated with a Service, for the
 // server's unit tests.
 #pragma once
 
-#include "server/core.hpp"
+#include "server/service.hpp"
 
 #include <gtest/gtest.h>
 
 namespace rpm::test {
 
-inline server::Session authenticated_session(server::Core& core) {
+inline server::Session authenticated_session(server::Service& core) {
     auto s = core.new_session();
     auto hello = core.hello_for(s);
     proto::Auth a;

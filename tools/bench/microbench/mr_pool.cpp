@@ -3,7 +3,7 @@
 // same 64 KiB and a std::mutex lock+unlock pair measured in the same run
 // (docs/benchmarks.md, "MR pool"). The registrar is fake: registration is
 // never on the get/put path.
-#include "../mr_pool_registrar.hpp"
+#include "../mr_pool/registrar.hpp"
 
 #include <rpm/mr_pool.hpp>
 

@@ -1,0 +1,31 @@
+#pragma once
+// Target::start's steps, each a function: checking the options, building
+// the subsystems through the engine's verbs, listening.
+
+#include "nvmf/controller/controller.hpp"
+
+#include <rpm/nvmf.hpp>
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <memory>
+#include <vector>
+
+namespace rpm::nvmf::target {
+
+/// ERRORS: errc::invalid_argument naming the option that is wrong.
+Result<void> check_options(const TargetOptions& o);
+
+/// For each SubsystemSpec: create_subsystem, then per namespace
+/// create_backend + map_namespace. `handles` gets the engine's handles.
+Result<std::vector<std::shared_ptr<Subsystem>>> build_subsystems(const TargetOptions& o, const std::shared_ptr<Engine>& engine,
+                                                                 std::vector<SubsystemHandle>& handles);
+
+/// Bind and listen; RETURN VALUE: the port (the OS's choice for port 0).
+Result<std::uint16_t> listen(boost::asio::ip::tcp::acceptor& acceptor, const std::string& address,
+                             std::uint16_t port);
+
+Limits limits_of(const TargetOptions& o, std::uint16_t port);
+std::vector<DiscoveryEntry> discovery_entries(const TargetOptions& o, std::uint16_t port);
+
+} // namespace rpm::nvmf::target

@@ -1,0 +1,53 @@
+// The server's persist step (flush::ServerPersist, docs/flush-methods.md)
+// carried out on a mapped region: the one executor behind both the rpm
+// server's Persist (src/server/served_region.cpp) and the NVMe-oF PM backend's
+// durable writes (src/nvmf/engine/backend_pmem.cpp).
+#pragma once
+
+#include <rpm/flush.hpp>
+#include <rpm/pmem.hpp>
+#include <rpm/result.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace rpm::pmem::detail {
+
+/// msync(MS_SYNC) of the pages holding [offset, offset+length) of `region`
+/// (pmem2's page-granularity persist drops msync's errors; a write a peer is
+/// told is durable must not).
+/// ERRORS: errc::io_error (msync failed: the detail names the bytes, the file
+/// and errno's text).
+Result<void> msync_extent(const Region& region, std::uint64_t offset, std::uint64_t length) noexcept;
+
+/// Make each of `extents` (anything with .offset and .length inside the
+/// region) durable by `step`: sfence drains; the cache-flush steps flush
+/// every extent before one drain (one SFENCE for a batch), then the deep
+/// flush of each extent where the step asks for it; msync each extent.
+/// RETURN VALUE: success once every extent is durable.
+/// ERRORS: errc::deep_flush_failed (Region::deep_flush), errc::io_error
+/// (msync_extent), errc::invalid_argument (a step this build does not know).
+template <class Extents>
+Result<void> run_persist_step(const Region& region, flush::ServerPersist step, const Extents& extents) noexcept {
+    using SP = flush::ServerPersist;
+    const std::byte* base = region.bytes().data();
+    switch (step) {
+    case SP::none: return {};
+    case SP::sfence: region.drain(); return {};
+    case SP::cache_flush_sfence:
+    case SP::cache_flush_sfence_deep_flush:
+        for (const auto& e : extents) region.flush(base + e.offset, e.length);
+        region.drain();
+        if (step == SP::cache_flush_sfence) return {};
+        for (const auto& e : extents)
+            if (auto ok = region.deep_flush(base + e.offset, e.length); !ok) return ok;
+        return {};
+    case SP::msync:
+        for (const auto& e : extents)
+            if (auto ok = msync_extent(region, e.offset, e.length); !ok) return ok;
+        return {};
+    }
+    return Error(errc::invalid_argument, "unknown persist step");
+}
+
+} // namespace rpm::pmem::detail

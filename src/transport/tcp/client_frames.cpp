@@ -1,0 +1,115 @@
+// TcpClient: what to do with each frame the server sends, and failure.
+#include "transport/tcp/client.hpp"
+
+#include <cstring>
+
+namespace rpm::tcp {
+
+namespace {
+constexpr std::size_t kMaxInbox = 4096;  // unread server messages before we give up
+
+std::error_code status_code(std::uint32_t status) { return {static_cast<int>(status), rpm_category()}; }
+} // namespace
+
+void TcpClient::on_frame_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out) {
+    switch (h.type) {
+    case proto::Type::response:
+    case proto::Type::region: return on_answer_locked(h, body, out);
+    case proto::Type::message: return on_message_locked(body, out);
+    case proto::Type::goodbye: return on_goodbye_locked(body, out);
+    default: return fail_locked(errc::io_error, "unexpected frame from the server", out);
+    }
+}
+
+// A goodbye with a reason (errc::fenced: a newer primary term took a region
+// over) fails every request with that reason, now and later.
+void TcpClient::on_goodbye_locked(std::span<const std::byte> body, Completions& out) {
+    auto g = proto::decode_goodbye(body);
+    if (!g || g->status == 0) return fail_locked(errc::io_error, "the server closed the connection", out);
+    fail_locked(status_code(g->status), "the server closed the connection: " + g->message, out);
+}
+
+// The server answers in order: the answer is the oldest request's.
+void TcpClient::on_answer_locked(const proto::Header& h, std::span<const std::byte> body, Completions& out) {
+    if (pending_.empty() || pending_.front().id != h.request_id)
+        return fail_locked(errc::io_error, "response to an unknown request", out);
+    Pending p = std::move(pending_.front());
+    pending_.pop_front();
+    if (p.kind == Kind::region) {
+        Completion c;
+        c.region_done = std::move(p.region_done);
+        if (h.type == proto::Type::region) {
+            c.grant = proto::decode_region(body);
+        } else if (auto r = proto::decode_response(body)) {
+            c.grant = Result<proto::RegionGrant>(Error(status_code(r->status), r->message));
+        } else {
+            c.grant = Result<proto::RegionGrant>(r.error());
+        }
+        out.push_back(std::move(c));
+        return;
+    }
+    if (h.type != proto::Type::response) return complete_locked(p, errc::io_error, out);
+    const auto r = proto::response_view(body);  // the message is not needed here
+    if (!r) return complete_locked(p, errc::io_error, out);
+    if (r->status != 0) return complete_locked(p, status_code(r->status), out);
+    if (p.kind == Kind::read) {
+        if (r->data.size() != p.out.size()) return complete_locked(p, errc::io_error, out);
+        std::memcpy(p.out.data(), r->data.data(), r->data.size());
+    }
+    complete_locked(p, {}, out);
+}
+
+void TcpClient::on_message_locked(std::span<const std::byte> body, Completions& out) {
+    if (!recv_waiters_.empty()) {
+        auto [buf, done] = std::move(recv_waiters_.front());
+        recv_waiters_.pop_front();
+        Completion c;
+        c.recv_done = std::move(done);
+        c.n = body.size();
+        if (body.size() > buf.size()) c.ec = errc::bad_size;
+        else std::memcpy(buf.data(), body.data(), body.size());
+        out.push_back(std::move(c));
+        return;
+    }
+    if (inbox_.size() >= kMaxInbox) return fail_locked(errc::io_error, "too many unread messages from the server", out);
+    inbox_.emplace_back(body.begin(), body.end());
+}
+
+// A driver's own request completes at once, on its thread (it holds mu_
+// and only sets its result); every other completion is handed to `out`.
+void TcpClient::complete_locked(Pending& p, std::error_code ec, Completions& out) {
+    if (p.direct) return p.done(ec);
+    Completion c;
+    c.ec = ec;
+    if (p.kind == Kind::region) {
+        c.region_done = std::move(p.region_done);
+        c.grant = Result<proto::RegionGrant>(Error(ec, "open_region: the connection failed"));
+    } else {
+        c.done = std::move(p.done);
+    }
+    out.push_back(std::move(c));
+}
+
+void TcpClient::fail_locked(std::error_code ec, const std::string& why, Completions& out) {
+    if (state_ == State::closed) return;
+    state_ = State::closed;
+    failure_ = why;
+    failure_ec_ = ec;
+    if (watched_) loop_.unwatch(stream_.fd());
+    watched_ = false;
+    stream_.shutdown();  // wakes a driver blocked in recv
+    outq_.clear();
+    auto pending = std::move(pending_);
+    pending_.clear();
+    for (auto& p : pending) complete_locked(p, ec, out);
+    auto waiters = std::move(recv_waiters_);
+    recv_waiters_.clear();
+    for (auto& [buf, done] : waiters) {
+        Completion c;
+        c.recv_done = std::move(done);
+        c.ec = ec;
+        out.push_back(std::move(c));
+    }
+}
+
+} // namespace rpm::tcp
