@@ -13,8 +13,8 @@
 //
 // Errors, as the calls below list them. Every status is a std::error_code
 // of rpm_category() (an rpm::errc, include/rpm/error.hpp); {} is success.
-//   - Arguments the client refuses (errc::invalid_argument, errc::bad_size)
-//     send nothing: the region is untouched and the connection goes on.
+//   - Arguments the client refuses (errc::out_of_range, errc::misaligned,
+//     errc::invalid_argument, errc::bad_size) send nothing: the region is untouched and the connection goes on.
 //   - The server's refusal or failure arrives as the errc it answered (on
 //     the data path without its detail text; open_region keeps the detail).
 //   - errc::io_error, mostly: the connection failed: lost, closed, a bad
@@ -35,7 +35,8 @@
 // Where callbacks run: on the connection's I/O thread (tcp:// with
 // ClientOptions::io_group: the group's one thread), in the order the
 // operations were issued, with these exceptions:
-//   - a call that RemoteRegion refuses (errc::invalid_argument) runs its
+//   - a call that RemoteRegion refuses (out_of_range, misaligned,
+//     invalid_argument) runs its
 //     callback on the calling thread, before the call returns;
 //   - tcp://: a request refused before it is sent (the connection has
 //     failed) has its callback posted to the I/O thread (run
@@ -45,9 +46,11 @@
 //     close() (or the destruction that closes it), runs the callbacks that
 //     become due meanwhile, in order.
 // A synchronous call made inside a callback of the same connection (tcp://:
-// of any connection of the same IoGroup) waits for itself: it fails with
-// errc::io_error once ClientOptions::timeout has passed, and the connection
-// is closed. Waiting there on a future of the connection never ends.
+// of any connection of the same IoGroup) would wait for itself, since that
+// thread is the one that completes it: it returns errc::would_deadlock at
+// once, sends nothing, and the connection goes on. Use the callback form
+// there (or hand the work to another thread). Waiting there on a future of
+// the connection never ends: the library cannot see that wait.
 #pragma once
 
 #include <rpm/export.hpp>
@@ -165,7 +168,9 @@ public:
 
     // Synchronous forms: each returns once its operation is complete, or
     // fails with errc::io_error after ClientOptions::timeout (the
-    // connection is then closed).
+    // connection is then closed). Inside a callback of the same connection
+    // each returns errc::would_deadlock at once (above), which the lists
+    // below leave out.
     /// Store `data` at `offset`; NOT durable until a flush or persist that
     /// covers it returns. Returns once the server (tcp://) or the NIC
     /// (rdma://, which cuts large writes into work requests) has the bytes.
@@ -173,29 +178,42 @@ public:
     /// RETURN VALUE: {} once stored.
     /// tcp:// sends more than a frame holds (1 MiB + 4 KiB less the 12-byte
     /// request head) as several consecutive writes.
-    /// ERRORS: errc::invalid_argument (offset + data.size() beyond size():
+    /// ERRORS: errc::out_of_range (offset + data.size() beyond size():
     /// nothing is sent); errc::io_error (connection failed or timed out:
     /// which bytes were stored is unknown); errc::fenced; the server's error
     /// otherwise (tcp://: the first of its parts').
     std::error_code write(std::uint64_t offset, std::span<const std::byte> data);
+    /// write(offset, data) of `length` bytes at `data`. ERRORS: as write.
+    std::error_code write(std::uint64_t offset, const void* data, std::size_t length) {
+        return write(offset, std::span(static_cast<const std::byte*>(data), length));
+    }
+    /// write(offset, data) of the bytes of `text`. ERRORS: as write.
+    std::error_code write(std::uint64_t offset, std::string_view text) {
+        return write(offset, text.data(), text.size());
+    }
     /// Read out.size() bytes at `offset` into `out`: what the region holds,
     /// durable or not.
     /// RETURN VALUE: {} once `out` holds them.
     /// tcp:// asks for more than the server answers at once (1 MiB + 4 KiB
     /// less 1100 bytes) as several consecutive reads.
-    /// ERRORS: errc::invalid_argument (offset + out.size() beyond size():
+    /// ERRORS: errc::out_of_range (offset + out.size() beyond size():
     /// nothing is sent); errc::bad_size (tcp://: a server configured with a
     /// ServerOptions::max_payload below the client's 1 MiB + 4 KiB refuses
     /// the larger parts; the connection goes on); errc::io_error (connection
     /// failed or timed out); errc::fenced; the server's error otherwise
     /// (tcp://). On an error `out` may have been written in part.
     std::error_code read(std::uint64_t offset, std::span<std::byte> out);
+    /// read(offset, out) into the `length` bytes at `out`. ERRORS: as read.
+    std::error_code read(std::uint64_t offset, void* out, std::size_t length) {
+        return read(offset, std::span(static_cast<std::byte*>(out), length));
+    }
     /// Store the 8-byte `value` (little-endian in the region) at `offset` as
     /// one word, never torn (Connection::atomic_write_stats says how it
     /// travels); NOT durable until a flush or persist that covers it returns.
     /// RETURN VALUE: {} once stored.
-    /// ERRORS: errc::invalid_argument (offset not a multiple of 8, or
-    /// offset + 8 beyond size(): nothing is sent); errc::io_error
+    /// ERRORS: errc::misaligned (offset not a multiple of 8) or
+    /// errc::out_of_range (offset + 8 beyond size()): nothing is sent;
+    /// errc::io_error
     /// (connection failed or timed out: whether it was stored is unknown);
     /// errc::fenced; the server's error otherwise (tcp://).
     std::error_code atomic_write(std::uint64_t offset, std::uint64_t value);
@@ -205,7 +223,7 @@ public:
     /// the server to run its persist step over the range; read_after_write
     /// (rdma://) posts an RDMA read behind the writes. length 0 succeeds.
     /// RETURN VALUE: {} once those bytes are durable.
-    /// ERRORS: errc::invalid_argument (offset + length beyond size():
+    /// ERRORS: errc::out_of_range (offset + length beyond size():
     /// nothing is sent); errc::deep_flush_failed or errc::io_error from the
     /// server (its persist step failed: the deep flush, or the msync of a
     /// file region; the connection goes on, durability is not assured);
@@ -217,11 +235,19 @@ public:
     /// (more than a frame holds, 1 MiB + 4 KiB less a 20-byte head: writes
     /// and then one flush); rdma:// posts the write and its flush together.
     /// RETURN VALUE: {} once `data` is durable at `offset`.
-    /// ERRORS: errc::invalid_argument (offset + data.size() beyond size():
+    /// ERRORS: errc::out_of_range (offset + data.size() beyond size():
     /// nothing is sent); the server's persist-step errors, as for
     /// flush (the data is stored, durability not assured); errc::io_error
     /// (connection failed or timed out: durability unknown); errc::fenced.
     std::error_code persist(std::uint64_t offset, std::span<const std::byte> data);
+    /// persist(offset, data) of `length` bytes at `data`. ERRORS: as persist.
+    std::error_code persist(std::uint64_t offset, const void* data, std::size_t length) {
+        return persist(offset, std::span(static_cast<const std::byte*>(data), length));
+    }
+    /// persist(offset, data) of the bytes of `text`. ERRORS: as persist.
+    std::error_code persist(std::uint64_t offset, std::string_view text) {
+        return persist(offset, text.data(), text.size());
+    }
     /// Vectored persist: every slice stored, then all of them durable, as
     /// one request where the transport can (tcp://: one round trip for a
     /// log record and its commit word; rdma:// posts a write per slice and
@@ -230,8 +256,9 @@ public:
     /// of their ranges, and reports the first error of those). Nothing is
     /// stored when a slice is out of range.
     /// RETURN VALUE: {} once every slice is durable.
-    /// ERRORS: errc::invalid_argument (no slices, more than
-    /// kMaxPersistSlices, a slice outside the region: nothing is sent);
+    /// ERRORS: errc::invalid_argument (no slices, or more than
+    /// kMaxPersistSlices) or errc::out_of_range (a slice outside the
+    /// region): nothing is sent;
     /// errc::io_error (connection lost or timed out, or, tcp://, closed by
     /// a server configured with a ServerOptions::max_payload below the
     /// client's 1 MiB + 4 KiB: durability unknown); errc::fenced; the server's error otherwise
@@ -454,12 +481,13 @@ public:
     /// resolve or connect, timed out, TLS failed (its CA file, handshake or
     /// the server's certificate), the server closed the connection during
     /// the handshake, e.g. past its connection limits; the detail says
-    /// which); errc::permission_denied (authentication failed, either way
-    /// round: unknown client id or wrong secret, or the server could not
-    /// prove it knows the secret); errc::unsupported (no common protocol
-    /// version); errc::rdma_unavailable (rdma:// without an RDMA device that
-    /// reaches the host, or its set-up or buffer registration failed).
-    /// rdma:// ignores ClientOptions::tls.
+    /// which); errc::auth_failed (authentication failed, either way round:
+    /// unknown client id or wrong secret, or the server could not prove it
+    /// knows the secret; the detail says which side refused);
+    /// errc::unsupported (no common protocol version, or ClientOptions::tls
+    /// with rdma://, which has no TLS); errc::rdma_unavailable (rdma://
+    /// without an RDMA device that reaches the host, or its set-up or
+    /// buffer registration failed).
     Result<Connection> connect(std::string_view uri) const;
 
 private:

@@ -69,8 +69,9 @@ Result<CoordinatorOptions> parse_coordinator_uri(std::string_view uri);
 class Coordinator {
 public:
     /// connect_etcd's: stops the keep-alive and watch threads (no more
-    /// on_lost or on_change calls) and revokes the lease, waiting at most
-    /// 500 ms per member tried (best effort): a leader hands over at once.
+    /// on_lost or on_change calls) and revokes the lease with one request to
+    /// the member that answered last, waiting at most 500 ms (best effort:
+    /// a leader hands over at once; otherwise its lease runs out by TTL).
     /// RETURN VALUE: none. ERRORS: none.
     virtual ~Coordinator() = default;
 

@@ -38,7 +38,10 @@ enum class errc : int {
     nvme_status,               ///< an NVMe controller completed a command with an error status
     protocol_error,            ///< the peer broke the wire protocol; the connection was closed
     fenced,                    ///< a newer primary term took the region over; this one may no longer change it
-    auth_failed,               ///< in-band authentication (NVMe-oF DH-HMAC-CHAP) failed: a wrong or missing secret
+    auth_failed,               ///< authentication failed: rpm's handshake (unknown client id, wrong secret) or NVMe-oF DH-HMAC-CHAP
+    out_of_range,              ///< a range (offset + length) reaches past the end of the region
+    misaligned,                ///< an offset is not aligned as the operation requires (atomic_write: 8 bytes)
+    would_deadlock,            ///< a synchronous call on the thread that must complete it (inside its connection's callback)
 };
 
 /// The category of rpm::errc ("rpm"). Its message(ev) says what went

@@ -240,8 +240,7 @@ public:
     /// RETURN VALUE: the user; its L1 may start short (or empty) when the
     /// global pool has too few free entries.
     /// ERRORS: errc::invalid_argument when l1_entries exceeds the budget.
-    /// (0 takes options().l1_entries unchecked: create does not hold it to
-    /// the budget.)
+    /// (0 takes options().l1_entries, at most the budget.)
     Result<MrPoolUser> create_user(std::uint32_t l1_entries = 0);
 
     /// Register `n` more entries now (blocking: not for the I/O path).

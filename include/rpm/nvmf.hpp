@@ -285,6 +285,9 @@ struct Completion {
     std::uint32_t dw1 = 0;
 };
 
+/// A moved-from Host is safe to use: its Result calls fail with
+/// errc::invalid_argument ("<call> on a moved-from nvmf::Host") and send
+/// nothing; controller() is a default ControllerInfo; last_status() is 0.
 class Host {
 public:
     /// Read the discovery log of the target at options.address:port.
@@ -294,13 +297,13 @@ public:
     /// (the target broke NVMe/TCP), errc::nvme_status (a command failed).
     /// Over options.transport (NVMe/RDMA too), with options.subnqn replaced
     /// by the discovery NQN and no keep alive; at most 1024 records.
-    /// Also: errc::invalid_argument (options.address is not a numeric IP
-    /// address; a malformed dhchap secret); errc::auth_failed (the
-    /// discovery controller asks for DH-HMAC-CHAP and it fails, or no
-    /// secret is set); errc::io_error too for a timeout that is not
-    /// positive (not checked as connect() does: the first wait fails);
-    /// errc::nvme_status also for Connect refused, CSTS.CFS, or Get Log
-    /// Page failing.
+    /// Also: errc::invalid_argument (options.timeout not positive: refused
+    /// before any connection is opened, the detail names
+    /// HostOptions::timeout; options.address is not a numeric IP address;
+    /// a malformed dhchap secret); errc::auth_failed (the discovery
+    /// controller asks for DH-HMAC-CHAP and it fails, or no secret is
+    /// set); errc::nvme_status also for Connect refused, CSTS.CFS, or Get
+    /// Log Page failing.
     static Result<std::vector<DiscoveryEntry>> discover(const HostOptions& options);
 
     /// Connect an admin queue and one I/O queue to options.subnqn and enable
@@ -308,7 +311,7 @@ public:
     ///
     /// RETURN VALUE: the connected host, or an Error.
     /// ERRORS: errc::invalid_argument (empty subnqn, queue_size < 2,
-    /// timeout not positive),
+    /// timeout not positive: each refused before any connection is opened),
     /// errc::io_error, errc::protocol_error, errc::nvme_status (Connect
     /// refused: the detail names the subsystem and status).
     /// In detail: errc::invalid_argument also for an address that is not a
@@ -324,11 +327,13 @@ public:
     /// controller asks for it and options.dhchap_secret is empty).
     static Result<Host> connect(const HostOptions& options);
 
-    /// Take over `other`'s connection; `other` is left moved-from: only
-    /// assigning to it and destroying it are valid then. ERRORS: none.
+    /// Take over `other`'s connection; `other` is left moved-from: every
+    /// call on it is still safe (see each call), and it can be assigned
+    /// to. ERRORS: none.
     Host(Host&&) noexcept;
     /// Disconnect this Host (as the destructor), then take over `other`'s
-    /// connection. RETURN VALUE: *this. ERRORS: none.
+    /// connection; `other` is left moved-from, as after the move
+    /// constructor. RETURN VALUE: *this. ERRORS: none.
     Host& operator=(Host&&) noexcept;
     /// Stop the keep-alive thread, then, when the admin queue still works,
     /// shut the controller down (CC.SHN normal) and close the queues. May
@@ -336,7 +341,8 @@ public:
     /// each up to options.timeout; failures are ignored. ERRORS: none.
     ~Host();
 
-    /// RETURN VALUE: what Identify Controller said at connect(); never
+    /// RETURN VALUE: what Identify Controller said at connect(); a default
+    /// ControllerInfo (cntlid 0, empty strings) when moved-from; never
     /// fails.
     [[nodiscard]] const ControllerInfo& controller() const noexcept;
 
@@ -348,14 +354,15 @@ public:
     /// (As the code stands, read() and write() do not refuse a buffer over
     /// max_transfer: they split it into several commands; see each below.
     /// Once a queue has failed, every later call on it fails with
-    /// errc::io_error.)
+    /// errc::io_error.) Each also fails with errc::invalid_argument on a
+    /// moved-from Host, before its arguments are checked; nothing is sent.
     ///
     /// active_namespaces: Identify (CNS 02h, active namespace list) on the
     /// admin queue.
     /// RETURN VALUE: the active nsids as the controller lists them
     /// (increasing; at most 1024).
     /// ERRORS: errc::nvme_status; errc::io_error / errc::protocol_error (the
-    /// connection failed).
+    /// connection failed); errc::invalid_argument on a moved-from Host.
     Result<std::vector<std::uint32_t>> active_namespaces();
     /// Identify Namespace `nsid` on the admin queue; read() and write()
     /// keep its block size.
@@ -363,15 +370,17 @@ public:
     /// ERRORS: errc::nvme_status; errc::invalid_argument (the namespace is
     /// not active: NSZE 0); errc::protocol_error (an LBA size outside 512
     /// bytes to 64 KiB; here the connection goes on); errc::io_error /
-    /// errc::protocol_error (the connection failed).
+    /// errc::protocol_error (the connection failed); errc::invalid_argument
+    /// on a moved-from Host.
     Result<NamespaceInfo> identify(std::uint32_t nsid);
     /// Read out.size() bytes from `lba` on the I/O queue, as Read commands
     /// of at most max_transfer (and 1 MiB, and 65536 blocks) each.
     /// RETURN VALUE: success once `out` holds them.
     /// ERRORS: errc::invalid_argument (`out` empty or not a whole number of
-    /// blocks); identify(nsid)'s errors, the first time this Host uses
-    /// nsid; errc::nvme_status (a command failed: `out` may hold part);
-    /// errc::io_error / errc::protocol_error (the connection failed).
+    /// blocks; a moved-from Host); identify(nsid)'s errors, the first time
+    /// this Host uses nsid; errc::nvme_status (a command failed: `out` may
+    /// hold part); errc::io_error / errc::protocol_error (the connection
+    /// failed).
     Result<void> read(std::uint32_t nsid, std::uint64_t lba, std::span<std::byte> out);
     /// Write `in` at `lba` on the I/O queue, as Write commands of at most
     /// max_transfer (and 1 MiB, and 65536 blocks) each; complete when the
@@ -379,29 +388,29 @@ public:
     /// flush() for that).
     /// RETURN VALUE: success once every command completed.
     /// ERRORS: errc::invalid_argument (`in` empty or not a whole number of
-    /// blocks); identify(nsid)'s errors, the first time this Host uses
-    /// nsid; errc::nvme_status (a command failed: the commands before it
-    /// were written); errc::io_error / errc::protocol_error (the connection
-    /// failed).
+    /// blocks; a moved-from Host); identify(nsid)'s errors, the first time
+    /// this Host uses nsid; errc::nvme_status (a command failed: the
+    /// commands before it were written); errc::io_error /
+    /// errc::protocol_error (the connection failed).
     Result<void> write(std::uint32_t nsid, std::uint64_t lba, std::span<const std::byte> in);
     /// Flush namespace `nsid` on the I/O queue (FFFFFFFFh: every namespace,
     /// where the controller takes it, as rpm's target does).
     /// RETURN VALUE: success once the controller made completed writes
     /// durable.
     /// ERRORS: errc::nvme_status; errc::io_error / errc::protocol_error (the
-    /// connection failed).
+    /// connection failed); errc::invalid_argument on a moved-from Host.
     Result<void> flush(std::uint32_t nsid);
     /// Write Zeroes over `blocks` blocks at `lba`, one command.
     /// RETURN VALUE: success once it completed.
     /// ERRORS: errc::invalid_argument (blocks 0 or over 65536: nothing is
-    /// sent); errc::nvme_status; errc::io_error / errc::protocol_error (the
-    /// connection failed).
+    /// sent; a moved-from Host); errc::nvme_status; errc::io_error /
+    /// errc::protocol_error (the connection failed).
     Result<void> write_zeroes(std::uint32_t nsid, std::uint64_t lba, std::uint32_t blocks);
     /// Send one Keep Alive now (a thread already sends one every KATO / 2
     /// when HostOptions::kato_ms is not 0).
     /// RETURN VALUE: success once it completed.
     /// ERRORS: errc::nvme_status; errc::io_error / errc::protocol_error (the
-    /// connection failed).
+    /// connection failed); errc::invalid_argument on a moved-from Host.
     Result<void> keep_alive();
 
     /// Send any command on the I/O queue (qid 1) or admin queue (qid 0) with
@@ -411,16 +420,17 @@ public:
     /// is not an Error here, and last_status() is not set. NVMe/RDMA fills
     /// in_data only when the status is success.
     /// ERRORS: errc::invalid_argument (qid over 1; both out_data and
-    /// in_data given; NVMe/RDMA: a transfer of 16 MiB or more: nothing is
-    /// sent); errc::io_error / errc::protocol_error (the connection failed,
-    /// e.g. the controller sent more data than in_data holds: the queue is
-    /// then unusable).
+    /// in_data given; NVMe/RDMA: a transfer of 16 MiB or more; a moved-from
+    /// Host: nothing is sent); errc::io_error / errc::protocol_error (the
+    /// connection failed, e.g. the controller sent more data than in_data
+    /// holds: the queue is then unusable).
     Result<Completion> raw(std::uint16_t qid, std::span<const std::uint8_t, 64> sqe,
                            std::span<const std::byte> out_data, std::span<std::byte> in_data);
 
     /// The status of the last command that failed with errc::nvme_status.
     /// RETURN VALUE: that status, kept until another such failure; 0 when
-    /// none has failed yet (raw() never sets it); never fails.
+    /// none has failed yet (raw() never sets it) and on a moved-from Host;
+    /// never fails.
     [[nodiscard]] std::uint16_t last_status() const noexcept;
 
     struct RPM_INTERNAL Impl;

@@ -175,6 +175,9 @@ struct Accounting {
     std::uint64_t bytes_allocated = 0;  ///< live, all sources
 };
 
+/// A moved-from Manager is safe to use: its Result calls fail with
+/// errc::invalid_argument ("<call> on a moved-from p2p::Manager"), its
+/// lists are empty, account() records nothing and accounting() is zero.
 class Manager {
 public:
     /// Discover providers under opts.root.
@@ -185,10 +188,12 @@ public:
     /// link, a loop, a link above the root).
     static Result<Manager> discover(ManagerOptions opts = {});
 
-    /// Take over `other`'s state; `other` is left moved-from: only
-    /// assigning to it and destroying it are valid then. ERRORS: none.
+    /// Take over `other`'s state; `other` is left moved-from: every call
+    /// on it is still safe (see each call), and it can be assigned to.
+    /// ERRORS: none.
     Manager(Manager&&) noexcept;
-    /// Let go of this manager's state, then take over `other`'s.
+    /// Let go of this manager's state, then take over `other`'s; `other`
+    /// is left moved-from, as after the move constructor.
     /// RETURN VALUE: *this. ERRORS: none.
     Manager& operator=(Manager&&) noexcept;
     /// Let go of the manager; a provider's BAR stays mapped until its last
@@ -196,17 +201,19 @@ public:
     ~Manager();
 
     /// The providers as discovered (their `available` is not updated; see usage()).
-    /// RETURN VALUE: that list, possibly empty; never fails.
+    /// RETURN VALUE: that list, possibly empty; empty when moved-from;
+    /// never fails.
     [[nodiscard]] const std::vector<Provider>& providers() const noexcept;
     /// Devices whose files could not be read during discovery, with the reason.
-    /// RETURN VALUE: one line per such device; never fails.
+    /// RETURN VALUE: one line per such device; empty when moved-from;
+    /// never fails.
     [[nodiscard]] const std::vector<std::string>& skipped() const noexcept;
     /// Free space now: one entry per provider in providers() order, then
     /// any provider only a hand-made Choice named. Thread-safe.
     /// RETURN VALUE: those entries (a BAR provider not yet allocated from
     /// reports its whole size free; p2pmem reads the kernel's
-    /// p2pmem/available, or Provider::available when that is unreadable).
-    /// ERRORS: none.
+    /// p2pmem/available, or Provider::available when that is unreadable);
+    /// empty when moved-from. ERRORS: none.
     [[nodiscard]] std::vector<ProviderUsage> usage() const;
 
     /// Where `device` sits. ERRORS: errc::path_not_found (no such device),
@@ -219,7 +226,8 @@ public:
     /// with no PCI device; a name found under none of sys/class/nvme,
     /// sys/class/infiniband, sys/class/net and sys/block);
     /// errc::sysfs_unreadable (a sysfs link on the way cannot be read,
-    /// loops, or climbs above the root).
+    /// loops, or climbs above the root); errc::invalid_argument on a
+    /// moved-from Manager.
     [[nodiscard]] Result<Placement> place(const std::string& device) const;
 
     /// The closest provider every client can reach (ties: most free space),
@@ -229,15 +237,16 @@ public:
     /// its verdicts and explanation, and `clients` as given.
     /// That is: errc::invalid_argument (no clients); the error of the first
     /// client place() refuses (invalid_argument, path_not_found,
-    /// sysfs_unreadable).
+    /// sysfs_unreadable); errc::invalid_argument on a moved-from Manager.
     [[nodiscard]] Result<Choice> find(std::span<const std::string> clients) const;
 
     /// `size` bytes aligned to `align` (a power of two, at most 2 MiB) from
     /// the chosen provider, or from host memory when `choice` has none or it
     /// has no room (a fallback: Buffer::is_fallback, why()).
     /// ERRORS: errc::invalid_argument (size 0 or beyond SIZE_MAX / 2, bad
-    /// alignment), errc::io_error when neither the provider nor host memory
-    /// can be mapped (the detail gives both reasons).
+    /// alignment; a moved-from Manager), errc::io_error when neither the
+    /// provider nor host memory can be mapped (the detail gives both
+    /// reasons).
     /// RETURN VALUE: the buffer. The fallback is also taken when the
     /// provider cannot serve at all (ManagerOptions::map_bars off for a
     /// CMB/PMR, a CMB without WDS/RDS) or cannot be mapped. Host memory has
@@ -247,19 +256,20 @@ public:
     /// Only from the provider: errc::no_p2p_memory instead of a fallback.
     /// RETURN VALUE: a buffer of the chosen provider's memory (Source::bar
     /// or Source::p2pmem). Thread-safe.
-    /// ERRORS: errc::invalid_argument (as allocate); errc::no_p2p_memory
+    /// ERRORS: errc::invalid_argument (as allocate, a moved-from Manager
+    /// included); errc::no_p2p_memory
     /// (choice has no provider; the provider cannot serve: map_bars off, a
     /// CMB without WDS/RDS; its BAR or p2pmem/allocate cannot be mapped; no
     /// free extent fits: the detail says which and why).
     Result<Buffer> allocate_p2p(const Choice& choice, std::size_t size, std::size_t align = 4096);
 
     /// Record `bytes` moved through `b` (counted as device or host-staged).
-    /// An empty buffer records nothing. Thread-safe.
-    /// RETURN VALUE: none. ERRORS: none.
+    /// An empty buffer records nothing, nor does a moved-from Manager.
+    /// Thread-safe. RETURN VALUE: none. ERRORS: none.
     void account(const Buffer& b, std::uint64_t bytes) noexcept;
     /// RETURN VALUE: the counters now: bytes accounted per kind, allocations
-    /// and fallbacks so far, bytes of live buffers. Thread-safe.
-    /// ERRORS: none.
+    /// and fallbacks so far, bytes of live buffers; all zero when
+    /// moved-from. Thread-safe. ERRORS: none.
     [[nodiscard]] Accounting accounting() const;
 
 private:

@@ -127,7 +127,8 @@ public:
     [[nodiscard]] const std::filesystem::path& path() const noexcept { return path_; }
 
     /// Make [ptr, ptr+size) durable: pmem2's persist (flush + drain, or msync
-    /// for page granularity). The range must lie inside the region.
+    /// for page granularity). The range must lie inside the region. On a
+    /// moved-from Region (no mapping) persist, flush and drain do nothing.
     /// RETURN VALUE: none. ERRORS: none reported: libpmem2's persist has no
     /// status (a failed msync of a page-granularity region goes unseen).
     void persist(const void* ptr, std::size_t size) const noexcept { persist_(ptr, size); }
@@ -139,14 +140,14 @@ public:
     /// RETURN VALUE: none. ERRORS: none reported.
     void drain() const noexcept { drain_(); }
     /// The hot-path function pointers themselves, for callers that keep them.
-    /// RETURN VALUE: pmem2's persist function for this mapping; nullptr when
-    /// moved-from. ERRORS: none.
+    /// RETURN VALUE: pmem2's persist function for this mapping; one that
+    /// does nothing when moved-from (never null). ERRORS: none.
     [[nodiscard]] persist_fn persist_function() const noexcept { return persist_; }
-    /// RETURN VALUE: pmem2's flush function for this mapping; nullptr when
-    /// moved-from. ERRORS: none.
+    /// RETURN VALUE: pmem2's flush function for this mapping; one that does
+    /// nothing when moved-from (never null). ERRORS: none.
     [[nodiscard]] flush_fn flush_function() const noexcept { return flush_; }
-    /// RETURN VALUE: pmem2's drain function for this mapping; nullptr when
-    /// moved-from. ERRORS: none.
+    /// RETURN VALUE: pmem2's drain function for this mapping; one that does
+    /// nothing when moved-from (never null). ERRORS: none.
     [[nodiscard]] drain_fn drain_function() const noexcept { return drain_; }
 
     /// Flush the memory controller's write-pending queues for the range.

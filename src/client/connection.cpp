@@ -84,6 +84,11 @@ Connection::~Connection() = default;
 Result<Connection> Client::connect(std::string_view uri) const {
     auto u = detail::parse_uri(uri);
     if (!u) return u.error();
+    // Refused, not ignored: a caller who asked for TLS must not get a
+    // connection that sends its data in the clear.
+    if (u->scheme == "rdma" && opts_.tls)
+        return Error(errc::unsupported, "ClientOptions::tls with " + std::string(uri) +
+                                            ": rdma:// has no TLS; use tcp:// for an encrypted connection");
     auto t = u->scheme == "tcp" ? client::connect_tcp(u->host, u->port, opts_)
                                 : client::connect_rdma(u->host, u->port, opts_);
     if (!t) return t.error();

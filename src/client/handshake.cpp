@@ -22,8 +22,9 @@ Result<proto::Auth> answer_hello(const proto::Hello& hello, const ClientOptions&
 Result<void> check_welcome(const proto::Welcome& w, const ClientOptions& opts, const HandshakeState& st) {
     auto expect = proto::server_mac(opts.secret, st.client_nonce, st.hello.challenge);
     if (!proto::mac_equal(expect, w.server_proof))
-        return Error(errc::permission_denied,
-                     "the server could not prove it knows the shared secret: wrong server or wrong secret");
+        return Error(errc::auth_failed,
+                     "the client refused: the server could not prove it knows the shared secret (wrong server or "
+                     "wrong secret)");
     return {};
 }
 

@@ -15,7 +15,7 @@ std::error_code out_of_range(const detail::GrantedRegion& g, std::uint64_t offse
                              std::uint64_t length) {
     const std::uint64_t size = g.grant.size;
     if (offset <= size && length <= size - offset) return {};
-    return errc::invalid_argument;
+    return errc::out_of_range;
 }
 
 std::future<std::error_code> as_future(const std::function<void(Callback)>& start) {
@@ -58,7 +58,7 @@ void RemoteRegion::read(std::uint64_t offset, std::span<std::byte> out, Callback
 
 void RemoteRegion::atomic_write(std::uint64_t offset, std::uint64_t value, Callback done) {
     const auto& g = *g_;
-    if (offset % 8 != 0) return done(errc::invalid_argument);
+    if (offset % 8 != 0) return done(errc::misaligned);
     if (auto ec = out_of_range(g, offset, 8)) return done(ec);
     conn_->transport->atomic_write(g.grant, offset, value, std::move(done));
 }

@@ -129,7 +129,7 @@ struct HandshakeState {
 };
 /// ERRORS: errc::unsupported when no common protocol version exists.
 Result<proto::Auth> answer_hello(const proto::Hello& hello, const ClientOptions& opts, HandshakeState& st);
-/// ERRORS: errc::permission_denied when the server's proof is wrong.
+/// ERRORS: errc::auth_failed when the server's proof is wrong.
 Result<void> check_welcome(const proto::Welcome& w, const ClientOptions& opts, const HandshakeState& st);
 
 Result<std::unique_ptr<Transport>> connect_tcp(const std::string& host, std::uint16_t port,

@@ -50,7 +50,10 @@ public:
         if (keeper_.joinable()) keeper_.join();
         if (watcher_.joinable()) watcher_.join();
         // An orderly exit hands over at once; a crash leaves it to the TTL.
-        if (const auto lease = take_lease()) revoke(lease, std::chrono::milliseconds(500));
+        // One try, on the member that answered last: with every member
+        // down, trying each in turn would hold the destructor N x 500 ms for
+        // a lease that expires by itself anyway.
+        if (const auto lease = take_lease()) revoke(lease, std::chrono::milliseconds(500), false);
     }
 
     Result<Leader> campaign(std::string_view name, std::chrono::milliseconds timeout) override;
@@ -65,8 +68,8 @@ private:
         std::lock_guard lock(mu_);
         return std::exchange(lease_, 0);
     }
-    void revoke(std::uint64_t lease, std::chrono::milliseconds timeout) {
-        (void)http_.post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, timeout);
+    void revoke(std::uint64_t lease, std::chrono::milliseconds timeout, bool every_member = true) {
+        (void)http_.post("/v3/lease/revoke", {{"ID", std::to_string(lease)}}, timeout, every_member);
     }
     void keep_alive_loop();
     /// RETURN VALUE: false when no member renewed the lease (try again soon).

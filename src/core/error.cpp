@@ -12,10 +12,11 @@ const char* describe(errc e) noexcept {
     case errc::path_not_found:
         return "no such file or device; check the path, or pass create with a size to make a file";
     case errc::permission_denied:
-        return "permission denied; check the file's permissions, or the client id and secret";
+        return "permission denied; the OS refused access to a file or device (check its owner and mode), "
+               "or a request came before the session authenticated";
     case errc::bad_size:
-        return "bad size; give a non-zero size no larger than the file (or set create to extend it), "
-               "aligned as the device requires";
+        return "bad size: a size is zero, larger than what holds it, or not aligned as required; "
+               "the detail says which size";
     case errc::not_pmem:
         return "not persistent memory; use a devdax device, a file on a DAX file system, "
                "or a regular/tmpfs file";
@@ -27,7 +28,7 @@ const char* describe(errc e) noexcept {
     case errc::deep_flush_failed:
         return "deep flush failed; the region's deep_flush control is missing or not writable";
     case errc::io_error:
-        return "input/output error on a file, device or connection; the detail says which, and the kernel log may say why";
+        return "input/output error on a file, device or connection; the detail says which and why";
     case errc::sysfs_unreadable:
         return "a platform file could not be read; run as root or set an override";
     case errc::bad_override:
@@ -55,7 +56,15 @@ const char* describe(errc e) noexcept {
                "from now on; stop acting as primary";
     case errc::auth_failed:
         return "authentication failed: one side does not hold the secret the other expects; check both "
-               "secrets (the detail says which side refused and why)";
+               "sides' client id and secret (the detail says which side refused and why)";
+    case errc::out_of_range:
+        return "out of range: offset + length reaches past the end of the region; RemoteRegion::size() "
+               "gives its size";
+    case errc::misaligned:
+        return "misaligned offset; an atomic write takes an offset that is a multiple of 8";
+    case errc::would_deadlock:
+        return "a synchronous call inside a callback of its own connection would wait for itself (that thread "
+               "completes it); nothing was sent: use the callback form there, or call from another thread";
     }
     return "unknown rpm error";
 }

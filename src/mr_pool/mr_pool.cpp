@@ -2,6 +2,7 @@
 #include "mr_pool/pool_state.hpp"
 #include "mr_pool/user_cache.hpp"
 
+#include <algorithm>
 #include <string>
 
 namespace rpm {
@@ -49,7 +50,9 @@ Result<MrPoolUser> MrPool::create_user(std::uint32_t l1_entries) {
     if (l1_entries > core_->options().budget)
         return Error(errc::invalid_argument, "MrPool::create_user: " + std::to_string(l1_entries) +
                                                  " L1 entries is above the budget");
-    if (l1_entries == 0) l1_entries = core_->options().l1_entries;
+    // The default is held to the budget too (an L1 larger than the pool
+    // could never fill): clamped, since the default suits most budgets.
+    if (l1_entries == 0) l1_entries = std::min(core_->options().l1_entries, core_->options().budget);
     auto state = std::make_unique<MrPoolUser::State>(core_, l1_entries);
     core_->attach(*state);
     return MrPoolUser(std::move(state));

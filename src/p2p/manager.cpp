@@ -4,6 +4,9 @@
 
 #include "platform/sysfs.hpp"
 
+#include <string>
+#include <string_view>
+
 namespace rpm::p2p {
 
 Manager::Manager(std::shared_ptr<detail::ManagerState> core) noexcept : core_(std::move(core)) {}
@@ -23,15 +26,36 @@ Result<Manager> Manager::discover(ManagerOptions opts) {
                                                          std::move(facts), std::move(skipped)));
 }
 
-const std::vector<Provider>& Manager::providers() const noexcept { return core_->providers(); }
-const std::vector<std::string>& Manager::skipped() const noexcept { return core_->skipped(); }
-std::vector<ProviderUsage> Manager::usage() const { return core_->usage(); }
+namespace {
+
+// A moved-from Manager has no core (the shared_ptr went with the move): its
+// calls say so, or report nothing, instead of dereferencing null.
+Error moved_from_manager(std::string_view call) {
+    return Error(errc::invalid_argument, std::string(call) + " on a moved-from p2p::Manager");
+}
+
+} // namespace
+
+const std::vector<Provider>& Manager::providers() const noexcept {
+    static const std::vector<Provider> none;
+    return core_ ? core_->providers() : none;
+}
+const std::vector<std::string>& Manager::skipped() const noexcept {
+    static const std::vector<std::string> none;
+    return core_ ? core_->skipped() : none;
+}
+std::vector<ProviderUsage> Manager::usage() const {
+    if (!core_) return {};
+    return core_->usage();
+}
 
 Result<Placement> Manager::place(const std::string& device) const {
+    if (!core_) return moved_from_manager("place");
     return detail::place(core_->options().root, device);
 }
 
 Result<Choice> Manager::find(std::span<const std::string> clients) const {
+    if (!core_) return moved_from_manager("find");
     if (clients.empty()) return Error(errc::invalid_argument, "find() needs at least one client");
     std::vector<Placement> placed;
     for (const auto& c : clients) {
@@ -49,17 +73,19 @@ Result<Choice> Manager::find(std::span<const std::string> clients) const {
 }
 
 Result<Buffer> Manager::allocate(const Choice& choice, std::size_t size, std::size_t align) {
+    if (!core_) return moved_from_manager("allocate");
     return core_->allocate(choice, size, align, true);
 }
 
 Result<Buffer> Manager::allocate_p2p(const Choice& choice, std::size_t size, std::size_t align) {
+    if (!core_) return moved_from_manager("allocate_p2p");
     return core_->allocate(choice, size, align, false);
 }
 
 void Manager::account(const Buffer& b, std::uint64_t bytes) noexcept {
-    if (b.data() != nullptr) core_->account(b.source(), bytes);
+    if (core_ && b.data() != nullptr) core_->account(b.source(), bytes);
 }
 
-Accounting Manager::accounting() const { return core_->accounting(); }
+Accounting Manager::accounting() const { return core_ ? core_->accounting() : Accounting{}; }
 
 } // namespace rpm::p2p

@@ -129,12 +129,21 @@ Result<Region> Region::open(const fs::path& path, const OpenOptions& opts) {
     return RegionBuilder{path, opts}.build();
 }
 
+namespace {
+
+// What a moved-from Region persists through: there is no mapping, so there
+// is nothing to do, and the hot path keeps its plain, unchecked call.
+void persist_nothing(const void*, std::size_t) noexcept {}
+void drain_nothing() noexcept {}
+
+} // namespace
+
 Region::Region(Region&& other) noexcept
     : map_(std::exchange(other.map_, nullptr)), fd_(std::exchange(other.fd_, -1)),
       path_(std::move(other.path_)), kind_(other.kind_), granularity_(other.granularity_),
       domain_(other.domain_), nd_region_(std::move(other.nd_region_)),
-      persist_(std::exchange(other.persist_, nullptr)),
-      flush_(std::exchange(other.flush_, nullptr)), drain_(std::exchange(other.drain_, nullptr)),
+      persist_(std::exchange(other.persist_, &persist_nothing)),
+      flush_(std::exchange(other.flush_, &persist_nothing)), drain_(std::exchange(other.drain_, &drain_nothing)),
       deep_flush_fd_(std::exchange(other.deep_flush_fd_, -1)),
       deep_flush_resolved_(std::exchange(other.deep_flush_resolved_, false)) {}
 
@@ -148,9 +157,9 @@ Region& Region::operator=(Region&& other) noexcept {
     granularity_ = other.granularity_;
     domain_ = other.domain_;
     nd_region_ = std::move(other.nd_region_);
-    persist_ = std::exchange(other.persist_, nullptr);
-    flush_ = std::exchange(other.flush_, nullptr);
-    drain_ = std::exchange(other.drain_, nullptr);
+    persist_ = std::exchange(other.persist_, &persist_nothing);
+    flush_ = std::exchange(other.flush_, &persist_nothing);
+    drain_ = std::exchange(other.drain_, &drain_nothing);
     deep_flush_fd_ = std::exchange(other.deep_flush_fd_, -1);
     deep_flush_resolved_ = std::exchange(other.deep_flush_resolved_, false);
     return *this;

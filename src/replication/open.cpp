@@ -41,7 +41,8 @@ Result<void> Replicator::Impl::connect_all(std::string& unreachable) {
             // And a replica that cannot do what is asked (a fencing term on
             // a devdax region its server keeps no fence file for).
             if (d.error() == errc::bad_size || d.error() == errc::invalid_argument ||
-                d.error() == errc::permission_denied || d.error() == errc::fenced || d.error() == errc::unsupported)
+                d.error() == errc::permission_denied || d.error() == errc::auth_failed || d.error() == errc::fenced ||
+                d.error() == errc::unsupported)
                 return d.error();
             m.last_error = d.error();
             unreachable += (unreachable.empty() ? "" : "; ") + d.error().message();

@@ -72,7 +72,7 @@ Result<void> Service::handle_atomic_write(const Session& s, const proto::AtomicW
     FenceLock fence((*g)->region->fence.mu);
     if (auto t = check_term(**g); !t) return t.error();
     if (a.offset % 8 != 0)
-        return Error(errc::invalid_argument, "atomic write at offset " + std::to_string(a.offset) +
+        return Error(errc::misaligned, "atomic write at offset " + std::to_string(a.offset) +
                                                  " is not 8-byte aligned");
     if (auto r = check_range(*(*g)->region, a.offset, 8); !r) return r;
     (*g)->region->target->store8(a.offset, a.value);

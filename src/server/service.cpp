@@ -13,7 +13,7 @@ namespace {
 
 Error denied() {
     // One answer for an unknown client and a wrong MAC: no oracle for ids.
-    return Error(errc::permission_denied, "authentication failed: unknown client id or wrong secret");
+    return Error(errc::auth_failed, "the server refused: unknown client id or wrong secret");
 }
 
 
@@ -64,7 +64,7 @@ Result<proto::Welcome> Service::authenticate(Session& s, const proto::Auth& auth
 Result<void> check_range(const Region& r, std::uint64_t offset, std::uint64_t length) {
     const std::uint64_t size = r.target->size();
     if (offset <= size && length <= size - offset) return {};
-    return Error(errc::invalid_argument, "range of " + std::to_string(length) + " bytes at offset " +
+    return Error(errc::out_of_range, "range of " + std::to_string(length) + " bytes at offset " +
                                              std::to_string(offset) + " is outside region '" +
                                              r.report.name + "' (" + std::to_string(size) + " bytes)");
 }

@@ -75,7 +75,7 @@ public:
     /// A new session with a fresh challenge.
     Session new_session();
     proto::Hello hello_for(Session& s);
-    /// ERRORS: errc::unsupported (version), errc::permission_denied (unknown
+    /// ERRORS: errc::unsupported (version), errc::auth_failed (unknown
     /// client or wrong MAC; the same message for both).
     Result<proto::Welcome> authenticate(Session& s, const proto::Auth& auth) const;
     /// ERRORS: errc::permission_denied before authentication;

@@ -65,6 +65,12 @@ std::vector<DiscoveryEntry> parse_discovery_log(std::span<const std::uint8_t> lo
 } // namespace host
 
 Result<std::vector<DiscoveryEntry>> Host::discover(const HostOptions& options) {
+    // The timeout bounds every wait for a reply: one that is not positive
+    // would only surface as an io_error at the first wait, after connecting;
+    // refused here, as connect() does, before any network activity.
+    if (options.timeout.count() <= 0)
+        return Error(errc::invalid_argument, "discover: HostOptions::timeout must be positive (is " +
+                                                 std::to_string(options.timeout.count()) + " ms)");
     auto o = options;
     o.subnqn = wire::discovery_nqn;
     o.kato_ms = 0;  // a one-shot discovery, as `nvme discover` does

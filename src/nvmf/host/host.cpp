@@ -14,8 +14,13 @@ Host::Host(Host&&) noexcept = default;
 Host& Host::operator=(Host&&) noexcept = default;
 Host::~Host() = default;
 
-const ControllerInfo& Host::controller() const noexcept { return impl_->info; }
-std::uint16_t Host::last_status() const noexcept { return impl_->last_status; }
+// A moved-from Host has no impl_: it reports a default controller and no
+// status (its Result calls refuse, see host::moved_from_host).
+const ControllerInfo& Host::controller() const noexcept {
+    static const ControllerInfo none;
+    return impl_ ? impl_->info : none;
+}
+std::uint16_t Host::last_status() const noexcept { return impl_ ? impl_->last_status : 0; }
 
 Host::Impl::~Impl() {
     {
@@ -61,6 +66,7 @@ Result<Host> Host::connect(const HostOptions& options) {
 
 Result<Completion> Host::raw(std::uint16_t qid, std::span<const std::uint8_t, 64> sqe,
                              std::span<const std::byte> out_data, std::span<std::byte> in_data) {
+    if (!impl_) return host::moved_from_host("raw");
     if (qid > 1) return Error(errc::invalid_argument, "qid " + std::to_string(qid) + ": this host has queues 0 and 1");
     if (!out_data.empty() && !in_data.empty()) return Error(errc::invalid_argument, "data in both directions");
     wire::Sqe s;
@@ -69,6 +75,7 @@ Result<Completion> Host::raw(std::uint16_t qid, std::span<const std::uint8_t, 64
 }
 
 Result<void> Host::keep_alive() {
+    if (!impl_) return host::moved_from_host("keep_alive");
     wire::Sqe s;
     s.set_opcode(wire::admin::keep_alive);
     return impl_->check(impl_->admin->submit(s, {}, {}), "Keep Alive");

@@ -4,6 +4,8 @@
 #include "nvmf/host/queue.hpp"
 
 #include <condition_variable>
+#include <string>
+#include <string_view>
 #include <thread>
 
 namespace rpm::nvmf {
@@ -29,6 +31,12 @@ struct Host::Impl {
 };
 
 namespace host {
+
+/// What every Result call on a moved-from Host (no Impl: it went with the
+/// move) answers, instead of dereferencing null.
+inline Error moved_from_host(std::string_view call) {
+    return Error(errc::invalid_argument, std::string(call) + " on a moved-from nvmf::Host");
+}
 
 /// Property Get / Set on the admin queue (8-byte when `wide`).
 Result<std::uint64_t> property_get(Queue& admin, std::uint32_t offset, bool wide);

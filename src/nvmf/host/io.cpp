@@ -16,6 +16,7 @@ Result<void> Host::Impl::check(const Result<Completion>& c, const std::string& w
 }
 
 Result<std::vector<std::uint32_t>> Host::active_namespaces() {
+    if (!impl_) return host::moved_from_host("active_namespaces");
     std::vector<std::byte> list(4096);
     wire::Sqe s;
     s.set_opcode(wire::admin::identify);
@@ -31,6 +32,7 @@ Result<std::vector<std::uint32_t>> Host::active_namespaces() {
 }
 
 Result<NamespaceInfo> Host::identify(std::uint32_t nsid) {
+    if (!impl_) return host::moved_from_host("identify");
     std::vector<std::byte> id(4096);
     wire::Sqe s;
     s.set_opcode(wire::admin::identify);
@@ -86,6 +88,7 @@ static Result<std::pair<std::uint32_t, std::uint32_t>> geometry(Host& h, Host::I
 }
 
 Result<void> Host::read(std::uint32_t nsid, std::uint64_t lba, std::span<std::byte> out) {
+    if (!impl_) return host::moved_from_host("read");
     auto g = geometry(*this, *impl_, nsid);
     if (!g) return g.error();
     const auto [bs, max_blocks] = *g;
@@ -100,6 +103,7 @@ Result<void> Host::read(std::uint32_t nsid, std::uint64_t lba, std::span<std::by
 }
 
 Result<void> Host::write(std::uint32_t nsid, std::uint64_t lba, std::span<const std::byte> in) {
+    if (!impl_) return host::moved_from_host("write");
     auto g = geometry(*this, *impl_, nsid);
     if (!g) return g.error();
     const auto [bs, max_blocks] = *g;
@@ -114,6 +118,7 @@ Result<void> Host::write(std::uint32_t nsid, std::uint64_t lba, std::span<const 
 }
 
 Result<void> Host::flush(std::uint32_t nsid) {
+    if (!impl_) return host::moved_from_host("flush");
     wire::Sqe s;
     s.set_opcode(wire::io::flush);
     s.set_nsid(nsid);
@@ -121,6 +126,7 @@ Result<void> Host::flush(std::uint32_t nsid) {
 }
 
 Result<void> Host::write_zeroes(std::uint32_t nsid, std::uint64_t lba, std::uint32_t blocks) {
+    if (!impl_) return host::moved_from_host("write_zeroes");
     if (blocks == 0 || blocks > 65536) return Error(errc::invalid_argument, "write_zeroes of " + std::to_string(blocks) + " blocks: 1..65536");
     return impl_->check(impl_->io->submit(rw(wire::io::write_zeroes, nsid, lba, blocks), {}, {}),
                         "Write Zeroes nsid " + std::to_string(nsid));

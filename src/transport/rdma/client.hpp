@@ -130,6 +130,12 @@ public:
     }
     /// Marks the calling thread as this connection's I/O thread (run()).
     void enter_io_thread() const noexcept;
+    /// True on this connection's I/O thread and inside the callbacks a
+    /// synchronous call's driver runs: a synchronous call there would wait
+    /// for completions that only this thread can run (errc::would_deadlock).
+    [[nodiscard]] bool waits_for_itself() const noexcept {
+        return drive_tls::t_driving == this || drive_tls::t_io_thread_of == this;
+    }
     /// This thread drives this connection's synchronous call (call()).
     [[nodiscard]] bool driving_here() const noexcept { return drive_tls::t_driving == this; }
     /// Take over the completion work on this thread until end_hold(), as a
@@ -496,17 +502,21 @@ public:
         return c_->register_memory(mem);
     }
     std::error_code call(client::Start start, std::chrono::milliseconds timeout) override {
-        return c_->can_drive() ? c_->call(start, timeout) : client::Transport::call(start, timeout);
+        if (c_->can_drive()) return c_->call(start, timeout);
+        if (c_->waits_for_itself()) return errc::would_deadlock;
+        return client::Transport::call(start, timeout);
     }
     std::error_code read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
                              std::chrono::milliseconds timeout) override {
-        return c_->can_drive() ? c_->transfer_now(OpKind::read, g, offset, {}, out, timeout)
-                               : client::Transport::read_now(g, offset, out, timeout);
+        if (c_->can_drive()) return c_->transfer_now(OpKind::read, g, offset, {}, out, timeout);
+        if (c_->waits_for_itself()) return errc::would_deadlock;
+        return client::Transport::read_now(g, offset, out, timeout);
     }
     std::error_code write_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
                               std::chrono::milliseconds timeout) override {
-        return c_->can_drive() ? c_->transfer_now(OpKind::write, g, offset, data, {}, timeout)
-                               : client::Transport::write_now(g, offset, data, timeout);
+        if (c_->can_drive()) return c_->transfer_now(OpKind::write, g, offset, data, {}, timeout);
+        if (c_->waits_for_itself()) return errc::would_deadlock;
+        return client::Transport::write_now(g, offset, data, timeout);
     }
     std::unique_ptr<client::PollHold> hold_polling() override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }

@@ -237,7 +237,8 @@ Op ClientConn::atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, st
     op.done = std::move(done);
     // IBTA atomic write, and the fenced write standing in for it, need an
     // 8-byte aligned destination (kAtomicWriteAlignment).
-    if (!r || offset % kAtomicWriteAlignment != 0) op.ec = errc::invalid_argument;
+    if (!r) op.ec = errc::invalid_argument;
+    else if (offset % kAtomicWriteAlignment != 0) op.ec = errc::misaligned;
     op.remote = r ? r->mr.get() : nullptr;
     op.remote_offset = offset;
     op.length = 8;

@@ -179,7 +179,12 @@ std::error_code TcpClient::call(client::Start start, std::chrono::milliseconds t
     const bool can_drive = state_ == State::ready && !driver_ && !stream_.is_tls() && pending_.empty() &&
                            outq_.empty() && recv_waiters_.empty() && reader_.buffered() == 0 && !loop_.in_loop();
     if (!can_drive) {
+        // On the loop's thread (inside a callback of this connection or of
+        // another of its IoGroup), or inside a callback this thread's own
+        // synchronous call runs: nothing else would answer the wait.
+        const bool itself = loop_.in_loop() || (driver_ && driver_thread_ == std::this_thread::get_id());
         lock.unlock();
+        if (itself) return errc::would_deadlock;
         return client::Transport::call(start, timeout);
     }
     driver_ = true;

@@ -58,7 +58,7 @@ TEST_F(OpsPersist, ABadSliceIsRefusedBeforeAnythingIsSent) {
     const std::string before = text_at(*r, 256, in.size());
     ASSERT_NE(before, in);
     const WriteSlice slices[] = {{256, bytes_of(in)}, {r->size() - 4, bytes_of(out)}};
-    EXPECT_EQ(r->persist(slices), errc::invalid_argument);
+    EXPECT_EQ(r->persist(slices), errc::out_of_range);
     EXPECT_EQ(text_at(*r, 256, in.size()), before);
     EXPECT_EQ(r->persist(std::span<const WriteSlice>{}), errc::invalid_argument) << "no slices";
     std::vector<WriteSlice> many(kMaxPersistSlices + 1, WriteSlice{0, bytes_of(in)});

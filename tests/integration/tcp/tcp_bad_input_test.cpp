@@ -62,10 +62,10 @@ TEST_F(TcpBadInput, WriteOutsideTheGrantedRegion) {
     auto p = logged_in();
     std::string data(64, 'X');
     auto resp = status_of(p->request(3, proto::Write{0, (1u << 20) - 32, bytes_of(data)}));
-    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::out_of_range));
     EXPECT_NE(resp.message.find("outside region 'kv'"), std::string::npos) << resp.message;
     auto wrap = status_of(p->request(4, proto::Write{0, ~0ull - 8, bytes_of(data)}));
-    EXPECT_EQ(wrap.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_EQ(wrap.status, static_cast<std::uint32_t>(errc::out_of_range));
     expect_untouched_and_serving();
 }
 
@@ -85,7 +85,7 @@ TEST_F(TcpBadInput, UnknownRegionIdAndUngrantedRegion) {
 TEST_F(TcpBadInput, MisalignedAtomicWrite) {
     auto p = logged_in();
     auto resp = status_of(p->request(3, proto::AtomicWrite{0, 4, 42}));
-    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::misaligned));
     EXPECT_NE(resp.message.find("8-byte aligned"), std::string::npos) << resp.message;
     expect_untouched_and_serving();
 }
@@ -133,7 +133,7 @@ TEST_F(TcpBadInput, WrongSecretAndVersionMismatch) {
     RawPeer wrong(server->port("tcp"));
     auto w = wrong.login("app", "not-the-secret");
     ASSERT_TRUE(w);
-    EXPECT_EQ(status_of(w).status, static_cast<std::uint32_t>(errc::permission_denied));
+    EXPECT_EQ(status_of(w).status, static_cast<std::uint32_t>(errc::auth_failed));
     EXPECT_FALSE(wrong.next()) << "a refused login must close the connection";
     // Version 1 (before persist) and one from the future: told so, clearly.
     for (std::uint16_t version : {std::uint16_t{99}, std::uint16_t{1}}) {
@@ -155,7 +155,7 @@ TEST_F(TcpBadInput, PersistWithOneBadSliceStoresNothing) {
     std::string good(16, 'G'), bad(16, 'B');
     proto::Persist req{0, {{64, bytes_of(good)}, {(1 << 20) - 8, bytes_of(bad)}}};
     auto resp = status_of(p->request(3, req));
-    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
+    EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::out_of_range));
     proto::Persist fine{0, {{128, bytes_of(good)}}};
     EXPECT_EQ(status_of(p->request(4, fine)).status, 0u) << "the session must go on";
     auto c = connect();

@@ -110,6 +110,19 @@ TEST(MrPoolTest, CreateUserWithL1AboveTheBudgetIsInvalid) {
     EXPECT_EQ(pool->stats().users, 2U);
 }
 
+// The default L1 size is held to the budget as an explicit one is: a pool
+// of 4 entries whose default L1 is 8 gives its users an L1 of 4.
+TEST(MrPoolTest, DefaultL1AboveTheBudgetIsClampedToIt) {
+    std::shared_ptr<FakeState> fake;
+    auto o = quiet_options(4, 4);
+    o.l1_entries = 8;
+    auto pool = fake_pool(fake, o);
+    ASSERT_TRUE(pool) << pool.error().message();
+    auto user = pool->create_user();
+    ASSERT_TRUE(user) << user.error().message();
+    EXPECT_EQ(user->l1_size(), 4U);
+}
+
 TEST(MrPoolTest, GrowRegistersUpToTheBudgetAndNoFurther) {
     std::shared_ptr<FakeState> fake;
     auto pool = fake_pool(fake, quiet_options(10, 4));

@@ -99,5 +99,30 @@ TEST(NvmfHostErrors, ConnectWithoutSubsystemIsInvalidArgument) {
     EXPECT_EQ(Host::connect(o).error(), errc::invalid_argument);
 }
 
+// discover() and connect() refuse a timeout that is not positive before
+// opening any connection: the listener here never sees one arrive.
+TEST(NvmfHostErrors, NonPositiveTimeoutIsRefusedBeforeConnecting) {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor listener(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+    auto o = testing::host_options(listener.local_endpoint().port());
+    for (const auto t : {std::chrono::milliseconds(0), std::chrono::milliseconds(-1)}) {
+        SCOPED_TRACE(t.count());
+        o.timeout = t;
+        auto d = Host::discover(o);
+        ASSERT_FALSE(d);
+        EXPECT_EQ(d.error(), errc::invalid_argument) << d.error().message();
+        EXPECT_NE(d.error().detail().find("HostOptions::timeout"), std::string::npos) << d.error().detail();
+        auto c = Host::connect(o);
+        ASSERT_FALSE(c);
+        EXPECT_EQ(c.error(), errc::invalid_argument) << c.error().message();
+        EXPECT_NE(c.error().detail().find("timeout"), std::string::npos) << c.error().detail();
+    }
+    listener.non_blocking(true);
+    boost::asio::ip::tcp::socket s(io);
+    boost::system::error_code ec;
+    listener.accept(s, ec);
+    EXPECT_EQ(ec, boost::asio::error::would_block) << "a connection arrived: " << ec.message();
+}
+
 } // namespace
 } // namespace rpm::nvmf

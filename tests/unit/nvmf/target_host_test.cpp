@@ -1,6 +1,7 @@
 // rpm's NVMe/TCP target and host together over 127.0.0.1: the connect
 // sequence, discovery, I/O in the capsule and through R2T, digests, PM and
-// file namespaces, and the data found in the backing files.
+// file namespaces, and the data found in the backing files; a moved-from
+// Host refusing every call.
 #include "target_support.hpp"
 
 namespace rpm::nvmf {
@@ -138,6 +139,92 @@ TEST(NvmfTargetHost, TwoHostsAtOnce) {
     std::vector<std::byte> back(4096);
     ASSERT_TRUE(b->read(1, 0, back));
     EXPECT_EQ(back, da);
+}
+
+/// A call a moved-from Host must refuse: errc::invalid_argument, the
+/// detail naming the call, so a caller's log says what was misused.
+template <class T>
+void expect_moved_from_host_refusal(const Result<T>& r, const std::string& call) {
+    ASSERT_FALSE(r) << call << " succeeded on a moved-from Host";
+    EXPECT_EQ(r.error(), errc::invalid_argument) << r.error().message();
+    EXPECT_EQ(r.error().detail(), call + " on a moved-from nvmf::Host");
+}
+
+/// Commands the target has served, admin and I/O.
+std::uint64_t commands_served(const Target& t) {
+    const auto s = t.stats();
+    return s.admin_commands + s.io_commands + s.offloaded_commands;
+}
+
+/// Every public call on `gone` (moved from), as nvmf.hpp documents it;
+/// none may reach the target.
+void expect_moved_from_host(Host& gone, const Target& target) {
+    const auto served = commands_served(target);
+    const ControllerInfo& c = gone.controller();
+    EXPECT_EQ(&c, &gone.controller()) << "the same static default each time";
+    EXPECT_EQ(c.cntlid, 0u);
+    EXPECT_TRUE(c.subnqn.empty());
+    EXPECT_EQ(c.max_transfer, 0u);
+    EXPECT_EQ(c.namespaces, 0u);
+    EXPECT_EQ(gone.last_status(), 0u);
+    expect_moved_from_host_refusal(gone.active_namespaces(), "active_namespaces");
+    expect_moved_from_host_refusal(gone.identify(1), "identify");
+    std::vector<std::byte> block(512);
+    expect_moved_from_host_refusal(gone.read(1, 0, block), "read");
+    expect_moved_from_host_refusal(gone.write(1, 0, block), "write");
+    expect_moved_from_host_refusal(gone.flush(1), "flush");
+    expect_moved_from_host_refusal(gone.write_zeroes(1, 0, 1), "write_zeroes");
+    // The moved-from check comes before the arguments' (blocks 0, qid 2).
+    expect_moved_from_host_refusal(gone.write_zeroes(1, 0, 0), "write_zeroes");
+    expect_moved_from_host_refusal(gone.keep_alive(), "keep_alive");
+    wire::Sqe s;
+    s.set_opcode(wire::admin::keep_alive);
+    const std::span<const std::uint8_t, 64> sqe(s.b.data(), 64);
+    expect_moved_from_host_refusal(gone.raw(0, sqe, {}, {}), "raw");
+    expect_moved_from_host_refusal(gone.raw(2, sqe, {}, {}), "raw");
+    EXPECT_EQ(commands_served(target), served) << "a moved-from Host sent a command";
+}
+
+TEST(NvmfTargetHost, AMovedFromHostRefusesEveryCallWithoutCrashing) {
+    Running r;
+    ASSERT_TRUE(r.target);
+    auto o = testing::host_options(r.target->port());
+    o.kato_ms = 0;  // no keep-alive thread: the target's command count holds still
+    auto h = Host::connect(o);
+    ASSERT_TRUE(h) << h.error().message();
+    const auto cntlid = h->controller().cntlid;
+
+    Host a(std::move(*h));
+    {
+        SCOPED_TRACE("move-constructed from");
+        expect_moved_from_host(*h, *r.target);  // NOLINT(bugprone-use-after-move): the point
+    }
+    // The connection went along.
+    EXPECT_EQ(a.controller().cntlid, cntlid);
+    EXPECT_EQ(a.controller().subnqn, testing::nqn);
+    auto ids = a.active_namespaces();
+    ASSERT_TRUE(ids) << ids.error().message();
+    EXPECT_EQ(*ids, (std::vector<std::uint32_t>{1, 2}));
+
+    auto other = Host::connect(o);
+    ASSERT_TRUE(other) << other.error().message();
+    Host b(std::move(*other));
+    b = std::move(a);  // b's own connection is shut down; a's is now b's
+    {
+        SCOPED_TRACE("move-assigned from");
+        expect_moved_from_host(a, *r.target);  // NOLINT(bugprone-use-after-move): the point
+    }
+    EXPECT_EQ(b.controller().cntlid, cntlid);
+    const auto data = testing::random_bytes(4096, 7);
+    ASSERT_TRUE(b.write(1, 0, data));
+    std::vector<std::byte> back(data.size());
+    ASSERT_TRUE(b.read(1, 0, back));
+    EXPECT_EQ(back, data);
+
+    // Assigning to a moved-from Host makes it whole again.
+    a = std::move(b);
+    EXPECT_EQ(a.controller().cntlid, cntlid);
+    EXPECT_TRUE(a.keep_alive());
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // Manager end to end on a copy of the lab VM's sysfs tree (tests/fixtures/
 // p2p/qemu_lab) with a plain file for BAR2: discover, find, allocate from
-// the CMB, fall back with the rules' explanation, account.
+// the CMB, fall back with the rules' explanation, account; a moved-from
+// Manager refusing every call.
 #include "alloc_fixture.hpp"
 
 #include <gtest/gtest.h>
@@ -156,6 +157,74 @@ TEST_F(LabTree, FindWithoutClientsIsInvalid) {
     auto missing = m.find(std::vector<std::string>{"0000:0a:00.0"});
     ASSERT_FALSE(missing);
     EXPECT_EQ(missing.error(), errc::path_not_found);
+}
+
+// A call a moved-from Manager must refuse: errc::invalid_argument, the
+// detail naming the call, so a caller's log says what was misused.
+template <class T>
+void expect_moved_from_refusal(const Result<T>& r, const std::string& call) {
+    ASSERT_FALSE(r) << call << " succeeded on a moved-from Manager";
+    EXPECT_EQ(r.error(), errc::invalid_argument) << r.error().message();
+    EXPECT_EQ(r.error().detail(), call + " on a moved-from p2p::Manager");
+}
+
+// Every public call on `gone` (moved from) as the header documents it.
+// `live` is a buffer of the manager's old state, which must not be counted.
+void expect_moved_from_manager(Manager& gone, const Choice& choice, const Buffer& live) {
+    EXPECT_TRUE(gone.providers().empty());
+    EXPECT_TRUE(gone.skipped().empty());
+    EXPECT_TRUE(gone.usage().empty());
+    expect_moved_from_refusal(gone.place(nvme), "place");
+    expect_moved_from_refusal(gone.find(std::vector<std::string>{nvme}), "find");
+    // The moved-from check comes first: no "needs at least one client".
+    expect_moved_from_refusal(gone.find(std::vector<std::string>{}), "find");
+    expect_moved_from_refusal(gone.allocate(choice, 64 * KiB), "allocate");
+    expect_moved_from_refusal(gone.allocate_p2p(choice, 64 * KiB), "allocate_p2p");
+    gone.account(live, 4096);
+    const Accounting a = gone.accounting();
+    EXPECT_EQ(a.device_bytes, 0u);
+    EXPECT_EQ(a.host_staged_bytes, 0u);
+    EXPECT_EQ(a.allocations, 0u);
+    EXPECT_EQ(a.fallbacks, 0u);
+    EXPECT_EQ(a.bytes_allocated, 0u);
+}
+
+TEST_F(LabTree, AMovedFromManagerRefusesEveryCallWithoutCrashing) {
+    auto a = discover();
+    const std::vector<std::string> clients{nvme};
+    auto choice = a.find(clients);
+    ASSERT_TRUE(choice && choice->provider) << (choice ? choice->explanation : choice.error().message());
+    auto held = a.allocate(*choice, 64 * KiB);
+    ASSERT_TRUE(held) << held.error().message();
+
+    Manager b(std::move(a));
+    {
+        SCOPED_TRACE("move-constructed from");
+        expect_moved_from_manager(a, *choice, *held);  // NOLINT(bugprone-use-after-move): the point
+    }
+    // The state went along: the provider, and the live buffer's bytes.
+    ASSERT_EQ(b.providers().size(), 1u);
+    EXPECT_EQ(b.accounting().bytes_allocated, 64 * KiB);
+
+    Manager c = discover();
+    c = std::move(b);
+    {
+        SCOPED_TRACE("move-assigned from");
+        expect_moved_from_manager(b, *choice, *held);  // NOLINT(bugprone-use-after-move): the point
+    }
+    ASSERT_EQ(c.providers().size(), 1u);
+    EXPECT_EQ(c.accounting().bytes_allocated, 64 * KiB);
+    // Neither moved-from account() reached the state; the owner's does.
+    EXPECT_EQ(c.accounting().device_bytes, 0u);
+    c.account(*held, 4096);
+    EXPECT_EQ(c.accounting().device_bytes, 4096u);
+
+    // Assigning to a moved-from Manager makes it whole again.
+    a = std::move(c);
+    ASSERT_EQ(a.providers().size(), 1u);
+    auto again = a.find(clients);
+    ASSERT_TRUE(again) << again.error().message();
+    EXPECT_TRUE(again->provider.has_value());
 }
 
 } // namespace

@@ -118,6 +118,13 @@ TEST_F(Region, MoveConstructKeepsTheMapping) {
     EXPECT_EQ(moved.path(), path);
     EXPECT_EQ(r->data(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from is empty
     EXPECT_EQ(r->size(), 0u);
+    // The moved-from one's persist path does nothing, and does not crash.
+    r->persist(nullptr, 0);  // NOLINT(bugprone-use-after-move)
+    r->flush(nullptr, 0);
+    r->drain();
+    EXPECT_NE(r->persist_function(), nullptr);
+    EXPECT_NE(r->drain_function(), nullptr);
+    EXPECT_FALSE(r->deep_flush(data, 8)) << "a moved-from region has nothing to deep-flush";
     write_record(moved, 0);
     EXPECT_TRUE(has_record(moved, 0));
 }

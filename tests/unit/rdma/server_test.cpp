@@ -179,7 +179,7 @@ TEST(RdmaListener, UnknownRegionsAndWrongSecrets) {
     wrong.secret = "wrong";
     auto bad = h.connect(wrong);
     ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.error(), errc::permission_denied) << bad.error().message();
+    EXPECT_EQ(bad.error(), errc::auth_failed) << bad.error().message();
 }
 
 TEST(RdmaListener, PortZeroPicksAPortAndAPortInUseIsRefused) {
