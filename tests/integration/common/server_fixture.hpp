@@ -113,4 +113,11 @@ inline std::span<const std::byte> bytes_of(std::string_view s) {
     return std::as_bytes(std::span(s.data(), s.size()));
 }
 
+/// The `n` bytes at `off` of `r` as text (a failed read fails the test).
+inline std::string text_at(RemoteRegion& r, std::uint64_t off, std::size_t n) {
+    std::string back(n, '\0');
+    EXPECT_FALSE(r.read(off, back.data(), back.size()));
+    return back;
+}
+
 } // namespace rpm::test

@@ -14,12 +14,6 @@ using namespace rpm;
 using rpm::test::bytes_of;
 using OpsErrorsTest = rpm::test::ServerTest;
 
-std::string errors_text_at(RemoteRegion& r, std::uint64_t offset, std::size_t n) {
-    std::string s(n, '\0');
-    if (r.read(offset, s.data(), s.size())) return "(read failed)";
-    return s;
-}
-
 // A callback runs on the thread that completes its connection's calls: a
 // synchronous call made there is refused at once (it used to wait out
 // ClientOptions::timeout, 20 s here, and close the connection), nothing of
@@ -40,8 +34,8 @@ TEST_F(OpsErrorsTest, ASynchronousCallInsideItsConnectionsCallbackIsRefusedAndTh
     EXPECT_EQ(inner, errc::would_deadlock) << inner.message();
     EXPECT_NE(make_error_code(errc::would_deadlock).message().find("callback"), std::string::npos);
     ASSERT_FALSE(r->persist(2048, std::string_view("after")));
-    EXPECT_EQ(errors_text_at(*r, 2048, 5), "after");
-    EXPECT_NE(errors_text_at(*r, 1024, marker.size()), marker) << "the refused persist was sent";
+    EXPECT_EQ(rpm::test::text_at(*r, 2048, 5), "after");
+    EXPECT_NE(rpm::test::text_at(*r, 1024, marker.size()), marker) << "the refused persist was sent";
 }
 
 // rdma:// has no TLS: a caller who asked for it gets an error, not a
@@ -69,7 +63,7 @@ TEST_F(OpsErrorsTest, PointerAndStringViewFormsMoveTheSameBytes) {
     ASSERT_FALSE(r->write(3072, std::string_view(first)));
     ASSERT_FALSE(r->persist(3072 + first.size(), second.data(), second.size()));
     ASSERT_FALSE(r->flush(3072, first.size()));
-    EXPECT_EQ(errors_text_at(*r, 3072, first.size() + second.size()), first + second);
+    EXPECT_EQ(rpm::test::text_at(*r, 3072, first.size() + second.size()), first + second);
     EXPECT_EQ(r->write(r->size() - 1, std::string_view("xy")), errc::out_of_range);
     EXPECT_EQ(r->persist(r->size(), "z", 1), errc::out_of_range);
 }

@@ -40,12 +40,6 @@ protected:
     std::filesystem::path fence_dir;
 };
 
-std::string fence_text_at(RemoteRegion& r, std::uint64_t off, std::size_t n) {
-    std::string back(n, '\0');
-    EXPECT_FALSE(r.read(off, std::as_writable_bytes(std::span(back.data(), back.size()))));
-    return back;
-}
-
 // Over rdma:// a write already on the wire when the rkey changes fails as a
 // transport error before the server's goodbye is read; every later call
 // says fenced.
@@ -76,12 +70,12 @@ TEST_F(OpsFence, ANewerTermRevokesTheOlderOnesConnection) {
     EXPECT_EQ(settled_fenced(*old_r, 4096, stale), errc::fenced);
     EXPECT_EQ(old_r->persist(4096, bytes_of(stale)), errc::fenced);  // and every call after
     EXPECT_EQ(old_r->write(4096, bytes_of(stale)), errc::fenced);
-    EXPECT_EQ(fence_text_at(*new_r, 4096, before.size()), before);
+    EXPECT_EQ(rpm::test::text_at(*new_r, 4096, before.size()), before);
     EXPECT_EQ(rpm::test::read_backing(kv_path, 4096, before.size()), before);
     // The newer term works as usual.
     const std::string fresh = "term 2 wrote this";
     EXPECT_FALSE(new_r->persist(8192, bytes_of(fresh)));
-    EXPECT_EQ(fence_text_at(*new_r, 8192, fresh.size()), fresh);
+    EXPECT_EQ(rpm::test::text_at(*new_r, 8192, fresh.size()), fresh);
 }
 
 // An idle connection of the older term is told at once (goodbye with
@@ -129,7 +123,7 @@ TEST_F(OpsFence, ConnectionsOfTheSameTermShareTheRegion) {
     ASSERT_TRUE(ra && rb);
     EXPECT_FALSE(ra->persist(0, bytes_of("from a")));
     EXPECT_FALSE(rb->persist(64, bytes_of("from b")));
-    EXPECT_EQ(fence_text_at(*ra, 64, 6), "from b");
+    EXPECT_EQ(rpm::test::text_at(*ra, 64, 6), "from b");
 }
 
 TEST_F(OpsFence, TheTermIsKeptAcrossARestart) {
@@ -181,7 +175,7 @@ TEST_F(OpsFence, NothingOfTheOlderTermLandsAfterTheNewerOpenReturns) {
     // connection as a transport error before the goodbye is read.
     const auto ec = settled_fenced(*old_r, 12288, stale);
     EXPECT_TRUE(ec == errc::fenced || (scheme() == "rdma" && ec == errc::io_error)) << ec.message();
-    EXPECT_EQ(fence_text_at(*new_r, 12288, fresh.size()), fresh);
+    EXPECT_EQ(rpm::test::text_at(*new_r, 12288, fresh.size()), fresh);
     EXPECT_EQ(rpm::test::read_backing(kv_path, 12288, fresh.size()), fresh);
 }
 

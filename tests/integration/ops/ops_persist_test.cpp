@@ -13,13 +13,8 @@
 namespace {
 using namespace rpm;
 using rpm::test::bytes_of;
+using rpm::test::text_at;
 using OpsPersist = rpm::test::ServerTest;
-
-std::string text_at(RemoteRegion& r, std::uint64_t off, std::size_t n) {
-    std::string back(n, '\0');
-    EXPECT_FALSE(r.read(off, std::as_writable_bytes(std::span(back.data(), back.size()))));
-    return back;
-}
 
 TEST_F(OpsPersist, ARecordAndItsCommitWordInOnePersist) {
     auto c = connect();
