@@ -68,6 +68,15 @@ Result<std::unique_ptr<RdmaPort>> RdmaPort::listen(const RdmaEnv& env, const std
     return p;
 }
 
+Result<std::unique_ptr<FabricPort>> listen_rdma(const RdmaListen& l, AdmitQueue admit) {
+    const RdmaEnv env{&rdma::verbs::real_verbs(), {nullptr, l.stats}, l.max_io_queues, l.max_queue_size,
+                      l.in_capsule_data};
+    auto port = RdmaPort::listen(env, l.address, l.port,
+                                 [admit = std::move(admit)](const std::shared_ptr<RdmaQueue>& q) { return admit(q); });
+    if (!port) return port.error();
+    return std::unique_ptr<FabricPort>(std::move(*port));
+}
+
 void RdmaPort::start(Registry* registry) {
     env_.queue.registry = registry;
     thread_ = std::thread([this] { run(); });

@@ -11,6 +11,7 @@
 // namespace map are made at start, and each I/O queue is enabled on the
 // engine after its Connect (QueueCommands), as the seed draws them.
 
+#include "nvmf/target/fabric_port.hpp"
 #include "nvmf/target/queue_commands.hpp"
 #include "nvmf/rdma/wire.hpp"
 #include "transport/rdma/verbs/verbs.hpp"
@@ -71,7 +72,7 @@ private:
     std::vector<std::uint8_t> buf_;
 };
 
-class RdmaPort {
+class RdmaPort final : public FabricPort {
 public:
     /// Takes a new queue into the target's bookkeeping and its Workers.
     /// RETURN VALUE: false when the target refuses it (a limit): the port
@@ -85,15 +86,15 @@ public:
                                                     Admit admit);
     /// Stops the event thread and frees the listener; the queues still
     /// open are destroyed here (the target has ended them first).
-    ~RdmaPort();
+    ~RdmaPort() override;
     RdmaPort(const RdmaPort&) = delete;
     RdmaPort& operator=(const RdmaPort&) = delete;
 
-    std::uint16_t port() const { return port_; }
+    [[nodiscard]] std::uint16_t port() const override { return port_; }
     /// Take requests, on the port's thread, for the queues of `registry`.
-    void start(Registry* registry);
+    void start(Registry* registry) override;
     /// End the event thread (before the target ends its queues).
-    void stop();
+    void stop() override;
 
 private:
     RdmaPort() = default;

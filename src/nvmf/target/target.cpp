@@ -1,12 +1,11 @@
 // rpm::nvmf::Target: checks the options, builds the subsystems in the
 // engine (the seed's verbs: create_subsystem, create_backend,
-// map_namespace), listens (NVMe/TCP: an Asio acceptor; NVMe/RDMA: an
-// RdmaPort), hands each queue to the Workers (no thread per connection:
+// map_namespace), listens (NVMe/TCP: an Asio acceptor; NVMe/RDMA: a
+// FabricPort from listen_rdma, fabric_port.hpp), hands each queue to the Workers (no thread per connection:
 // workers.hpp), and runs a watchdog that tears down controllers
 // whose keep-alive timer expired or whose admin queue went away.
-#include "nvmf/rdma/port.hpp"
 #include "core/log.hpp"
-#include "nvmf/rdma/queue.hpp"
+#include "nvmf/target/fabric_port.hpp"
 #include "nvmf/target/session.hpp"
 #include "nvmf/target/setup.hpp"
 
@@ -37,7 +36,7 @@ struct Target::Impl {
     asio::ip::tcp::acceptor acceptor{io};
     std::uint16_t port = 0;
 
-    std::unique_ptr<target::RdmaPort> rdma;
+    std::unique_ptr<target::FabricPort> rdma;
 
     struct Running {
         std::shared_ptr<ServedQueue> session;
@@ -233,10 +232,9 @@ Result<std::unique_ptr<Target>> Target::start(TargetOptions options) {
     if (options.transport == Transport::rdma) {
         // Listening, but no request is taken before start() (below, once
         // the registry the queues need exists).
-        target::RdmaEnv renv{&rdma::verbs::real_verbs(), {nullptr, &d->stats}, options.max_io_queues,
-                             options.max_queue_size, options.in_capsule_data};
-        auto port = target::RdmaPort::listen(renv, options.address, options.port,
-                                             [d](const std::shared_ptr<target::RdmaQueue>& q) { return d->admit(q); });
+        const target::RdmaListen l{options.address, options.port, options.max_io_queues, options.max_queue_size,
+                                   options.in_capsule_data, &d->stats};
+        auto port = target::listen_rdma(l, [d](const std::shared_ptr<ServedQueue>& q) { return d->admit(q); });
         if (!port) return port.error();
         d->rdma = std::move(*port);
         d->port = d->rdma->port();
