@@ -57,11 +57,17 @@ void print_table(std::ostream& out, const json& rows) {
     }
 }
 
+// The summary rows by (value size, system), for the ratio and floor lines.
+std::map<Key, json> by_key(const json& rows) {
+    std::map<Key, json> by;
+    for (const auto& r : rows) by[{r["value_size"].get<std::size_t>(), r["target"].get<std::string>()}] = r;
+    return by;
+}
+
 // rpm-kvstore against each peer at each size: p50 ratio (goal <= 0.25 of
 // Redis, <= 0.03 of etcd) and throughput ratio (goal > 1 against both).
 json ratios(const json& rows) {
-    std::map<Key, json> by;
-    for (const auto& r : rows) by[{r["value_size"].get<std::size_t>(), r["target"].get<std::string>()}] = r;
+    const auto by = by_key(rows);
     json out = json::array();
     for (const auto& [k, rpm] : by) {
         if (k.second != "rpm-kvstore") continue;
@@ -82,8 +88,7 @@ json ratios(const json& rows) {
 // Redis' put is the least any put through the node could reach against
 // that goal; the put's own p50 in round trips shows what the commit adds.
 json floors(const json& rows) {
-    std::map<Key, json> by;
-    for (const auto& r : rows) by[{r["value_size"].get<std::size_t>(), r["target"].get<std::string>()}] = r;
+    const auto by = by_key(rows);
     json out = json::array();
     for (const auto& [k, ping] : by) {
         if (k.second != "rpm-kvstore-ping") continue;
