@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <string>
+#include "tests/support/paths.hpp"
 
 namespace {
 
@@ -18,7 +19,7 @@ struct ProcResult {
 };
 
 ProcResult floor_tool(const std::string& args) {
-    const std::string cmd = std::string(RPM_BIN_DIR) + "/rpm-floor " + args + " 2>&1";
+    const std::string cmd = rpm::test::bin_dir().string() + "/rpm-floor " + args + " 2>&1";
     ProcResult r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;

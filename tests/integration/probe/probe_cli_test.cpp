@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include "tests/support/paths.hpp"
 
 namespace {
 namespace fs = std::filesystem;
@@ -25,7 +26,7 @@ struct ProcResult {
 ProcResult probe(const std::string& args, const std::string& env = "") {
     std::string cmd = "env -u RPM_DDIO -u RPM_PERSISTENCE_DOMAIN -u RPM_NATIVE_FLUSH -u RPM_ATOMIC_WRITE "
                       "-u RPM_GRANULARITY -u RPM_CPU_FLUSH -u RPM_IIO_ROOT_PORT_IDS -u RPM_CONFIG " +
-                      env + " " + RPM_BIN_DIR + "/rpm-probe " + args + " 2>&1";
+                      env + " " + rpm::test::bin_dir().string() + "/rpm-probe " + args + " 2>&1";
     ProcResult r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -60,7 +61,7 @@ void expect_subset(const json& want, const json& got, const std::string& where) 
     }
 }
 
-fs::path fixtures() { return fs::path(RPM_FIXTURES_DIR) / "sysfs"; }
+fs::path fixtures() { return rpm::test::fixtures_dir() / "sysfs"; }
 
 TEST(ProbeCli, EveryFixtureMatchesItsExpectedJson) {
     int checked = 0;

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include "tests/support/paths.hpp"
 
 namespace rpm::nvmf {
 namespace {
@@ -85,7 +86,7 @@ TEST(NvmfEngineBackend, WithoutODirectTheFileIsBufferedAndSaysSo) {
 
 // The build tree's file system: the one O_DIRECT is tested on (a test temp
 // dir may be tmpfs).
-fs::path build_tree() { return fs::path(RPM_BIN_DIR).parent_path(); }
+fs::path build_tree() { return rpm::test::bin_dir().parent_path(); }
 
 TEST(NvmfEngineBackend, ODirectWhereTheFileSystemTakesIt) {
     TempDir dir(build_tree());

@@ -4,6 +4,7 @@
 #include "engine_fixture.hpp"
 
 #include <set>
+#include "tests/support/paths.hpp"
 
 namespace rpm::nvmf {
 namespace {
@@ -83,7 +84,7 @@ TEST(NvmfEngineStaging, AQueueOutlivesItsEngine) {
 class NvmfEngineStagingLab : public ::testing::Test {
 protected:
     void SetUp() override {
-        fs::copy(fs::path(RPM_FIXTURES_DIR) / "p2p/qemu_lab", dir.path(),
+        fs::copy(rpm::test::fixtures_dir() / "p2p/qemu_lab", dir.path(),
                  fs::copy_options::recursive | fs::copy_options::copy_symlinks | fs::copy_options::overwrite_existing);
         bar = dir.path() / "sys/devices/pci0000:00" / nvme / "resource2";
         { std::ofstream create(bar); }

@@ -8,6 +8,7 @@
 
 #include <string>
 #include <vector>
+#include "tests/support/paths.hpp"
 
 namespace rpm::p2p {
 namespace {
@@ -22,7 +23,7 @@ const std::string nvme = "0000:00:03.0";
 class LabTree : public ::testing::Test {
 protected:
     void SetUp() override {
-        fs::copy(fs::path(RPM_FIXTURES_DIR) / "p2p/qemu_lab", fx.root(),
+        fs::copy(rpm::test::fixtures_dir() / "p2p/qemu_lab", fx.root(),
                  fs::copy_options::recursive | fs::copy_options::copy_symlinks |
                      fs::copy_options::overwrite_existing);
         bar = fx.root() / "sys/devices/pci0000:00" / nvme / "resource2";
@@ -124,7 +125,7 @@ TEST_F(LabTree, AClientWithNoReachableProviderGetsHostMemoryAndTheReason) {
 // more free space as it is now, so filling the larger one moves the choice.
 TEST(P2pAllocManager, TiesGoToTheProviderWithMoreFreeSpaceNow) {
     FixtureRoot fx;
-    fs::copy(fs::path(RPM_FIXTURES_DIR) / "p2p/one_switch", fx.root(),
+    fs::copy(rpm::test::fixtures_dir() / "p2p/one_switch", fx.root(),
              fs::copy_options::recursive | fs::copy_options::copy_symlinks |
                  fs::copy_options::overwrite_existing);
     const fs::path below = fx.root() / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <string>
+#include "tests/support/paths.hpp"
 
 namespace {
 
@@ -18,7 +19,7 @@ struct ProbeRun {
 };
 
 ProbeRun probe(const std::string& args) {
-    const std::string cmd = std::string(RPM_BIN_DIR) + "/rpm-probe --sysfs-root " + RPM_FIXTURES_DIR +
+    const std::string cmd = rpm::test::bin_dir().string() + "/rpm-probe --sysfs-root " + rpm::test::fixtures_dir().string() +
                             "/p2p/qemu_lab " + args + " 2>&1";
     ProbeRun r;
     FILE* p = ::popen(cmd.c_str(), "r");

@@ -13,13 +13,14 @@
 #include <string>
 #include <system_error>
 #include <vector>
+#include "tests/support/paths.hpp"
 
 namespace rpm::p2p::testing {
 
 namespace fs = std::filesystem;
 
 inline fs::path fixture(const std::string& name) {
-    return fs::path(RPM_FIXTURES_DIR) / "p2p" / name;
+    return rpm::test::fixtures_dir() / "p2p" / name;
 }
 
 inline bool contains(const std::string& s, const std::string& what) {

@@ -7,11 +7,12 @@
 #include <fstream>
 #include <string>
 #include <system_error>
+#include "tests/support/paths.hpp"
 
 namespace rpm::platform::testing {
 
 /// The fixture trees of tests/fixtures/sysfs, one machine each.
-inline const std::filesystem::path kFixtures = std::filesystem::path(RPM_FIXTURES_DIR) / "sysfs";
+inline const std::filesystem::path kFixtures = rpm::test::fixtures_dir() / "sysfs";
 
 inline bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 

@@ -13,6 +13,7 @@
 
 #include <sys/statfs.h>
 #include <unistd.h>
+#include "tests/support/paths.hpp"
 
 namespace rpm_test {
 
@@ -65,7 +66,7 @@ inline std::optional<fs::path> shm_dir() {
 /// A writable disk-backed directory: next to the test binaries in the build
 /// tree (not /tmp, which is tmpfs on many systems).
 inline std::optional<fs::path> disk_dir() {
-    const fs::path dir = fs::path(RPM_BIN_DIR).parent_path() / "pmem-test-scratch";
+    const fs::path dir = rpm::test::bin_dir().parent_path() / "pmem-test-scratch";
     std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec || is_tmpfs(dir) || ::access(dir.c_str(), W_OK) != 0) return std::nullopt;

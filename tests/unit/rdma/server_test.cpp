@@ -2,6 +2,7 @@
 // region registration, the peer configuration each method gets, the RNIC
 // lookup, messages, refusals, and shutdown.
 #include "support.hpp"
+#include "tests/support/paths.hpp"
 
 namespace rpm::rdma::test {
 namespace {
@@ -82,7 +83,7 @@ TEST(RdmaListener, TheRnicsDdioComesFromSysfs) {
     for (const auto& [fixture, method] : {std::pair{"adr_ddio_off", flush::Method::read_after_write},
                                           std::pair{"adr_ddio_on", flush::Method::send_flush}}) {
         Harness h({{"adr", PersistenceDomain::memory_controller}},
-                  std::filesystem::path(RPM_FIXTURES_DIR) / "sysfs" / fixture);
+                  rpm::test::fixtures_dir() / "sysfs" / fixture);
         h.fabric.device_name = "mlx5_0";
         h.listen();
         auto t = h.connect_ok();
