@@ -1,5 +1,5 @@
 # Debian packages of the three install components (cmake/Install.cmake):
-#   cpack -G DEB --config build/CPackConfig.cmake   (README, "Packages")
+#   cpack -G DEB --config build/CPackConfig.cmake   (README, "Using it")
 # gives librpmpm0 (the library), librpmpm-dev (headers, CMake and pkg-config
 # files, docs) and rpmpm-tools (rpm-probe, rpm-server, rpm-client, rpm-bench,
 # rpm-nvmf, rpm-kvstore, rpm-kvbench and their man pages). The library's
