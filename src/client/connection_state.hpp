@@ -32,7 +32,7 @@ public:
     // (push_back moves none), so a RemoteRegion keeps a pointer to its
     // grant, taken once under mu, and an operation reads it without a lock
     // (a std::mutex per operation was two calls into libc, and in the lab
-    // a call costs tens of nanoseconds: docs/benchmarks.md). A grant never
+    // a call costs tens of nanoseconds: docs/benchmarks-history.md). A grant never
     // changes once granted.
     std::deque<GrantedRegion> regions;
     std::mutex mu;

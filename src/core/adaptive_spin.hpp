@@ -17,7 +17,7 @@ inline constexpr std::chrono::microseconds kAdaptiveSpin{50};
 /// the wire, so the wait is a round trip, not an idle gap. Spinning through
 /// it saves the sleep, the channel's event and the re-arm, which in the lab
 /// VM (a round trip of 35 to 60 µs, longer than kAdaptiveSpin) cost every
-/// operation a wake-up (docs/benchmarks.md, "The floor, measured"). Past
+/// operation a wake-up (docs/benchmarks-history.md, "The floor, measured"). Past
 /// this bound (a server's long persist) the waiter sleeps.
 inline constexpr std::chrono::microseconds kAdaptiveSpinInFlight{1000};
 

@@ -5,7 +5,7 @@
 // (pthread_mutex_lock, then __pthread_mutex_unlock_usercnt behind
 // pthread_mutex_unlock), six calls per locked section. An rdma://
 // operation takes its connection's locks three to five times, and in the
-// lab a call costs tens of nanoseconds (docs/benchmarks.md, "A call costs
+// lab a call costs tens of nanoseconds (docs/benchmarks-history.md, "A call costs
 // more than its instructions in the lab"); on the hot path the lock is
 // almost never contended. Not recursive; no timed waits; meets Lockable,
 // so std::lock_guard and std::unique_lock take it (not

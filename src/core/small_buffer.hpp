@@ -2,7 +2,7 @@
 //
 // Why: a request's ranges or slices are one or two almost always (a record
 // and its commit word); allocating a vector for them on every persist was
-// a measurable share of a persist's instructions (docs/benchmarks.md,
+// a measurable share of a persist's instructions (docs/benchmarks-history.md,
 // "Fewer allocations and completions per send_flush persist").
 #pragma once
 

@@ -7,7 +7,7 @@
 // clock every 16 rounds and a synchronous call that computed its deadline
 // twice paid four to five clock reads per operation; rpm-floor, the same
 // work requests with nothing of rpm above them, pays none
-// (docs/benchmarks.md, "Fewer clock reads").
+// (docs/benchmarks-history.md, "Fewer clock reads").
 #pragma once
 
 #include <chrono>

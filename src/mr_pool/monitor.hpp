@@ -10,7 +10,7 @@
 // entry reaching a shared level) brings it back to monitor_interval. Why:
 // every pool's thread woke 100 to 1000 times a second for nothing, which
 // in the lab VM took 6% to 13% of a vCPU per idle server from rxe's work
-// (docs/benchmarks.md, "Quiet pools sleep").
+// (docs/benchmarks-history.md, "Quiet pools sleep").
 #pragma once
 
 #include "mr_pool/mr_entry.hpp"

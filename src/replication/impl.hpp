@@ -120,7 +120,7 @@ struct Replicator::Impl {
     // The replicas' tcp:// connections share one I/O thread, and a
     // committing thread drives that group while it waits: it reads the
     // answers itself, as a plain fan-out does, instead of being woken by
-    // the group's thread (docs/benchmarks.md, "The committing thread reads
+    // the group's thread (docs/benchmarks-history.md, "The committing thread reads
     // the answers"). Concurrent commits: one drives, the others wait on cv.
     std::shared_ptr<IoGroup> io_group = make_io_group();
     std::optional<pmem::Region> local;

@@ -2,7 +2,7 @@
 // itself while it waits for a quorum, as it reads its tcp:// members'
 // sockets through the I/O group (IoGroup::Drive): their answers are
 // handled where they are awaited, instead of each member's I/O thread
-// handing its completion over through a wake-up (docs/benchmarks.md,
+// handing its completion over through a wake-up (docs/benchmarks-history.md,
 // "Replication over rdma:// in the lab": seven threads wanting two CPUs).
 #include "client/connection_state.hpp"
 #include "core/adaptive_spin.hpp"

@@ -47,7 +47,7 @@ struct Options {
     } replication;
 
     // --mr-pool: rpm::MrPool against static per-connection MRs, in virtual
-    // time (tools/bench/mr_pool/bench.hpp); defaults documented in docs/benchmarks.md.
+    // time (tools/bench/mr_pool/bench.hpp); defaults documented in docs/man/rpm-bench.1.
     struct MrPool {
         bool enabled = false;
         double iops = 28250;          ///< mean I/Os per second per connection

@@ -204,7 +204,7 @@ void Runner::run_one(const std::vector<rpm::RemoteRegion>& regions, const OpSpec
 // Pin the process before any thread exists, so every thread inherits it:
 // rpm's I/O threads, the in-process server's, the baselines'. On a small VM
 // this removes cross-CPU wake-ups, whose cost otherwise swings from run to
-// run (docs/benchmarks.md).
+// run (docs/benchmarks.md, "This machine").
 bool pin(const std::vector<unsigned>& cpus, std::string& described) {
     if (cpus.empty()) return true;
     cpu_set_t set;
@@ -280,7 +280,7 @@ int run(const Options& o) {
     // busy mode its I/O thread and its server session spin for nothing, two
     // more spinning threads next to the measured connection's (4 on the lab
     // VM's 2 vCPUs: send_flush persists then waited whole timeslices, a
-    // p50 of 16 ms in 3 of 5 rounds; docs/benchmarks.md, "Unsignaled
+    // p50 of 16 ms in 3 of 5 rounds; docs/benchmarks-history.md, "Unsignaled
     // direct sends, one delivery round, an idle connection in busy mode").
     probe->close();
     Runner runner(o, *target, report, baselines, progress, opening);

@@ -1,6 +1,6 @@
 // rpm-floor --calls N: N calls of N distinct small functions per operation,
 // made before its post, so that the floor also shows what a library's own
-// code costs there (docs/benchmarks.md, "A call costs more than its
+// code costs there (docs/benchmarks-history.md, "A call costs more than its
 // instructions in the lab"). Under QEMU's emulation a return is an indirect
 // jump, looked up by address, and a function's code is a translation of its
 // own: the cost of a library above the verbs layer goes with its calls and

@@ -70,7 +70,7 @@ class ClientConn;
 // every one: here so that can_drive() is inline. initial-exec: one load
 // relative to the thread pointer, where a shared library's default model
 // calls __tls_get_addr, and under the lab's emulation a call costs tens of
-// nanoseconds (docs/benchmarks.md, "A call costs more than its
+// nanoseconds (docs/benchmarks-history.md, "A call costs more than its
 // instructions in the lab"). The price: a few bytes of the static TLS
 // block, which glibc keeps spare for a library loaded by dlopen too.
 namespace drive_tls {

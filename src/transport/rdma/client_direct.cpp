@@ -6,7 +6,7 @@
 // and it needs none of the queue's work: no ordering behind other
 // operations, no waiting for resources, no hand-out of callbacks in order.
 // That work was about a third of rpm's own instructions per read
-// (docs/benchmarks.md, "A synchronous call's own operation"). So a read,
+// (docs/benchmarks-history.md, "A synchronous call's own operation"). So a read,
 // a write, or a persist of one slice (its write and its flush under one
 // doorbell) goes direct when the queue holds nothing unfinished, no other
 // direct operation is over but unreported, and a credit (and, without

@@ -154,7 +154,7 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
 // the call itself, without the callback call() makes, moves into the
 // operation, hands out and runs (a std::function per call, and the layers
 // of a start: in the lab a call costs tens of nanoseconds,
-// docs/benchmarks.md, "A call costs more than its instructions in the lab").
+// docs/benchmarks-history.md, "A call costs more than its instructions in the lab").
 std::error_code ClientConn::transfer_now(OpKind kind, const proto::RegionGrant& g, std::uint64_t offset,
                                          std::span<const std::byte> src, std::span<std::byte> out,
                                          std::chrono::milliseconds timeout) {
@@ -206,7 +206,7 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
 // the CQ and hands the completions to on_wc_locked, as a delivery round
 // would, without drive_until's Waiter, its clock read, the FunctionRef
 // drains and the round's plan: in the lab a call costs tens of nanoseconds
-// (docs/benchmarks.md, "A call costs more than its instructions in the
+// (docs/benchmarks-history.md, "A call costs more than its instructions in the
 // lab"), and those were half of a read's.
 bool ClientConn::spin_own() {
     if (!drive_fresh_ || opts_.completion == CompletionMode::event) return false;

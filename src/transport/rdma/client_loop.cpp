@@ -46,7 +46,7 @@ void ClientConn::run() {
 // next read or write at queue depth 1, mostly): the CQ polled, nothing
 // else, before the Waiter's spin with its pacer, clock read and drain
 // through a FunctionRef (as spin_own does for a synchronous caller: in the
-// lab a call costs tens of nanoseconds, docs/benchmarks.md). It yields to a
+// lab a call costs tens of nanoseconds, docs/benchmarks-history.md). It yields to a
 // synchronous caller as the Waiter's drain does, and to any notify().
 // RETURN VALUE: true when it handled completions (the loop plans again).
 bool ClientConn::spin_in_flight(const WaitPlan& plan) {

@@ -69,7 +69,7 @@ inline constexpr int kBounceRetryMs = 1;
 /// The transport's pools' background period. MrPool's default (1 ms, the
 /// seed's) woke two threads a thousand times a second in every client and
 /// server process, for nothing while the pool is steady: in the lab VM that
-/// cost 14% of a read's p50 and a third of its CPU (docs/benchmarks.md, "The
+/// cost 14% of a read's p50 and a third of its CPU (docs/benchmarks-history.md, "The
 /// floor, measured"). A miss still wakes the thread at once (note_miss), so
 /// only refills ahead of a miss and idle aging (100 ms) run at this period.
 inline constexpr std::chrono::milliseconds kPoolMonitorInterval{10};

@@ -79,7 +79,7 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
     // session's between requests) reads it at its start, as it would reach
     // that first read anyway, and an unread start never ends at its first
     // read: preempted halfway, it would spin on for another half, on CPUs
-    // the peer and rxe need (docs/benchmarks.md, "A wait reads no clock").
+    // the peer and rxe need (docs/benchmarks-history.md, "A wait reads no clock").
     Clock::time_point now{};
     if (in_flight && pacer_.knows_pace()) {
         pacer_.start_unread(coarse == Clock::time_point{} ? coarse_now() : coarse, spin_length);

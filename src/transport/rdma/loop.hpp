@@ -63,7 +63,7 @@ public:
     // A system call, made by a thread that spins for nothing to do (a busy
     // server session between requests): at 256 spins, about every 0.1 ms
     // in the lab VM, a busy server slowed its client's reads by 10% to
-    // 15% against 4096 (docs/benchmarks.md, "Inline locks, one clock read
+    // 15% against 4096 (docs/benchmarks-history.md, "Inline locks, one clock read
     // per call, a quieter busy spin"). 4096 spins are 0.2 to 0.4 ms on
     // hardware, 1 to 2 ms in the lab: how late a connection event can be
     // seen while spinning.

@@ -181,7 +181,7 @@ ServerSession::Post ServerSession::post_locked(std::span<const std::byte> f) {
     std::memcpy(msgs_->data() + at, f.data(), f.size());
     // Signaled, every one: replies going unsignaled (one completion in
     // four) made send_flush persists slower in the lab VM, not faster
-    // (docs/benchmarks.md, "Fewer allocations and completions per send_flush persist").
+    // (docs/benchmarks-history.md, "Fewer allocations and completions per send_flush persist").
     const int ret = api_.send(conn_.get(), msgs_->mr(), at, f.size(), kCompletionAlways, send_ctx(*slot));
     if (ret != 0) {
         slots_.release(*slot);

@@ -10,7 +10,7 @@
 // polls them and runs their completions on its own thread, as a plain
 // fan-out over blocking sockets does. Without the drive, every answer woke
 // the group's thread, which then woke the caller: measured in
-// docs/benchmarks.md, "The committing thread reads the answers".
+// docs/benchmarks-history.md, "The committing thread reads the answers".
 #pragma once
 
 #include <rpm/client.hpp>

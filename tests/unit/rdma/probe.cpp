@@ -1,7 +1,7 @@
 // rdma_probe: one kind of operation in a loop on rdma://'s synchronous API,
 // against the unit tests' in-process fake fabric (no device, no kernel), for
 // counting rpm's own instructions per operation with callgrind, which counts
-// exactly whatever the machine's load (docs/benchmarks.md, "Fewer clock
+// exactly whatever the machine's load (docs/benchmarks-history.md, "Fewer clock
 // reads, no allocation per call"):
 //
 //   for n in 100 1100; do

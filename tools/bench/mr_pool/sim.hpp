@@ -6,7 +6,7 @@
 // (a private share per connection, iSER's 113) and the real rpm::MrPool;
 // a third, one free list shared by all, bounds what any sharing can reach.
 // Deterministic: the same seed gives connection i the same load whatever
-// the number of connections (docs/benchmarks.md, "MR pool").
+// the number of connections (docs/benchmarks-history.md, "MR pool").
 #pragma once
 
 #include <rpm/mr_pool.hpp>

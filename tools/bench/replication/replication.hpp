@@ -2,7 +2,7 @@
 // under each durability policy, quoted as ratios to a single-replica
 // RemoteRegion::persist of the same size on one of the same servers,
 // measured in the same run in slices that alternate with the replicated
-// ones (docs/benchmarks.md, "Replication").
+// ones (docs/benchmarks-history.md, "Replication").
 //
 // Two tests per configuration and size, both through the synchronous API
 // (qd 1, one thread: Replicator has no other):

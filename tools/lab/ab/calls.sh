@@ -3,7 +3,7 @@
 # costs a read here: rpm-floor's read with --calls N (N calls of distinct
 # small functions per operation, before its post) for each N, next to
 # ib_read_lat, round by round; rpm-floor also reports the calls' own time
-# run alone. JSON and perftest output to $RPM_LAB_OUT; docs/benchmarks.md,
+# run alone. JSON and perftest output to $RPM_LAB_OUT; docs/benchmarks-history.md,
 # "A call costs more than its instructions in the lab", has the figures.
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm adr -- tools/lab/ab/calls.sh "$PWD/build/bin" [ROUNDS] [N,N,...]
 bin=$1 rounds=${2:-3} counts=${3:-0,50,100,150,300}; out=${RPM_LAB_OUT:-/tmp}

@@ -6,7 +6,7 @@
 # rpm above it: tools/floor/floor.hpp), and rpm-bench against rpm-server in
 # busy and in adaptive mode (write, read, persist; 8 B, qd 1, callback and
 # sync APIs). JSON and perftest output to $RPM_LAB_OUT; docs/benchmarks.md,
-# "The floor, measured", has the figures; tools/lab/ab/floor_table.py
+# "RDMA in the lab", has today's figures; tools/lab/ab/floor_table.py
 # makes the table. A round runs ib_read_lat and ib_write_lat again at its
 # end, and the order of rpm-floor and rpm's four runs turns by one each
 # round: what ran late in a round measured worse against a perftest run at

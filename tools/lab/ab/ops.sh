@@ -3,12 +3,12 @@
 # and after a change, alternating round by round in one VM run (write, read,
 # persist, atomic_write, 8 B, qd 1, sync and callback APIs), each client
 # against its own build's rpm-server, with ib_read_lat and ib_write_lat in
-# every round; JSON and perftest output to $RPM_LAB_OUT. docs/benchmarks.md,
+# every round; JSON and perftest output to $RPM_LAB_OUT. docs/benchmarks-history.md,
 # "The verbs layer", has the figures and summarises them by the medians.
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run [--pm eadr] --share BEFORE_CHECKOUT -- \
 #     tools/lab/ab/ops.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [ROUNDS] [TESTS]
 # TESTS: rpm-bench's --tests (write,read,persist,atomic_write by default).
-# A VM run's rounds move by 10% to 30% (docs/benchmarks.md): five or more
+# A VM run's rounds move by 10% to 30% (docs/benchmarks-history.md): five or more
 # rounds make the medians worth comparing.
 before=$1 after=$2 comp=${3:-adaptive} rounds=${4:-3} tests=${5:-write,read,persist,atomic_write}; out=${RPM_LAB_OUT:-/tmp}
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
@@ -16,7 +16,7 @@ addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
 # Only the measured build's server runs: an idle server is not free in a
 # 2-vCPU VM (its pools' threads woke 100 times a second each, 6% to 13% of a vCPU:
-# docs/benchmarks.md, "Quiet pools sleep"), and the other build's would
+# docs/benchmarks-history.md, "Quiet pools sleep"), and the other build's would
 # weigh on this one's figures.
 start_server() {  # BUILD_BIN PORT LOG: starts it (pid in $srv), waits for its region
   "$1/rpm-server" --listen "rdma://$addr:$2" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > "$3" 2>&1 &

@@ -5,7 +5,7 @@
 # rpm-bench (8 B, qd 1) and then of rpm-floor doing the same work requests;
 # a perftest round gives the scale. Data to $RPM_LAB_OUT with the guest's
 # kallsyms; tools/lab/ab/perf_split.py splits it per operation into each
-# thread's user and kernel time (docs/benchmarks.md, "A call costs more
+# thread's user and kernel time (docs/benchmarks-history.md, "A call costs more
 # than its instructions in the lab").
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm adr -- tools/lab/ab/perf.sh "$PWD/build/bin" [OP] [MODE] [API] [ROUNDS]
 # OP: read (default), write or persist (rpm-floor: read_after_write or

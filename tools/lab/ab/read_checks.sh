@@ -1,6 +1,6 @@
 #!/bin/bash
 # tools/lab/ab/read_checks.sh: runs INSIDE the lab VM. Three looks at where
-# rpm's 8-byte read differs from rpm-floor's (docs/benchmarks.md, "A
+# rpm's 8-byte read differs from rpm-floor's (docs/benchmarks-history.md, "A
 # callback's next operation, and close() waits for the callbacks"):
 #   switches    sched_switch events, 2 s of each one's steady state (perf record)
 #   events      counts of scheduler, softirq, TLB-flush, page-fault and

@@ -1,7 +1,7 @@
 #!/bin/bash
 # tools/lab/ab/replication.sh: runs INSIDE the lab VM. rpm-bench --replication
 # over three rdma:// replicas (rpm-servers of the AFTER build), two client
-# builds alternating, 3 rounds (docs/benchmarks.md, "The committing thread
+# builds alternating, 3 rounds (docs/benchmarks-history.md, "The committing thread
 # polls its rdma:// members").
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --share BEFORE_CHECKOUT -- \
 #     tools/lab/ab/replication.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [completion]

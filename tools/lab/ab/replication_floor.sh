@@ -12,7 +12,7 @@
 #     (--wait busy, as tools/lab/ab/floor.sh);
 #   - rpm-bench --replication against three rpm-servers on the same three
 #     regions (majority of 3, qd 1), with its single-persist baseline.
-# JSON to $RPM_LAB_OUT; docs/benchmarks.md, "The replication floor over
+# JSON to $RPM_LAB_OUT; docs/benchmarks-history.md, "The replication floor over
 # rdma://", has the figures.
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm adr -- tools/lab/ab/replication_floor.sh "$PWD/build/bin" [ROUNDS] [COMPLETION]
 bin=$1 rounds=${2:-3} comp=${3:-adaptive}; out=${RPM_LAB_OUT:-/tmp}

@@ -6,7 +6,7 @@ ib_read_lat-REP.txt / ib_write_lat-REP.txt (perftest) in OUT. For every
 operation, API and build this prints the median over the rounds of the
 p50 in us, of the p50 over the same round's perftest p50 (ib_write_lat for
 write and atomic_write, ib_read_lat otherwise), and of the client's CPU per
-operation: the table docs/benchmarks.md quotes.
+operation: the table docs/benchmarks-history.md quotes.
 """
 import glob
 import json

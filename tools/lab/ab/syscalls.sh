@@ -2,7 +2,7 @@
 # tools/lab/ab/syscalls.sh: runs INSIDE the lab VM. strace -f -c of two
 # builds' rpm-bench (persist, write, read; 1000 and 3000 operations each,
 # busy mode, 8 B): the difference of the two counts / 2000 is the system
-# calls per operation (docs/benchmarks.md, "The verbs layer"). A third
+# calls per operation (docs/benchmarks-history.md, "The verbs layer"). A third
 # argument picks the completion mode (busy by default), a fourth the tests,
 # a fifth the API (callback by default, or sync).
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm eadr --share BEFORE_CHECKOUT -- \

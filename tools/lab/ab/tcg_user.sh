@@ -4,7 +4,7 @@
 # server over the in-process fake fabric: no kernel, no device) under
 # qemu-user's TCG (qemu-x86_64 -cpu max, Debian's qemu-user), pinned to
 # CPU 0, the builds alternating. TCG is what makes a call cost tens of
-# nanoseconds in the lab (docs/benchmarks.md, "A call costs more than its
+# nanoseconds in the lab (docs/benchmarks-history.md, "A call costs more than its
 # instructions in the lab"); user-mode emulation has no softmmu and no
 # guest kernel, so the figures are lower than in the VM, but they repeat
 # within a few per cent where the VM's move by 10% to 30%.
