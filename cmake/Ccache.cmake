@@ -18,7 +18,8 @@
 #              cache folder, $XDG_CACHE_HOME or ~/.cache, in rpm/ccache: a
 #              cache of its own, so rpm and other projects do not evict
 #              each other)
-#   RPM_CCACHE_MAXSIZE  its bound (default 6G: four trees take about NNN)
+#   RPM_CCACHE_MAXSIZE  its bound (default 2G: the four trees of one
+#              revision take about 180 MB compressed, so a few revisions fit)
 # Both are read from the environment at the first configure, or set with
 # -DRPM_CCACHE_DIR=... / -DRPM_CCACHE_MAXSIZE=...; without ccache the build
 # goes on as before and says so.
@@ -32,7 +33,7 @@ elseif(DEFINED ENV{XDG_CACHE_HOME})
 else()
   set(_rpm_ccache_dir_default "$ENV{HOME}/.cache/rpm/ccache")
 endif()
-set(_rpm_ccache_size_default 6G)
+set(_rpm_ccache_size_default 2G)
 if(DEFINED ENV{RPM_CCACHE_MAXSIZE})
   set(_rpm_ccache_size_default "$ENV{RPM_CCACHE_MAXSIZE}")
 endif()
