@@ -83,7 +83,9 @@ no_orphans() {  # NAME: every hung "QEMU" the run started is gone
   : >"$work/pids"
 }
 : >"$work/pids"
-# The run timed out from outside (TERM to tools/lab/run).
+# The run timed out from outside (TERM to tools/lab/run). A grace of 1 s
+# after TERM instead of 5: the check is that the pid is killed, not when.
+export RPM_LAB_STOP_GRACE=1
 env RPM_LAB_QEMU="$work/hung-qemu" RPM_TEST_PIDS="$work/pids" RPM_LAB_CACHE="$work/fake" \
   RPM_LAB_KERNEL_PKG=linux-image-$v timeout 3 "$run" -- true >/dev/null 2>&1 </dev/null
 no_orphans timed-out-run
@@ -92,6 +94,9 @@ env RPM_LAB_QEMU="$work/hung-qemu" RPM_TEST_PIDS="$work/pids" RPM_LAB_CACHE="$wo
   RPM_LAB_KERNEL_PKG=linux-image-$v RPM_LAB_BOOT_TIMEOUT=1 "$run" -- true >/dev/null 2>&1 </dev/null
 no_orphans stuck-boots
 
+unset RPM_LAB_STOP_GRACE
+check bad-grace 2 "RPM_LAB_STOP_GRACE must be a positive number of seconds, not 'soon'" -- \
+  env RPM_LAB_STOP_GRACE=soon "$run" -- true
 check bad-share 2 "--share $work/none: no such folder" -- "$run" --share "$work/none" -- true
 check bad-kernel 2 "--kernel must be stable or backports, not 'sid'" -- "$run" --kernel sid -- true
 check bad-clock 2 "--clock must be tsc or hpet, not 'kvm'" -- "$run" --clock kvm -- true
