@@ -40,6 +40,10 @@ endif()
 set(RPM_CCACHE_DIR "${_rpm_ccache_dir_default}" CACHE PATH "Where ccache keeps rpm's compilations")
 set(RPM_CCACHE_MAXSIZE "${_rpm_ccache_size_default}" CACHE STRING "The bound of rpm's ccache (ccache's max_size)")
 
+# ccache would refuse a bad bound at every compilation; say it once, here.
+if(NOT RPM_CCACHE_MAXSIZE MATCHES "^[0-9]+(\\.[0-9]+)?([kMGT]i?)?$")
+  message(FATAL_ERROR "RPM_CCACHE_MAXSIZE '${RPM_CCACHE_MAXSIZE}' is not a size ccache takes (e.g. 2G, 500M, 1.5Gi)")
+endif()
 find_program(RPM_CCACHE_PROGRAM ccache)
 find_program(RPM_ENV_PROGRAM env)
 if(NOT RPM_CCACHE)

@@ -9,8 +9,9 @@
 set -eu
 
 seconds=${1:-60}
+# 0 would be libFuzzer's "no limit": refused like any other non-positive count.
 case $seconds in
-    ''|*[!0-9]*) echo "usage: $0 [SECONDS]" >&2; exit 2 ;;
+    ''|*[!0-9]*|0|0*) echo "usage: $0 [SECONDS] (a positive number of seconds, not '$seconds')" >&2; exit 2 ;;
 esac
 
 here=$(cd "$(dirname "$0")" && pwd)
