@@ -18,8 +18,10 @@
 // - Members: a replica that fails (error, or no answer within
 //   failure_timeout while something is outstanding; a heartbeat keeps
 //   something outstanding) leaves with an event. The replicator reconnects
-//   it every reconnect_interval, copies what it missed from the local copy
-//   and lets it count again only once that copy is flushed there.
+//   it every reconnect_interval, each failed replica on its own (one that
+//   cannot be reached never delays another's return), copies what it
+//   missed from the local copy and lets it count again only once that copy
+//   is flushed there.
 // - The local copy is always written and persisted before a commit returns,
 //   whether or not it counts towards the durability; it is the source every
 //   resync copies from.
@@ -101,7 +103,9 @@ std::string_view to_string(Frontier f) noexcept;
 struct ReplicaSpec {
     std::string uri;              ///< tcp://host:port or rdma://host:port
     std::string region = "default";
-    ClientOptions client;         ///< client id, secret, TLS, connect timeout
+    /// Client id, secret, TLS. Its timeout is replaced by
+    /// ReplicatorOptions::dial_timeout.
+    ClientOptions client;
     RegionOptions region_options; ///< forced flush method (benchmarks)
 };
 
@@ -169,6 +173,15 @@ struct ReplicatorOptions {
     std::chrono::milliseconds heartbeat_interval{100};
     std::chrono::milliseconds failure_timeout{1000};
     std::chrono::milliseconds reconnect_interval{500};
+    /// Each replica connection's ClientOptions::timeout, in place of its
+    /// ReplicaSpec's: a dial (connect, handshake, region open, header read)
+    /// and each synchronous read of recovery and resync waits at most this
+    /// long. Every failed replica is dialled on a thread of its own (and at
+    /// open all at once), so an unreachable one never holds up another's
+    /// rejoin; this only bounds how long an attempt at an unreachable one
+    /// lasts before the next. 0 (default): twice failure_timeout, at least
+    /// 1 s.
+    std::chrono::milliseconds dial_timeout{0};
     /// Recovery at open: the member a later primary term synchronised wins;
     /// among those, the highest rank of its data area (the local copy's
     /// included) wins, the local copy on a tie. The winner's data becomes
@@ -230,7 +243,7 @@ public:
     /// replica counts as reachable: a new member holding nothing).
     /// In more detail:
     /// - errc::invalid_argument: also heartbeat_interval, failure_timeout
-    ///   or reconnect_interval not positive; "listed twice" means the same
+    ///   or reconnect_interval not positive, dial_timeout negative; "listed twice" means the same
     ///   uri and region; and a replica's own refusal: a bad uri
     ///   (Client::connect), an unknown or not granted region, or a forced
     ///   method unsafe for it (Connection::open_region)

@@ -90,6 +90,10 @@ struct Member {
     Clock::time_point last_heartbeat{};
     Clock::time_point last_attempt{};
     bool needs_close = false;
+    /// A dial (and its resync) runs on `dialer`, one per member, so an
+    /// unreachable member's connect never holds up another's rejoin.
+    bool dialing = false;
+    std::thread dialer;
     // Reported by replicas().
     Lsn position_at_open = 0;
     replication::DecodedHeader opened_header;  ///< as read at open
@@ -147,6 +151,9 @@ struct Replicator::Impl {
     std::optional<Error> fenced;
     [[nodiscard]] std::optional<Error> fenced_error() const;
     std::thread monitor, syncer;
+    /// RPM_FAULT=serial-dials (core/fault.hpp): the syncer dials failed
+    /// members one after another on its own thread, as it used to.
+    bool serial_dials = false;
 
     ~Impl();
 
@@ -229,7 +236,11 @@ struct Replicator::Impl {
     void start_threads();
     void monitor_loop();
     void syncer_loop();
+    /// Member i's reconnect attempt, on its own dialer thread.
+    void attempt(std::size_t i);
     Result<void> reconnect(std::size_t i);
+    /// ReplicatorOptions::dial_timeout, its default applied.
+    [[nodiscard]] std::chrono::milliseconds dial_timeout() const;
 };
 
 } // namespace rpm

@@ -1,18 +1,28 @@
-// The two threads that watch members. The monitor fails members that stop
+// The threads that watch members. The monitor fails members that stop
 // answering, closes their connections, sends heartbeats and delivers
-// events; the syncer reconnects failed members and catches them up. They are
-// separate so a slow connect never delays failure detection.
+// events; the syncer starts, for each failed member whose turn has come, an
+// attempt on that member's own dialer thread, which reconnects it and
+// catches it up. They are separate so a slow connect never delays failure
+// detection, and one member's dial never delays another's rejoin (a
+// black-holed replica's connect lasts the whole dial timeout).
 #include "replication/impl.hpp"
 
 #include <algorithm>
+#include <system_error>
 
 namespace rpm {
 
 using replication::Member;
 
+std::chrono::milliseconds Replicator::Impl::dial_timeout() const {
+    if (opts.dial_timeout.count() > 0) return opts.dial_timeout;
+    return std::max<std::chrono::milliseconds>(2 * opts.failure_timeout, std::chrono::seconds(1));
+}
+
 Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec) const {
     ClientOptions client = spec.client;
     if (!client.io_group) client.io_group = io_group;
+    client.timeout = dial_timeout();
     auto conn = Client(client).connect(spec.uri);
     if (!conn) return conn.error();
     RegionOptions ro = spec.region_options;
@@ -143,34 +153,54 @@ void Replicator::Impl::syncer_loop() {
     while (!stopping) {
         watch_cv.wait_for(lock, tick(opts));
         if (stopping) break;
-        std::vector<std::size_t> due;
         const auto now = Clock::now();
         for (auto& m : replicas) {
             // A fenced primary stops dialling: every replica would refuse it.
-            if (!fenced && m.state == ReplicaState::failed && !m.needs_close && !m.conn &&
-                now - m.last_attempt >= opts.reconnect_interval) {
-                m.last_attempt = now;
-                due.push_back(m.index);
+            if (fenced || m.dialing || m.state != ReplicaState::failed || m.needs_close || m.conn ||
+                now - m.last_attempt < opts.reconnect_interval)
+                continue;
+            m.last_attempt = now;
+            if (serial_dials) {
+                lock.unlock();
+                attempt(m.index);
+                lock.lock();
+                continue;
             }
-        }
-        lock.unlock();
-        for (auto i : due) {
-            auto r = reconnect(i);
-            if (r) continue;
-            std::lock_guard l(mu);
-            Member& m = replicas[i];
-            m.last_error = r.error();
-            m.last_attempt = Clock::now();
-            if (r.error() == errc::fenced && !fenced) {
-                fenced = r.error();
-                wake_waiters();
+            m.dialing = true;
+            // The previous attempt has ended (it cleared `dialing`); its
+            // thread is at most returning.
+            std::thread done = std::move(m.dialer);
+            lock.unlock();
+            if (done.joinable()) done.join();
+            std::thread t;
+            try {
+                t = std::thread([this, i = m.index] { attempt(i); });
+            } catch (const std::system_error&) {
+                // No thread to be had now (a limit): the next tick tries again.
             }
-            // A resync that broke off: the member fails again (an event),
-            // and its connection is closed by the monitor.
-            if (m.state != ReplicaState::failed) fail_locked(m, r.error());
+            lock.lock();
+            // (The attempt may have ended already and cleared `dialing`.)
+            if (!t.joinable()) m.dialing = false;
+            m.dialer = std::move(t);
         }
-        lock.lock();
     }
+}
+
+void Replicator::Impl::attempt(std::size_t i) {
+    auto r = reconnect(i);
+    std::lock_guard l(mu);
+    Member& m = replicas[i];
+    m.dialing = false;
+    if (r) return;
+    m.last_error = r.error();
+    m.last_attempt = Clock::now();
+    if (r.error() == errc::fenced && !fenced) {
+        fenced = r.error();
+        wake_waiters();
+    }
+    // A resync that broke off: the member fails again (an event), and its
+    // connection is closed by the monitor.
+    if (m.state != ReplicaState::failed) fail_locked(m, r.error());
 }
 
 } // namespace rpm

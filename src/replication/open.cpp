@@ -3,7 +3,22 @@
 #include "replication/impl.hpp"
 #include "replication/quorum.hpp"
 
+#include <future>
+
 namespace rpm {
+namespace {
+
+// What open() returns at once instead of riding it out as a failed member:
+// a configuration error is the caller's to fix; so is a newer primary's
+// term (this one must not serve), and a replica that cannot do what is
+// asked (a fencing term on a devdax region its server keeps no fence file
+// for).
+bool refusal(const Error& e) {
+    return e == errc::bad_size || e == errc::invalid_argument || e == errc::permission_denied ||
+           e == errc::auth_failed || e == errc::fenced || e == errc::unsupported;
+}
+
+} // namespace
 
 Result<void> Replicator::Impl::open_local() {
     if (opts.local_path.empty()) return Error(errc::invalid_argument, "ReplicatorOptions::local_path is empty");
@@ -33,26 +48,31 @@ Result<void> Replicator::Impl::connect_all(std::string& unreachable) {
             if (opts.replicas[j].uri == m.spec.uri && opts.replicas[j].region == m.spec.region)
                 return Error(errc::invalid_argument, "replicas " + std::to_string(j) + " and " + std::to_string(i) +
                                                          " are the same region (" + m.spec.uri + " " + m.spec.region + ")");
-        auto d = dial(m.spec);
+    }
+    // Every replica dialled at once: an unreachable one costs the open one
+    // dial timeout, not one per replica.
+    std::vector<std::future<Result<Dialed>>> dials;
+    for (const auto& m : replicas)
+        dials.push_back(std::async(std::launch::async, [this, &m] { return dial(m.spec); }));
+    std::optional<Error> refused;
+    for (std::size_t i = 0; i < replicas.size(); ++i) {
+        auto d = dials[i].get();
         if (!d) {
-            // A configuration error is the caller's to fix, not a failure
-            // to ride out.
-            // So is a newer primary's term: this one must not serve.
-            // And a replica that cannot do what is asked (a fencing term on
-            // a devdax region its server keeps no fence file for).
-            if (d.error() == errc::bad_size || d.error() == errc::invalid_argument ||
-                d.error() == errc::permission_denied || d.error() == errc::auth_failed || d.error() == errc::fenced ||
-                d.error() == errc::unsupported)
-                return d.error();
-            m.last_error = d.error();
+            if (refusal(d.error())) {
+                if (!refused) refused = d.error();
+                continue;
+            }
+            replicas[i].last_error = d.error();
             unreachable += (unreachable.empty() ? "" : "; ") + d.error().message();
             continue;
         }
+        auto& m = replicas[i];
         m.position_at_open = d->header.valid ? d->header.h.position : 0;
         m.conn.emplace(std::move(d->conn));
         m.region.emplace(d->region);
         m.opened_header = d->header;
     }
+    if (refused) return *refused;
     return {};
 }
 

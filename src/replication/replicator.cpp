@@ -2,6 +2,7 @@
 // path is in issue.cpp, completions in completion.cpp, the watchers in
 // monitor.cpp.
 #include "replication/impl.hpp"
+#include "core/fault.hpp"
 #include "replication/quorum.hpp"
 
 #include <algorithm>
@@ -19,6 +20,9 @@ Replicator::Impl::~Impl() {
     watch_cv.notify_all();
     if (monitor.joinable()) monitor.join();
     if (syncer.joinable()) syncer.join();
+    // A dial in progress ends within the dial timeout; no new one starts.
+    for (auto& m : replicas)
+        if (m.dialer.joinable()) m.dialer.join();
     // close() returns once the member's pending operations have called
     // back, on either transport: after this no completion touches the
     // Impl. (Over rdma:// it used to leave them to the I/O thread, and the
@@ -37,9 +41,12 @@ Replicator::~Replicator() = default;
 Result<Replicator> Replicator::open(ReplicatorOptions opts) {
     auto impl = std::make_shared<Impl>();
     impl->opts = std::move(opts);
+    impl->serial_dials = fault_planted("serial-dials");
     const auto& o = impl->opts;
     if (o.heartbeat_interval.count() <= 0 || o.failure_timeout.count() <= 0 || o.reconnect_interval.count() <= 0)
         return Error(errc::invalid_argument, "heartbeat_interval, failure_timeout and reconnect_interval must be positive");
+    if (o.dial_timeout.count() < 0)
+        return Error(errc::invalid_argument, "dial_timeout must not be negative (0 = twice failure_timeout)");
     impl->members = static_cast<unsigned>(o.replicas.size()) + (o.durability.include_local ? 1 : 0);
     auto needed = replication::needed_members(o.durability, impl->members);
     if (!needed) return needed.error();

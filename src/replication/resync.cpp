@@ -89,7 +89,7 @@ Result<void> Replicator::Impl::flush_member(std::size_t i) {
     // member whose frontier is already at the last LSN (nothing was written
     // since) would otherwise count before the copy is durable there.
     std::unique_lock lock(mu);
-    const auto deadline = Clock::now() + opts.failure_timeout + replicas[i].spec.client.timeout;
+    const auto deadline = Clock::now() + opts.failure_timeout + dial_timeout();
     const bool done = cv.wait_until(lock, deadline, [&] {
         const Member& m = replicas[i];
         if (m.epoch != epoch || m.state == ReplicaState::failed) return true;

@@ -79,7 +79,7 @@ Result<void> send_batch(Replicator::Impl& impl, std::size_t i, std::uint64_t epo
 
 Result<void> Replicator::Impl::copy_missed(std::size_t i, std::uint64_t epoch, const replication::LineSet& missed) {
     const std::uint64_t end = local->bytes().size();
-    const auto patience = opts.failure_timeout + replicas[i].spec.client.timeout;
+    const auto patience = opts.failure_timeout + dial_timeout();
     auto window = std::make_shared<Window>();
     std::vector<replication::Span> batch;
     std::uint64_t batch_bytes = 0;

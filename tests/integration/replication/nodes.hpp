@@ -79,7 +79,11 @@ inline ReplicaSpec spec_for(const std::string& uri) {
 
 /// Forwards 127.0.0.1:port() to a node. pause(true) stops forwarding in
 /// both directions while keeping the connections open, as a hung node or a
-/// partition does; bytes wait in the kernel until pause(false).
+/// partition does; bytes wait in the kernel until pause(false). A new
+/// connection is still accepted while paused, so a dial hangs in its
+/// handshake (a black hole). refuse(true) closes each connection as soon as
+/// it carries a byte and each new one as it is accepted (a node that is
+/// down), counting those (refused()).
 class PausableProxy {
 public:
     explicit PausableProxy(std::uint16_t target) : target_(target), acceptor_(io_, {boost::asio::ip::address_v4::loopback(), 0}) {
@@ -91,6 +95,8 @@ public:
         thread_.join();
     }
     void pause(bool on) { paused_ = on; }
+    void refuse(bool on) { refusing_ = on; }
+    [[nodiscard]] unsigned refused() const { return refused_; }
     [[nodiscard]] std::string uri() const { return "tcp://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
 
 private:
@@ -103,6 +109,11 @@ private:
         auto client = std::make_shared<tcp::socket>(io_);
         acceptor_.async_accept(*client, [this, client](boost::system::error_code ec) {
             if (ec) return;
+            if (refusing_) {
+                ++refused_;
+                client->close(ec);
+                return accept();
+            }
             auto server = std::make_shared<tcp::socket>(io_);
             boost::system::error_code cec;
             server->connect({boost::asio::ip::address_v4::loopback(), target_}, cec);
@@ -123,6 +134,7 @@ private:
     }
     // Checked after the read, so nothing read while paused goes through.
     void forward(std::shared_ptr<Pipe> p, std::size_t n) {
+        if (refusing_) return close(p);
         if (paused_) {
             auto t = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::milliseconds(5));
             t->async_wait([this, p, t, n](boost::system::error_code) { forward(p, n); });
@@ -144,7 +156,8 @@ private:
     boost::asio::io_context io_;
     tcp::acceptor acceptor_;
     std::thread thread_;
-    std::atomic<bool> paused_{false};
+    std::atomic<bool> paused_{false}, refusing_{false};
+    std::atomic<unsigned> refused_{0};
 };
 
 } // namespace rpm::test

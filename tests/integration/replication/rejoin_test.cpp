@@ -1,0 +1,100 @@
+// Rejoining under partial failures: one replica black-holed (its dials hang
+// until the dial timeout) must not hold up another's return. The control
+// plants the old serial dials (RPM_FAULT=serial-dials) and must see the
+// reachable replica wait behind the black-holed one's dial.
+#include "replication/fixture.hpp"
+
+#include <cstdlib>
+#include <iostream>
+
+namespace rpm::test {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+class RejoinTest : public ReplicatorTest {
+protected:
+    static constexpr auto kDial = 4s;
+
+    /// Replica 0 black-holed, replica 1 down then back: the time from its
+    /// return to its rejoined event, and whether puts are acknowledged again.
+    std::chrono::milliseconds rejoin_behind_a_black_hole() {
+        PausableProxy hole(nodes_[0]->port()), down(nodes_[1]->port());
+        auto o = options(Durability::majority(), {hole.uri(), down.uri(), nodes_[2]->uri()});
+        o.dial_timeout = kDial;
+        auto r = Replicator::open(std::move(o));
+        EXPECT_TRUE(r) << r.error().message();
+        if (!r) return {};
+        hole.pause(true);
+        down.refuse(true);
+        EXPECT_TRUE(saw(ReplicaEvent::Kind::left, 0));
+        EXPECT_TRUE(saw(ReplicaEvent::Kind::left, 1));
+        // 3 of 4 members needed; the local copy and replica 2 are 2.
+        EXPECT_FALSE(r->persist(0, bytes("no quorum")));
+        // Let replica 1 come back right after a refused dial: with serial
+        // dials its next one waits for replica 0's, which hangs kDial.
+        const auto seen = down.refused();
+        const auto limit = Clock::now() + 3 * kDial;
+        while (down.refused() == seen && Clock::now() < limit) std::this_thread::sleep_for(1ms);
+        EXPECT_GT(down.refused(), seen) << "replica 1 was never dialled";
+        std::this_thread::sleep_for(5ms);  // replica 0's dial, if serial, has started
+        const auto back = Clock::now();
+        down.refuse(false);
+        EXPECT_TRUE(saw(ReplicaEvent::Kind::rejoined, 1, 3 * kDial));
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - back);
+        std::cout << "replica 1 rejoined " << took.count() << " ms after it came back\n";
+        auto c = r->persist(0, bytes("acknowledged again"));
+        EXPECT_TRUE(c) << c.error().message();
+        EXPECT_EQ(nodes_[1]->data(0, 18), "acknowledged again");
+        hole.pause(false);
+        EXPECT_TRUE(saw(ReplicaEvent::Kind::rejoined, 0, 3 * kDial));
+        return took;
+    }
+};
+
+// Within the reconnect interval plus its catch-up (a few milliseconds
+// here): far below the black-holed replica's dial, which it used to wait for.
+TEST_F(RejoinTest, AReachableReplicaRejoinsWhileAnotherIsBlackHoled) {
+    ::unsetenv("RPM_FAULT");
+    const auto took = rejoin_behind_a_black_hole();
+    EXPECT_LT(took, 1500ms) << "replica 1 waited for replica 0's dial";
+}
+
+TEST_F(RejoinTest, ControlSerialDialsMakeItWaitForTheBlackHolesDial) {
+    ::setenv("RPM_FAULT", "serial-dials", 1);
+    const auto took = rejoin_behind_a_black_hole();
+    ::unsetenv("RPM_FAULT");
+    EXPECT_GE(took, 3s) << "the planted serial dials did not hold replica 1 up: the test cannot tell";
+}
+
+// Every replica is dialled at once, each for the dial timeout (which
+// replaces ReplicaSpec::client.timeout, 3 s here): two black holes cost the
+// open one dial of 1 s (the default: twice failure_timeout, at least 1 s).
+TEST_F(RejoinTest, OpenDialsEveryReplicaAtOnceForTheDialTimeout) {
+    PausableProxy a(nodes_[0]->port()), b(nodes_[1]->port());
+    a.pause(true);
+    b.pause(true);
+    const auto start = Clock::now();
+    auto r = Replicator::open(options(Durability::majority(), {a.uri(), b.uri(), nodes_[2]->uri()}));
+    const auto took = Clock::now() - start;
+    ASSERT_TRUE(r) << r.error().message();
+    EXPECT_GE(took, 900ms);
+    EXPECT_LT(took, 1900ms) << "the dials waited one after another, or for the spec's 3 s";
+    EXPECT_EQ(r->replicas()[0].state, ReplicaState::failed);
+    EXPECT_EQ(r->replicas()[1].state, ReplicaState::failed);
+    EXPECT_NE(r->replicas()[0].last_error.detail().find("timed out"), std::string::npos)
+        << r->replicas()[0].last_error.message();
+}
+
+TEST_F(RejoinTest, ANegativeDialTimeoutIsRefused) {
+    auto o = options(Durability::majority());
+    o.dial_timeout = -1ms;
+    auto r = Replicator::open(std::move(o));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error(), errc::invalid_argument);
+    EXPECT_NE(r.error().detail().find("dial_timeout"), std::string::npos);
+}
+
+} // namespace
+} // namespace rpm::test
