@@ -31,6 +31,7 @@ struct PrimaryArgs {
     std::string durability = "majority";
     std::string id = "kvstore", secret = "kvstore";
     int heartbeat_ms = 100, failure_timeout_ms = 1000, reconnect_ms = 500;
+    int dial_timeout_ms = 0, degraded_ms = 0;  ///< 0: the replicator's defaults
     std::uint64_t term = 0;  ///< --term: the fencing token (0: none)
 };
 
@@ -75,6 +76,10 @@ int verify_with(const std::string& acked, const Lookup& lookup);
 int put(kv::Store& s, const std::string& key, const std::string& value);
 int get(const kv::Store& s, const std::string& key);
 int remove(kv::Store& s, const std::string& key);
+/// A replica's health for stats, status and load: "degraded, " when it
+/// is, its round trips' p50/p90/max, its lag in LSNs and bytes, and how
+/// often it was degraded.
+std::string health(const rpm::ReplicaStatus& r);
 int stats(const kv::Store& s);
 int shell(kv::Store& s);
 int dump(const kv::Store& s);

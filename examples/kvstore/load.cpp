@@ -74,17 +74,20 @@ int verify_with(const std::string& acked, const Lookup& lookup) {
 
 namespace {
 
-// After replica events: what each resync copied, for the test logs.
-void print_resyncs(const kv::Store& s, std::vector<std::uint64_t>& seen) {
+// After replica events: what each resync copied, and each replica's
+// health when it became degraded or healthy, for the test logs.
+void print_resyncs(const kv::Store& s, std::vector<std::uint64_t>& seen, std::vector<bool>& degraded) {
     const auto replicas = s.stats().replicas;
     seen.resize(replicas.size());
+    degraded.resize(replicas.size());
     for (std::size_t i = 0; i < replicas.size(); ++i) {
         const auto& r = replicas[i];
-        if (r.resyncs == seen[i]) continue;
+        if (r.resyncs == seen[i] && r.degraded == degraded[i]) continue;
         seen[i] = r.resyncs;
+        degraded[i] = r.degraded;
         std::cerr << "load: replica " << i << " " << r.uri << ": " << rpm::to_string(r.state) << ", frontier "
                   << r.frontier << ", " << r.failures << " failures, " << r.resyncs << " resyncs, "
-                  << r.bytes_resynced << " bytes resynced, " << r.bytes_missed << " bytes missed\n";
+                  << r.bytes_resynced << " bytes resynced, " << r.bytes_missed << " bytes missed, " << health(r) << "\n";
     }
 }
 
@@ -96,10 +99,11 @@ int load(kv::Store& s, const LoadArgs& a) {
     const bool planted = a.fault == "ack-before-quorum";
     std::uint64_t acked = 0, failed = 0;
     std::vector<std::uint64_t> resyncs;
+    std::vector<bool> degraded;
     unsigned events = events_seen();
-    print_resyncs(s, resyncs);
+    print_resyncs(s, resyncs, degraded);
     for (std::uint64_t i = 0; i < a.count; ++i) {
-        if (events != events_seen()) events = events_seen(), print_resyncs(s, resyncs);
+        if (events != events_seen()) events = events_seen(), print_resyncs(s, resyncs, degraded);
         const auto key = load_key(a.run, i);
         const auto value = load_value(a.run, i);
         rpm::Result<void> r;

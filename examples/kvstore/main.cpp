@@ -108,6 +108,12 @@ void add_primary_options(CLI::App* p, PrimaryArgs& a) {
         ->check(CLI::PositiveNumber);
     p->add_option("--reconnect-ms", a.reconnect_ms, "reconnect a failed replica this often (default 500)")
         ->check(CLI::PositiveNumber);
+    p->add_option("--dial-timeout-ms", a.dial_timeout_ms,
+                  "give up a reconnect attempt after this long (default: twice the failure timeout, at least 1000)")
+        ->check(CLI::PositiveNumber);
+    p->add_option("--degraded-ms", a.degraded_ms,
+                  "report a replica degraded when its round trips' p90 passes this (default: failure timeout / 10)")
+        ->check(CLI::PositiveNumber);
     p->add_option("--term", a.term,
                   "this primary's term, its fencing token: larger than any earlier primary's; the replicas then "
                   "refuse every older one (docs/replication.md, \"Fencing\"; default 0: none)");
@@ -133,6 +139,10 @@ void add_node_options(CLI::App* n, NodeArgs& a) {
     n->add_option("--failure-timeout-ms", a.primary.failure_timeout_ms, "when leading (default 1000)")
         ->check(CLI::PositiveNumber);
     n->add_option("--reconnect-ms", a.primary.reconnect_ms, "when leading (default 500)")->check(CLI::PositiveNumber);
+    n->add_option("--dial-timeout-ms", a.primary.dial_timeout_ms, "when leading (default: 2 x failure timeout, >= 1000)")
+        ->check(CLI::PositiveNumber);
+    n->add_option("--degraded-ms", a.primary.degraded_ms, "when leading (default: failure timeout / 10)")
+        ->check(CLI::PositiveNumber);
     n->add_option("--fault", a.fault, "tests only: ignore-lease, or no-fencing (no terms either)")
         ->check(CLI::IsMember({"", "ignore-lease", "no-fencing"}));
 }

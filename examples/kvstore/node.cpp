@@ -253,7 +253,7 @@ void Node::info(std::string& out) {
              std::to_string(st.local) + "\n";
         for (const auto& r : st.replicas)
             s += "member " + r.uri + " " + std::string(rpm::to_string(r.state)) + " frontier " +
-                 std::to_string(r.frontier) + "\n";
+                 std::to_string(r.frontier) + ", " + kvcli::health(r) + "\n";
     }
     resp::bulk(out, s);
 }

@@ -18,6 +18,7 @@ void print_event(const rpm::ReplicaEvent& e) {
     std::string line = "rpm-kvstore: replica " + std::to_string(e.replica) + " " + e.uri + " " +
                        std::string(rpm::to_string(e.kind)) + " at frontier " + std::to_string(e.frontier);
     if (e.error.code()) line += ": " + e.error.message();
+    if (!e.detail.empty()) line += ": " + e.detail;
     std::fputs((line + "\n").c_str(), stderr);
     ++g_events;
 }
@@ -50,6 +51,8 @@ rpm::Result<rpm::ReplicatorOptions> replicator_options(const PrimaryArgs& a) {
     o.heartbeat_interval = std::chrono::milliseconds(a.heartbeat_ms);
     o.failure_timeout = std::chrono::milliseconds(a.failure_timeout_ms);
     o.reconnect_interval = std::chrono::milliseconds(a.reconnect_ms);
+    o.dial_timeout = std::chrono::milliseconds(a.dial_timeout_ms);
+    o.degraded_round_trip = std::chrono::milliseconds(a.degraded_ms);
     o.on_event = print_event;
     o.fencing_term = a.term;
     return o;
@@ -103,6 +106,20 @@ int remove(kv::Store& s, const std::string& key) {
     return 0;
 }
 
+std::string health(const rpm::ReplicaStatus& r) {
+    const auto ms = [](std::chrono::microseconds d) {
+        char b[32];
+        std::snprintf(b, sizeof b, "%.2f ms", static_cast<double>(d.count()) / 1000.0);
+        return std::string(b);
+    };
+    std::string s = r.degraded ? "degraded, " : "";
+    if (r.round_trip_samples > 0)
+        s += "round trips p50 " + ms(r.round_trip_p50) + " p90 " + ms(r.round_trip_p90) + " max " + ms(r.round_trip_max) +
+             ", ";
+    return s + "lag " + std::to_string(r.lag) + " LSNs " + std::to_string(r.lag_bytes) + " bytes, degraded " +
+           std::to_string(r.degradations) + " times";
+}
+
 int stats(const kv::Store& s) {
     const auto st = s.stats();
     std::cout << "records " << st.records << ", live keys " << st.live_keys << " (index of " << st.slots << " slots)\n"
@@ -114,7 +131,7 @@ int stats(const kv::Store& s) {
         const auto& r = st.replicas[i];
         std::cout << "replica " << i << " " << r.uri << ": " << rpm::to_string(r.state) << ", frontier " << r.frontier
                   << ", failures " << r.failures << ", resyncs " << r.resyncs << " (" << r.bytes_resynced
-                  << " bytes), method " << r.method;
+                  << " bytes), method " << r.method << ", " << health(r);
         // Why it left, while it is away: once it is live again the error is
         // history (failures counts it), not something wrong now.
         if (r.state != rpm::ReplicaState::live && r.last_error.code()) std::cout << ", left because: " << r.last_error.message();

@@ -124,15 +124,18 @@ struct ReplicaEvent {
         left,         ///< failed, or unreachable at open; error says why
         catching_up,  ///< reconnected, resync started
         rejoined,     ///< resync flushed, counts again
+        degraded,     ///< live, but its round trips passed degraded_round_trip; detail says by how much
+        healthy,      ///< a degraded replica's round trips are back under the bound
     };
     Kind kind = Kind::joined;
     std::size_t replica = 0;  ///< index into ReplicatorOptions::replicas
     std::string uri;
     Error error;              ///< for left (and a failed resync)
     Lsn frontier = 0;         ///< the replica's persistent frontier at the event
+    std::string detail;       ///< degraded, healthy: the round trips measured and the bound
 };
-/// RETURN VALUE: "joined", "left", "catching_up" or "rejoined" ("?" for a
-/// value outside the enum). ERRORS: none.
+/// RETURN VALUE: "joined", "left", "catching_up", "rejoined", "degraded"
+/// or "healthy" ("?" for a value outside the enum). ERRORS: none.
 std::string_view to_string(ReplicaEvent::Kind k) noexcept;
 
 struct ReplicaStatus {
@@ -156,6 +159,22 @@ struct ReplicaStatus {
     /// from the start. Writes it was sent but had not confirmed when it
     /// failed are sent again too, and count in bytes_resynced only.
     std::uint64_t bytes_missed = 0;
+    /// Round trips of its last answers while live (flushes, vectored
+    /// persists, heartbeats; at most RoundTrips' window of 64): how long
+    /// each took from the request to its answer. 0 with no sample.
+    std::chrono::microseconds round_trip_p50{0}, round_trip_p90{0}, round_trip_max{0};
+    std::size_t round_trip_samples = 0;
+    /// Live, with the p90 above past ReplicatorOptions::degraded_round_trip
+    /// (a degraded event told it). It still counts towards durability: it
+    /// answers, slowly; it is failed only past failure_timeout.
+    bool degraded = false;
+    std::uint64_t degradations = 0;  ///< times it became degraded, from the start
+    /// How far behind it is: LSNs issued that it does not yet hold
+    /// persistently (0 when it holds all), and bytes sent to it and not yet
+    /// confirmed durable there, or, while it is away, bytes it must be sent
+    /// when it returns (in 64-byte lines).
+    Lsn lag = 0;
+    std::uint64_t lag_bytes = 0;
     /// Why it left the last time (empty if it never failed). Kept after it
     /// rejoins, when `state` is live again and `failures` counts it: show it
     /// as current only while the replica is not live.
@@ -182,6 +201,14 @@ struct ReplicatorOptions {
     /// lasts before the next. 0 (default): twice failure_timeout, at least
     /// 1 s.
     std::chrono::milliseconds dial_timeout{0};
+    /// A live replica whose last round trips' p90 (ReplicaStatus) is above
+    /// this is reported degraded: an event, ReplicaStatus::degraded. Over
+    /// TCP a lossy link delays answers (each lost segment waits for its
+    /// retransmission, 200 ms or more) rather than losing them, so such a
+    /// replica keeps answering within failure_timeout and is never failed;
+    /// this makes it visible. 0 (default): failure_timeout / 10, at least
+    /// 1 ms.
+    std::chrono::microseconds degraded_round_trip{0};
     /// Recovery at open: the member a later primary term synchronised wins;
     /// among those, the highest rank of its data area (the local copy's
     /// included) wins, the local copy on a tie. The winner's data becomes
@@ -243,7 +270,8 @@ public:
     /// replica counts as reachable: a new member holding nothing).
     /// In more detail:
     /// - errc::invalid_argument: also heartbeat_interval, failure_timeout
-    ///   or reconnect_interval not positive, dial_timeout negative; "listed twice" means the same
+    ///   or reconnect_interval not positive, dial_timeout or
+    ///   degraded_round_trip negative; "listed twice" means the same
     ///   uri and region; and a replica's own refusal: a bad uri
     ///   (Client::connect), an unknown or not granted region, or a forced
     ///   method unsafe for it (Connection::open_region)

@@ -42,7 +42,8 @@ void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::ui
             fail_locked(m, Error(ec, "replica " + m.spec.uri + ": a flush failed"));
         } else {
             for (auto& f : m.flushes)
-                if (f.id == flush_id && f.remaining > 0) --f.remaining;
+                if (f.id == flush_id && f.remaining > 0 && --f.remaining == 0 && m.state == ReplicaState::live)
+                    m.round_trips.add(m.last_progress - f.sent);
             // Flushes may answer out of order across ranges; the frontier
             // moves only past a prefix of whole flushes.
             while (!m.flushes.empty() && m.flushes.front().remaining == 0) {
@@ -57,6 +58,39 @@ void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::ui
     // its quorum holds, not on every member's answer.
     if (!notes.empty() || syncing) wake_waiters();
     notify(notes);
+}
+
+void Replicator::Impl::on_heartbeat_done(std::size_t i, std::uint64_t epoch, Clock::time_point sent,
+                                         std::error_code ec) {
+    {
+        std::lock_guard lock(mu);
+        Member& m = replicas[i];
+        if (m.epoch == epoch && !ec && m.state == ReplicaState::live) m.round_trips.add(Clock::now() - sent);
+    }
+    on_write_done(i, epoch, ec);
+}
+
+std::chrono::microseconds Replicator::Impl::degraded_round_trip() const {
+    if (opts.degraded_round_trip.count() > 0) return opts.degraded_round_trip;
+    return std::max<std::chrono::microseconds>(opts.failure_timeout / 10, std::chrono::milliseconds(1));
+}
+
+void Replicator::Impl::check_degraded_locked(Member& m) {
+    // A few answers are no pattern: one retransmission is not a bad link.
+    constexpr std::size_t kEnough = 8;
+    const auto rt = m.round_trips.summary();
+    const bool slow = m.state == ReplicaState::live && rt.samples >= kEnough && rt.p90 > degraded_round_trip();
+    if (slow == m.degraded) return;
+    m.degraded = slow;
+    if (m.state != ReplicaState::live) return;  // it left or is catching up: those events say it
+    if (slow) ++m.degradations;
+    const auto ms = [](std::chrono::microseconds d) {
+        return std::to_string(d.count() / 1000) + "." + std::to_string(d.count() % 1000 / 100) + " ms";
+    };
+    ReplicaEvent e{slow ? ReplicaEvent::Kind::degraded : ReplicaEvent::Kind::healthy, m.index, m.spec.uri, {}, m.frontier, {}};
+    e.detail = "round trips of its last " + std::to_string(rt.samples) + " answers: p50 " + ms(rt.p50) + ", p90 " +
+               ms(rt.p90) + ", max " + ms(rt.max) + " (degraded past a p90 of " + ms(degraded_round_trip()) + ")";
+    events.push_back(std::move(e));
 }
 
 void Replicator::Impl::fail_locked(Member& m, Error why) {
@@ -74,7 +108,9 @@ void Replicator::Impl::fail_locked(Member& m, Error why) {
     m.last_error = why;
     m.needs_close = true;
     m.last_attempt = Clock::now();
-    events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, std::move(why), m.frontier});
+    m.round_trips.clear();
+    m.degraded = false;  // the left event says more
+    events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, std::move(why), m.frontier, {}});
     wake_waiters();
     watch_cv.notify_all();
 }

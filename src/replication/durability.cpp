@@ -64,6 +64,8 @@ std::string_view to_string(ReplicaEvent::Kind k) noexcept {
     case ReplicaEvent::Kind::left: return "left";
     case ReplicaEvent::Kind::catching_up: return "catching_up";
     case ReplicaEvent::Kind::rejoined: return "rejoined";
+    case ReplicaEvent::Kind::degraded: return "degraded";
+    case ReplicaEvent::Kind::healthy: return "healthy";
     }
     return "?";
 }

@@ -15,6 +15,7 @@
 #include "replication/header.hpp"
 #include "replication/intervals.hpp"
 #include "replication/line_set.hpp"
+#include "replication/round_trips.hpp"
 #include "client/transport.hpp"
 #include "core/wakeup.hpp"
 #include "transport/tcp/io_group.hpp"
@@ -68,6 +69,7 @@ struct PendingFlush {
     Lsn lsn = 0;           ///< the member holds every write up to here once it completes
     unsigned remaining = 0;
     IntervalSet ranges;    ///< what it covers, for the missed set if the member fails
+    Clock::time_point sent = Clock::now();  ///< for its round trip (RoundTrips)
 };
 
 /// The committing thread's holds on its members' completions.
@@ -99,7 +101,18 @@ struct Member {
     replication::DecodedHeader opened_header;  ///< as read at open
     std::uint64_t failures = 0, resyncs = 0, bytes_resynced = 0;
     std::uint64_t bytes_missed = 0;  ///< written while it was away, each write counted
+    RoundTrips round_trips;          ///< answers while live
+    bool degraded = false;           ///< live, its round trips past the bound (monitor)
+    std::uint64_t degradations = 0;
 
+    /// Bytes it does not yet hold durably: sent and not confirmed, or, while
+    /// away, missed (ReplicaStatus::lag_bytes).
+    [[nodiscard]] std::uint64_t behind_bytes() const {
+        if (state == ReplicaState::failed) return missed.bytes();
+        std::uint64_t n = dirty.bytes();
+        for (const auto& f : flushes) n += f.ranges.bytes();
+        return n;
+    }
     /// A write it did not get: sent again when it returns.
     void miss(std::uint64_t offset, std::uint64_t length) {
         missed.add(offset, length);
@@ -207,6 +220,13 @@ struct Replicator::Impl {
     // completion.cpp (mu held unless said otherwise)
     void on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec);
     void on_flush_done(std::size_t i, std::uint64_t epoch, std::uint64_t flush_id, std::error_code ec);
+    /// A heartbeat's flush answered: a write's completion and a round trip.
+    void on_heartbeat_done(std::size_t i, std::uint64_t epoch, Clock::time_point sent, std::error_code ec);
+    /// The monitor's check: a live member whose round trips' p90 passed
+    /// degraded_round_trip() is degraded (an event), and healthy again once
+    /// it is back under it.
+    void check_degraded_locked(replication::Member& m);
+    [[nodiscard]] std::chrono::microseconds degraded_round_trip() const;
     void fail_locked(replication::Member& m, Error why);
     void progress_locked(replication::Member& m);
     void recompute_locked(std::vector<std::pair<Frontier, Lsn>>& notes);

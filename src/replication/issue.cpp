@@ -318,7 +318,9 @@ void Replicator::Impl::send_heartbeat(std::size_t i) {
     }
     auto done = [this, i, e = t->epoch](std::error_code ec) { on_write_done(i, e, ec); };
     t->region.atomic_write(replication::kOffPosition, position, done);
-    t->region.flush(replication::kOffPosition, 8, done);
+    t->region.flush(replication::kOffPosition, 8, [this, i, e = t->epoch, sent = Clock::now()](std::error_code ec) {
+        on_heartbeat_done(i, e, sent, ec);
+    });
 }
 
 } // namespace rpm

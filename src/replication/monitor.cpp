@@ -54,6 +54,8 @@ bool Replicator::Impl::install(std::size_t i, Dialed d, replication::LineSet& mi
     m.outstanding = 0;
     m.needs_close = false;
     m.last_progress = Clock::now();
+    m.round_trips.clear();
+    m.degraded = false;
     missed = std::move(m.missed);
     m.missed.clear();
     // If this resync fails half way, only a full compare is safe next time.
@@ -77,7 +79,7 @@ Result<void> Replicator::Impl::reconnect(std::size_t i) {
         std::lock_guard issue(issue_mu);
         full = install(i, std::move(*d), missed);
         std::lock_guard lock(mu);
-        events.push_back({ReplicaEvent::Kind::catching_up, i, spec.uri, {}, replicas[i].frontier});
+        events.push_back({ReplicaEvent::Kind::catching_up, i, spec.uri, {}, replicas[i].frontier, {}});
     }
     return resync(i, full, missed, ReplicaEvent::Kind::rejoined);
 }
@@ -127,6 +129,7 @@ void Replicator::Impl::monitor_loop() {
                 m.region.reset();
                 m.needs_close = false;
             }
+            check_degraded_locked(m);
             if (m.state == ReplicaState::live && m.outstanding == 0 && now - m.last_heartbeat >= opts.heartbeat_interval)
                 beats.push_back(m.index);
         }

@@ -47,6 +47,8 @@ Result<Replicator> Replicator::open(ReplicatorOptions opts) {
         return Error(errc::invalid_argument, "heartbeat_interval, failure_timeout and reconnect_interval must be positive");
     if (o.dial_timeout.count() < 0)
         return Error(errc::invalid_argument, "dial_timeout must not be negative (0 = twice failure_timeout)");
+    if (o.degraded_round_trip.count() < 0)
+        return Error(errc::invalid_argument, "degraded_round_trip must not be negative (0 = failure_timeout / 10)");
     impl->members = static_cast<unsigned>(o.replicas.size()) + (o.durability.include_local ? 1 : 0);
     auto needed = replication::needed_members(o.durability, impl->members);
     if (!needed) return needed.error();
@@ -70,7 +72,7 @@ Result<Replicator> Replicator::open(ReplicatorOptions opts) {
         for (auto& m : impl->replicas) {
             if (m.region) continue;
             m.state = ReplicaState::failed;
-            impl->events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, m.last_error, m.frontier});
+            impl->events.push_back({ReplicaEvent::Kind::left, m.index, m.spec.uri, m.last_error, m.frontier, {}});
             m.last_attempt = Clock::now();
         }
         at_open = std::move(impl->events);
@@ -229,6 +231,14 @@ std::vector<ReplicaStatus> Replicator::replicas() const {
         s.resyncs = m.resyncs;
         s.bytes_resynced = m.bytes_resynced;
         s.bytes_missed = m.bytes_missed;
+        const auto rt = m.round_trips.summary();
+        s.round_trip_p50 = rt.p50, s.round_trip_p90 = rt.p90, s.round_trip_max = rt.max;
+        s.round_trip_samples = rt.samples;
+        s.degraded = m.degraded;
+        s.degradations = m.degradations;
+        const Lsn last = impl_->last_lsn.load();
+        s.lag = last - std::min(last, m.frontier);
+        s.lag_bytes = m.behind_bytes();
         s.last_error = m.last_error;
         out.push_back(std::move(s));
     }

@@ -130,7 +130,7 @@ Result<void> Replicator::Impl::resync(std::size_t i, bool full, const replicatio
         m.full_resync = false;
         ++m.resyncs;
         m.last_heartbeat = Clock::now();
-        events.push_back({kind, i, m.spec.uri, {}, m.frontier});
+        events.push_back({kind, i, m.spec.uri, {}, m.frontier, {}});
         recompute_locked(notes);
     }
     wake_waiters();

@@ -83,7 +83,8 @@ inline ReplicaSpec spec_for(const std::string& uri) {
 /// connection is still accepted while paused, so a dial hangs in its
 /// handshake (a black hole). refuse(true) closes each connection as soon as
 /// it carries a byte and each new one as it is accepted (a node that is
-/// down), counting those (refused()).
+/// down), counting those (refused()). delay(d) holds each chunk d before
+/// passing it on, each way (a slow link: TCP retransmitting).
 class PausableProxy {
 public:
     explicit PausableProxy(std::uint16_t target) : target_(target), acceptor_(io_, {boost::asio::ip::address_v4::loopback(), 0}) {
@@ -96,6 +97,7 @@ public:
     }
     void pause(bool on) { paused_ = on; }
     void refuse(bool on) { refusing_ = on; }
+    void delay(std::chrono::milliseconds d) { delay_ms_ = static_cast<unsigned>(d.count()); }
     [[nodiscard]] unsigned refused() const { return refused_; }
     [[nodiscard]] std::string uri() const { return "tcp://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
 
@@ -133,11 +135,16 @@ private:
         });
     }
     // Checked after the read, so nothing read while paused goes through.
-    void forward(std::shared_ptr<Pipe> p, std::size_t n) {
+    void forward(std::shared_ptr<Pipe> p, std::size_t n, bool delayed = false) {
         if (refusing_) return close(p);
         if (paused_) {
             auto t = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::milliseconds(5));
-            t->async_wait([this, p, t, n](boost::system::error_code) { forward(p, n); });
+            t->async_wait([this, p, t, n, delayed](boost::system::error_code) { forward(p, n, delayed); });
+            return;
+        }
+        if (const unsigned ms = delay_ms_; ms > 0 && !delayed) {
+            auto t = std::make_shared<boost::asio::steady_timer>(io_, std::chrono::milliseconds(ms));
+            t->async_wait([this, p, t, n](boost::system::error_code) { forward(p, n, true); });
             return;
         }
         boost::asio::async_write(*p->to, boost::asio::buffer(p->buf.data(), n),
@@ -157,7 +164,7 @@ private:
     tcp::acceptor acceptor_;
     std::thread thread_;
     std::atomic<bool> paused_{false}, refusing_{false};
-    std::atomic<unsigned> refused_{0};
+    std::atomic<unsigned> refused_{0}, delay_ms_{0};
 };
 
 } // namespace rpm::test

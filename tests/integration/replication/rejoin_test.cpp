@@ -96,5 +96,54 @@ TEST_F(RejoinTest, ANegativeDialTimeoutIsRefused) {
     EXPECT_NE(r.error().detail().find("dial_timeout"), std::string::npos);
 }
 
+// A replica behind a slow link (each chunk held 60 ms each way, as a
+// retransmission holds it) keeps answering within failure_timeout: it is
+// never failed, and used to show nowhere. It is reported degraded, with
+// what was measured, and healthy again once its answers are fast.
+TEST_F(RejoinTest, ASlowReplicaIsReportedDegradedNotFailedAndHealthyWhenFastAgain) {
+    PausableProxy slow(nodes_[0]->port());
+    auto o = options(Durability::majority(), {slow.uri(), nodes_[1]->uri(), nodes_[2]->uri()});
+    o.degraded_round_trip = 30ms;
+    auto r = Replicator::open(std::move(o));
+    ASSERT_TRUE(r) << r.error().message();
+    std::this_thread::sleep_for(500ms);  // a fast link's heartbeats fill the window
+    EXPECT_FALSE(saw(ReplicaEvent::Kind::degraded, 0, 1ms));
+    EXPECT_FALSE(r->replicas()[0].degraded);
+    EXPECT_GE(r->replicas()[0].round_trip_samples, 8u);
+    slow.delay(60ms);
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::degraded, 0, 10s));
+    const auto st = r->replicas()[0];
+    EXPECT_EQ(st.state, ReplicaState::live);
+    EXPECT_TRUE(st.degraded);
+    EXPECT_EQ(st.degradations, 1u);
+    EXPECT_GE(st.round_trip_p90, 100ms);
+    std::string detail;
+    for (const auto& e : events())
+        if (e.kind == ReplicaEvent::Kind::degraded) detail = e.detail;
+    EXPECT_NE(detail.find("p90"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("30.0 ms"), std::string::npos) << detail;
+    EXPECT_FALSE(saw(ReplicaEvent::Kind::left, 0, 1ms)) << "a slow replica is not a failed one";
+    ASSERT_TRUE(r->persist(0, bytes("slowly")));  // 3 of 4 without it
+    slow.delay(0ms);
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::healthy, 0, 10s));
+    EXPECT_FALSE(r->replicas()[0].degraded);
+    EXPECT_EQ(r->replicas()[0].lag, 0u);
+}
+
+// The figures of a member that is away: how far behind it is.
+TEST_F(RejoinTest, AnAbsentReplicasLagCountsWhatItMissed) {
+    auto r = Replicator::open(options(Durability::majority()));
+    ASSERT_TRUE(r) << r.error().message();
+    nodes_[0]->stop();
+    ASSERT_TRUE(r->persist(0, bytes("one")));
+    ASSERT_TRUE(saw(ReplicaEvent::Kind::left, 0));
+    ASSERT_TRUE(r->persist(4096, bytes("two")));
+    const auto st = r->replicas();
+    EXPECT_GE(st[0].lag, 1u);
+    EXPECT_GE(st[0].lag_bytes, 64u);  // at least the line of "two"
+    EXPECT_EQ(st[1].lag, 0u);
+    EXPECT_EQ(st[1].lag_bytes, 0u);
+}
+
 } // namespace
 } // namespace rpm::test
