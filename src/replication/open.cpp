@@ -4,6 +4,7 @@
 #include "replication/quorum.hpp"
 
 #include <future>
+#include <system_error>
 
 namespace rpm {
 namespace {
@@ -52,8 +53,14 @@ Result<void> Replicator::Impl::connect_all(std::string& unreachable) {
     // Every replica dialled at once: an unreachable one costs the open one
     // dial timeout, not one per replica.
     std::vector<std::future<Result<Dialed>>> dials;
-    for (const auto& m : replicas)
-        dials.push_back(std::async(std::launch::async, [this, &m] { return dial(m.spec); }));
+    for (const auto& m : replicas) {
+        auto one = [this, &m] { return dial(m.spec); };
+        try {
+            dials.push_back(std::async(std::launch::async, one));
+        } catch (const std::system_error&) {
+            dials.push_back(std::async(std::launch::deferred, one));  // no thread to be had: dialled in turn
+        }
+    }
     std::optional<Error> refused;
     for (std::size_t i = 0; i < replicas.size(); ++i) {
         auto d = dials[i].get();
