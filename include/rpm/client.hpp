@@ -122,7 +122,10 @@ struct RegionOptions {
     /// each region has accepted: an open with an older one fails with
     /// errc::fenced, and a newer one revokes every connection that opened
     /// the region with an older term (their operations fail with
-    /// errc::fenced from then on).
+    /// errc::fenced from then on). The server may limit who presents a
+    /// term (ServerOptions::fencers) and how far above the region's
+    /// current term it may be (ServerOptions::max_term_step, 2^40 by
+    /// default): see open_region's ERRORS.
     std::uint64_t term = 0;
 };
 
@@ -375,12 +378,18 @@ public:
     /// nothing is sent; an unknown region, or one not granted to this
     /// client: the same answer, so names do not leak; a forced method that
     /// is unsafe for the region while opts.unsafe is not set: the detail
-    /// says so); errc::unsupported (a forced native_flush: tcp:// cannot do
-    /// it, nor can this build's rdma://; rdma://: read_after_write on a
-    /// region that is not PM, or memory the server's RNIC cannot register;
-    /// a term on a region the server has no place to keep a term for:
-    /// ServerOptions::fence_dir); errc::fenced (opts.term is older than a
-    /// term the region accepted, or a newer one came while it was opened);
+    /// says so; opts.term more than the server's
+    /// ServerOptions::max_term_step above the region's current term:
+    /// nothing is kept and no connection revoked, the detail gives the
+    /// terms and the bound); errc::permission_denied (a nonzero opts.term
+    /// from a client not in the server's ServerOptions::fencers, rpm-server
+    /// --fencer; nothing kept); errc::unsupported (a forced native_flush:
+    /// tcp:// cannot do it, nor can this build's rdma://; rdma://:
+    /// read_after_write on a region that is not PM, or memory the server's
+    /// RNIC cannot register; a term on a region the server has no place to
+    /// keep a term for: ServerOptions::fence_dir); errc::fenced (opts.term
+    /// is older than a term the region accepted, or is 0 while the region
+    /// has one, or a newer one came while it was opened);
     /// errc::bad_size (this connection made 1024 opens, the most one may:
     /// connect again); errc::io_error (the server could not keep the new
     /// term durably; rdma://: the grant's memory descriptor or peer

@@ -55,6 +55,33 @@ struct ServerOptions {
     /// cannot be fenced, and an open with a term gets errc::unsupported.
     /// Must be an existing directory.
     std::optional<std::filesystem::path> fence_dir;
+    /// Who may fence (docs/replication.md, "Fencing"): the client ids that
+    /// may open a region with a nonzero term (RegionOptions::term,
+    /// ReplicatorOptions::fencing_term). Another client's open with one is
+    /// refused with errc::permission_denied; an open with term 0 is not
+    /// affected (it is refused with errc::fenced on a region that has a
+    /// term, whoever asks). Unset (the default, as before this option):
+    /// every client a region is granted to may fence it. That is safe
+    /// together with max_term_step: a client granted a region can already
+    /// overwrite all of its data, so a term gives it no new power over the
+    /// data, and as a term cannot jump far ahead, a buggy client (a random
+    /// number as its term) cannot lock the region out for good. Set it
+    /// where only the primaries (the coordinator's nodes) may revoke the
+    /// other clients' sessions. An empty set: nobody may fence.
+    /// Each id must be one of `secrets` (Server::start:
+    /// errc::invalid_argument).
+    std::optional<std::set<std::string>> fencers;
+    /// How far above a region's current term a new term may be: a larger
+    /// jump is refused with errc::invalid_argument, nothing kept and no
+    /// session revoked. Terms are etcd revisions (rpm::Coordinator), which
+    /// grow by one per write to etcd: 2^40 between two elections of one
+    /// group would take 35 years at 1000 writes/s, while a random 64-bit
+    /// number passes with probability 2^-24, and 2^64-1 never does from a
+    /// small current term. Without the bound, such a term would be kept and
+    /// every later primary refused until the fence file is reset
+    /// (`rpm-server reset-term`). Must be positive (Server::start:
+    /// errc::invalid_argument).
+    std::uint64_t max_term_step = std::uint64_t{1} << 40;
     std::filesystem::path sysfs_root = "/";
     std::optional<std::filesystem::path> config;  ///< overrides file (else $RPM_CONFIG)
     std::optional<TlsOptions> tls;                ///< TLS for tcp:// listeners
@@ -126,15 +153,20 @@ public:
     /// - errc::invalid_argument: also no regions; a region name over 255
     ///   bytes; a client id that is empty or over 255 bytes, or an empty
     ///   secret; handshake_timeout, max_connections,
-    ///   max_unauthenticated_per_address or max_queued_answer_bytes not
-    ///   positive; fence_dir that is not a directory; a tcp:// host that is
+    ///   max_unauthenticated_per_address, max_queued_answer_bytes or
+    ///   max_term_step not positive; fence_dir that is not a directory; an
+    ///   id in fencers that is not in secrets; a tcp:// host that is
     ///   not an IPv4 or IPv6 literal (names are not resolved)
     /// - errc::path_not_found: sysfs_root is not a directory (or the errors
     ///   of pmem::Region::open; the detail names the region)
     /// - errc::bad_config: also a region's fence file that is malformed; the
     ///   tls certificate or private key cannot be loaded
-    /// - errc::io_error: also a fence file that cannot be read; tcp://: the
-    ///   socket, listen or event-loop set-up failed; rdma://: its eventfd
+    /// - errc::io_error: also a fence file that cannot be read; a region
+    ///   file that cannot be locked (a Server holds a shared flock on
+    ///   each region's file until it is destroyed, and `rpm-server
+    ///   reset-term` (OfflineFence) an exclusive one: the detail says so);
+    ///   tcp://: the socket, listen or event-loop set-up failed; rdma://:
+    ///   its eventfd
     /// - errc::rdma_unavailable: rdma://: no RDMA device has the listen
     ///   address (a wildcard address never has one), or rdma_cm or a verbs
     ///   call failed while setting up (detail: the call), or the session
@@ -189,6 +221,55 @@ public:
 
 private:
     explicit Server(std::unique_ptr<Impl> impl) noexcept;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// One region's fencing term, reached while no server serves the region:
+/// what `rpm-server reset-term` uses (docs/replication.md, "Fencing"). It
+/// holds an exclusive lock (flock) on the region's file for as long as it
+/// lives; a Server holds a shared one on it from Server::start until it is
+/// destroyed, so an OfflineFence cannot be opened while a server serves the
+/// region, and no server starts serving it until the OfflineFence is gone. The fence file is the one a
+/// Server with the same name, path and fence_dir uses.
+class OfflineFence {
+public:
+    /// Lock `region` (its name and path; size, create and clients are not
+    /// used) against every server, and find its fence file.
+    /// RETURN VALUE: the held fence, or an Error.
+    /// ERRORS: errc::invalid_argument (a name that is empty or over 255
+    /// bytes; fence_dir that is not a directory); errc::path_not_found
+    /// (the region's path does not exist); errc::unsupported (a device
+    /// region without fence_dir: it has no fence file); errc::io_error (a
+    /// server is serving the region: "a server is serving NAME (PATH); stop
+    /// it first"; or the path cannot be opened or locked).
+    static Result<OfflineFence> open(const ServedRegion& region,
+                                     const std::optional<std::filesystem::path>& fence_dir);
+
+    /// RETURN VALUE: the fence file (it may not exist yet). ERRORS: none.
+    [[nodiscard]] const std::filesystem::path& file() const noexcept;
+    /// RETURN VALUE: the term the fence file holds; 0 when there is none.
+    /// ERRORS: errc::bad_config (a malformed file: the detail names it),
+    /// errc::io_error (it cannot be read).
+    [[nodiscard]] Result<std::uint64_t> term() const;
+    /// Keep `term` in the fence file, whatever it held (a malformed file
+    /// included), as a server keeps a newer term: written beside it,
+    /// fsync'ed, renamed over it, the directory fsync'ed.
+    /// RETURN VALUE: {} once the term is durable.
+    /// ERRORS: errc::io_error (detail: the file and the failing step).
+    Result<void> set_term(std::uint64_t term);
+
+    /// Take over `other`'s lock; `other` is left empty (only destruction
+    /// and assigning to it are valid). ERRORS: none.
+    OfflineFence(OfflineFence&&) noexcept;
+    /// Release this one's lock, then take over `other`'s. ERRORS: none.
+    OfflineFence& operator=(OfflineFence&&) noexcept;
+    /// Releases the lock. ERRORS: none.
+    ~OfflineFence();
+
+    struct RPM_INTERNAL Impl;
+
+private:
+    explicit OfflineFence(std::unique_ptr<Impl> impl) noexcept;
     std::unique_ptr<Impl> impl_;
 };
 

@@ -6,6 +6,7 @@
 #include "core/unique_fd.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,6 +98,25 @@ Result<std::uint64_t> load_term(const std::filesystem::path& file) {
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), term);
     if (ec != std::errc{} || end != digits.data() + digits.size() || digits.empty()) return bad();
     return term;
+}
+
+Result<UniqueFd> lock_region_file(std::string_view name, const std::filesystem::path& path, bool exclusive) {
+    const std::string what = std::string(name) + " (" + path.string() + ")";
+    // Read-only is enough for flock, and opens a device without side effects.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) {
+        if (errno == ENOENT) return Error(errc::path_not_found, "region " + what + " does not exist");
+        return Error(errc::io_error, "region " + what + ": open to lock it: " + std::strerror(errno));
+    }
+    int rc;
+    do rc = ::flock(fd.get(), (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB);
+    while (rc != 0 && errno == EINTR);
+    if (rc == 0) return fd;
+    if (errno != EWOULDBLOCK) return Error(errc::io_error, "region " + what + ": flock: " + std::strerror(errno));
+    if (exclusive) return Error(errc::io_error, "a server is serving " + what + "; stop it first");
+    return Error(errc::io_error, "region " + what +
+                                     " is locked by rpm-server reset-term, which is changing its fencing term; "
+                                     "start the server once it is done");
 }
 
 Result<void> store_term(const std::filesystem::path& file, std::uint64_t term) {

@@ -5,6 +5,8 @@
 
 #include <rpm/result.hpp>
 
+#include "core/unique_fd.hpp"
+
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -53,6 +55,17 @@ std::optional<std::filesystem::path> fence_file_for(std::string_view name, const
 /// ERRORS: errc::bad_config (malformed: detail names the file),
 /// errc::io_error (unreadable).
 Result<std::uint64_t> load_term(const std::filesystem::path& file);
+
+/// Lock region `name`'s file `path` (flock; a devdax device too) until the
+/// returned descriptor is closed: shared by a server for as long as it
+/// serves the region, exclusive by `rpm-server reset-term`
+/// (rpm::OfflineFence). So a term is never reset under a running server,
+/// whose memory of the term would then differ from its file, and a server
+/// never starts while a reset is under way. Advisory: only these two take it.
+/// ERRORS: errc::path_not_found (no such path); errc::io_error (held the
+/// other way: the detail says by whom; or the path cannot be opened, or
+/// flock failed).
+Result<UniqueFd> lock_region_file(std::string_view name, const std::filesystem::path& path, bool exclusive);
 
 /// Keep `term` in `file` durably: written beside it, fsync'ed, renamed
 /// over it, and the directory fsync'ed.

@@ -5,6 +5,7 @@
 #include <rpm/flush_plan.hpp>
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
 #include <shared_mutex>
 
@@ -85,6 +86,32 @@ proto::RegionGrant grant_message(std::uint32_t id, const Region& r, Choice c, bo
     return g;
 }
 
+// Who may present a term at all: checked before the term is looked at, so
+// a client that may not fence learns that rather than how the term compares.
+Result<void> may_fence(const ServerOptions& o, const Session& s, const Region& r, std::uint64_t term) {
+    if (term == 0 || !o.fencers || o.fencers->count(s.client_id)) return {};
+    return Error(errc::permission_denied,
+                 "client '" + s.client_id + "' may not open region '" + r.report.name + "' with a fencing term (" +
+                     std::to_string(term) + "): only the clients in ServerOptions::fencers may; allow it there "
+                     "(rpm-server --fencer " + s.client_id + "), or open with term 0");
+}
+
+// The largest term a region at `current` accepts: current + step, saturated
+// at 2^64-1 (a large current term must not wrap round to a small bound).
+std::uint64_t term_limit(std::uint64_t current, std::uint64_t step) {
+    constexpr auto max = std::numeric_limits<std::uint64_t>::max();
+    return current > max - step ? max : current + step;
+}
+
+Error too_far(const Region& r, std::uint64_t term, std::uint64_t current, std::uint64_t step) {
+    return Error(errc::invalid_argument,
+                 "region '" + r.report.name + "': term " + std::to_string(term) + " is more than " +
+                     std::to_string(step) + " above its current term " + std::to_string(current) +
+                     " (the largest it takes now is " + std::to_string(term_limit(current, step)) +
+                     "); terms grow by small steps, so this one looks like a client's bug. If it is meant, raise "
+                     "ServerOptions::max_term_step (rpm-server --max-term-step)");
+}
+
 } // namespace
 
 void decide_region(Region& r, const rpm::Overrides& ov) {
@@ -112,6 +139,7 @@ Result<proto::RegionGrant> Service::open_region(Session& s, const proto::OpenReg
         if (!forced) return forced.error();
         c = std::move(*forced);
     }
+    if (auto allowed = may_fence(opts_, s, r, req.term); !allowed) return allowed.error();
     if (auto admitted = admit_term(r, req.term); !admitted) return admitted.error();
     const auto id = static_cast<std::uint32_t>(s.grants.size());
     s.grants.push_back(Grant{id, &r, c.method, c.step, req.term});
@@ -131,6 +159,8 @@ void Service::remove_fence_hook(FenceHook* h) {
 // Decided under the fence's lock: shared for the usual case (the same
 // term), exclusive to move to a newer one, which is kept durably before any
 // session learns of it, so a restarted server never accepts an older term.
+// A newer term too far ahead is refused before anything is kept: kept, it
+// would lock out every later primary (docs/replication.md, "Fencing").
 Result<void> Service::admit_term(Region& r, std::uint64_t term) {
     const auto older = [&](std::uint64_t have) {
         return Error(errc::fenced, "region '" + r.report.name + "' belongs to primary term " + std::to_string(have) +
@@ -144,6 +174,8 @@ Result<void> Service::admit_term(Region& r, std::uint64_t term) {
     std::unique_lock lock(r.fence.mu);
     if (term == r.fence.term) return {};
     if (term < r.fence.term) return older(r.fence.term);
+    if (term > term_limit(r.fence.term, opts_.max_term_step))
+        return too_far(r, term, r.fence.term, opts_.max_term_step);
     if (!r.fence.file)
         return Error(errc::unsupported, "region '" + r.report.name +
                                             "' has no fence file to keep a primary term in (a device region: "

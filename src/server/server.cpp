@@ -28,9 +28,10 @@ Result<void> validate(const ServerOptions& o) {
     if (o.secrets.empty()) return Error(errc::invalid_argument, "ServerOptions.secrets is empty: no client could log in");
     if (o.regions.empty()) return Error(errc::invalid_argument, "ServerOptions.regions is empty: nothing to serve");
     if (o.handshake_timeout.count() <= 0 || o.max_connections == 0 || o.max_unauthenticated_per_address == 0 ||
-        o.max_queued_answer_bytes == 0)
+        o.max_queued_answer_bytes == 0 || o.max_term_step == 0)
         return Error(errc::invalid_argument, "ServerOptions.handshake_timeout, max_connections, "
-                                             "max_unauthenticated_per_address and max_queued_answer_bytes must be positive");
+                                             "max_unauthenticated_per_address, max_queued_answer_bytes and "
+                                             "max_term_step must be positive");
     std::set<std::string> names;
     for (const auto& r : o.regions) {
         if (r.name.empty() || r.name.size() > proto::kMaxName)
@@ -45,6 +46,13 @@ Result<void> validate(const ServerOptions& o) {
     for (const auto& [id, secret] : o.secrets)
         if (id.empty() || id.size() > proto::kMaxName || secret.empty())
             return Error(errc::invalid_argument, "client ids are 1 to 255 bytes and secrets must not be empty");
+    // A fencer no client logs in as is most likely a misspelt id: then the
+    // real primary would be refused at its first election.
+    if (o.fencers)
+        for (const auto& id : *o.fencers)
+            if (!o.secrets.count(id))
+                return Error(errc::invalid_argument, "ServerOptions.fencers names client '" + id +
+                                                         "', which is not in ServerOptions.secrets");
     return {};
 }
 
@@ -66,6 +74,12 @@ Result<std::unique_ptr<server::Region>> open_region(const ServedRegion& s, const
     // The term survives restarts: a server must never take back a term it
     // revoked (a stale primary would write again).
     r->fence.file = server::fence_file_for(s.name, s.path, o.fence_dir);
+    // Locked before the term is read: rpm-server reset-term cannot change
+    // it from here on, and while a reset is under way the server does not
+    // start (it would read the term the reset is replacing).
+    auto serving = server::lock_region_file(s.name, s.path, false);
+    if (!serving) return serving.error();
+    r->serving = std::move(*serving);
     if (r->fence.file) {
         auto term = server::load_term(*r->fence.file);
         if (!term) return Error(term.error().code(), "region '" + s.name + "': " + term.error().detail());

@@ -30,6 +30,7 @@ struct Region {
     std::set<std::string> clients;
     std::unique_ptr<ServedRegion> target;
     Fence fence;
+    UniqueFd serving;  ///< the region file's shared flock while served (lock_region_file)
 };
 
 /// What one client was granted on one connection.
@@ -83,8 +84,12 @@ public:
     /// errc::invalid_argument "unsafe" for a refused forced method;
     /// errc::unsupported for native_flush on TCP; errc::bad_size past
     /// kMaxGrantsPerSession opens on one connection; errc::fenced (a term
-    /// older than the region's), errc::unsupported (a term on a region with
-    /// no fence file), errc::io_error (the new term could not be kept).
+    /// older than the region's, or 0 on a region with a term),
+    /// errc::permission_denied (a nonzero term from a client not in
+    /// ServerOptions::fencers), errc::invalid_argument (a term more than
+    /// ServerOptions::max_term_step above the region's), errc::unsupported
+    /// (a term on a region with no fence file), errc::io_error (the new
+    /// term could not be kept). A term refused keeps nothing, revokes nothing.
     /// A newer term is kept durably, then every FenceHook is told (the
     /// sessions of older terms lose the region) before the grant is made.
     /// For RDMA, `rdma_device` names the RNIC the session arrived on, so the

@@ -1,5 +1,5 @@
-// A session of client "c" (secret "s") authenticated with a Service, for the
-// server's unit tests.
+// A session of client "c" (secret "s"), or of another client the Service
+// knows, authenticated with a Service, for the server's unit tests.
 #pragma once
 
 #include "server/service.hpp"
@@ -8,13 +8,14 @@
 
 namespace rpm::test {
 
-inline server::Session authenticated_session(server::Service& core) {
+inline server::Session authenticated_session(server::Service& core, const std::string& id = "c",
+                                             const std::string& secret = "s") {
     auto s = core.new_session();
     auto hello = core.hello_for(s);
     proto::Auth a;
-    a.client_id = "c";
+    a.client_id = id;
     a.client_nonce = proto::random_nonce();
-    a.mac = proto::auth_mac("s", hello.challenge, "c", a.client_nonce);
+    a.mac = proto::auth_mac(secret, hello.challenge, id, a.client_nonce);
     EXPECT_TRUE(core.authenticate(s, a));
     return s;
 }
