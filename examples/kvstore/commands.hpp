@@ -40,6 +40,9 @@ struct LoadArgs {
     std::string acked;
     std::uint64_t run = 1;
     std::string fault;  ///< "" or "ack-before-quorum"
+    /// primary load --timeline: a file appended "<steady-clock ns at the ack>
+    /// <latency ns>" per acknowledged put ("" = none).
+    std::string timeline;
 };
 
 /// Print "rpm-kvstore: MSG" on stderr and return `status`.

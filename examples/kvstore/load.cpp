@@ -17,6 +17,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <thread>
 #include <unistd.h>
 
@@ -52,6 +53,73 @@ bool log_acked(int fd, const std::string& key) {
     const std::string line = key + "\n";
     return ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
 }
+
+namespace {
+
+// load --timeline: per acknowledged put, "<steady-clock ns at the ack>
+// <latency ns>\n". A write(2) per put would double the load's system calls
+// on a loopback put of tens of microseconds, so lines are kept and written
+// in blocks; a block goes out once it holds kBlockLines lines or kBlockAge
+// has passed since the last one, so a reader polling the file sees it at
+// most that far behind (a killed load loses only that much), and the
+// memory held is bounded.
+class Timeline {
+public:
+    using Clock = std::chrono::steady_clock;
+    static constexpr std::size_t kBlockLines = 4096;
+    static constexpr auto kBlockAge = std::chrono::milliseconds(100);
+
+    Timeline() = default;
+    Timeline(const Timeline&) = delete;
+    Timeline& operator=(const Timeline&) = delete;
+    ~Timeline() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+
+    /// Appends to `path` (created if missing); false with errno set.
+    bool open(const std::string& path) {
+        fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        last_write_ = Clock::now();
+        return fd_ >= 0;
+    }
+    /// False when a block could not be written (errno set).
+    bool add(Clock::time_point ack, Clock::duration latency) {
+        if (fd_ < 0) return true;
+        append(ack.time_since_epoch().count());
+        buf_ += ' ';
+        append(latency.count());
+        buf_ += '\n';
+        ++lines_;
+        return lines_ < kBlockLines && ack - last_write_ < kBlockAge ? true : flush(ack);
+    }
+
+    bool flush(Clock::time_point now = Clock::now()) {
+        last_write_ = now;
+        lines_ = 0;
+        for (std::size_t done = 0; done < buf_.size();) {
+            const auto n = ::write(fd_, buf_.data() + done, buf_.size() - done);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return false;
+            done += static_cast<std::size_t>(n);
+        }
+        buf_.clear();
+        return true;
+    }
+
+private:
+    void append(std::int64_t v) {
+        char digits[24];
+        auto [end, ec] = std::to_chars(digits, digits + sizeof digits, v);
+        buf_.append(digits, end);
+    }
+
+    int fd_ = -1;
+    std::string buf_;
+    std::size_t lines_ = 0;
+    Clock::time_point last_write_;
+};
+
+} // namespace
 
 int verify_with(const std::string& acked, const Lookup& lookup) {
     std::ifstream in(acked);
@@ -96,6 +164,13 @@ void print_resyncs(const kv::Store& s, std::vector<std::uint64_t>& seen, std::ve
 int load(kv::Store& s, const LoadArgs& a) {
     const int fd = ::open(a.acked.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return fail(a.acked + ": " + std::strerror(errno), 2);
+    Timeline timeline;
+    if (!a.timeline.empty() && !timeline.open(a.timeline))
+        return ::close(fd), fail("--timeline " + a.timeline + ": " + std::strerror(errno), 2);
+    auto timeline_failed = [&] {
+        const int e = errno;
+        return ::close(fd), fail("--timeline " + a.timeline + ": " + std::strerror(e), 3);
+    };
     const bool planted = a.fault == "ack-before-quorum";
     std::uint64_t acked = 0, failed = 0;
     std::vector<std::uint64_t> resyncs;
@@ -108,28 +183,36 @@ int load(kv::Store& s, const LoadArgs& a) {
         const auto value = load_value(a.run, i);
         rpm::Result<void> r;
         bool logged = true;
+        const auto start = Timeline::Clock::now();
+        std::optional<Timeline::Clock::time_point> acked_at;  // when the put returned, if acknowledged
         if (planted) {
             // The bug: acknowledged once the record is in the local copy,
             // before the commit, which cannot take it back when it fails.
             r = s.put_uncommitted(key, value);
             if (r && (logged = log_acked(fd, key))) {
                 ++acked;
+                acked_at = Timeline::Clock::now();
                 if (auto c = s.commit(); !c) r = c.error();
             }
         } else {
             r = s.put(key, value);
+            if (r) acked_at = Timeline::Clock::now();
             if (r && (logged = log_acked(fd, key))) ++acked;
         }
         if (!logged) return ::close(fd), fail(a.acked + ": " + std::strerror(errno), 3);
+        if (acked_at && !timeline.add(*acked_at, *acked_at - start)) return timeline_failed();
         if (!r && r.error() == rpm::errc::quorum_lost) {
             // Not acknowledged (but by the bug); the replicas may be back for the next key.
+            // What was acknowledged before goes out now, not after the outage.
+            if (!timeline.flush()) return timeline_failed();
             ++failed;
             std::cerr << "load: put " << key << ": " << r.error().message() << "\n";
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
             continue;
         }
-        if (!r) return ::close(fd), fail("load: put " + key + ": " + r.error().message(), 3);
+        if (!r) return timeline.flush(), ::close(fd), fail("load: put " + key + ": " + r.error().message(), 3);
     }
+    if (!timeline.flush()) return timeline_failed();
     ::close(fd);
     std::cout << "load: run " << a.run << ": " << acked << " puts acknowledged, " << failed << " failed (quorum lost)\n";
     return 0;

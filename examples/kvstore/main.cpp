@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -158,6 +159,19 @@ void add_remote_options(CLI::App* c, RemoteArgs& a, bool node_option) {
     co->excludes(no);
 }
 
+// A file load can append to, checked before the store opens: not a
+// directory, in a directory that exists (open(2) says the rest).
+const CLI::Validator writable_file_path(
+    [](std::string& path) -> std::string {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) return path + " is a directory";
+        const auto dir = fs::path(path).parent_path();
+        if (!dir.empty() && !fs::is_directory(dir, ec)) return dir.string() + " is not a directory";
+        return {};
+    },
+    "FILE");
+
 } // namespace
 } // namespace kvcli
 
@@ -199,6 +213,11 @@ int main(int argc, char** argv) {
     load_cmd->add_option("--run", la.run, "a number in every key and value (a fresh one per run)");
     load_cmd->add_option("--fault", la.fault, "ack-before-quorum: acknowledge each put before its commit (a planted bug for negative controls)")
         ->check(CLI::IsMember({"", "ack-before-quorum"}));
+    load_cmd->add_option("--timeline", la.timeline,
+                         "append a line per acknowledged put to FILE: \"<steady-clock ns at the ack> <latency ns>\" "
+                         "(the put's duration); written in blocks, at most 4096 puts or 100 ms behind the load")
+        ->type_name("FILE")
+        ->check(writable_file_path);
     auto* verify_cmd = pri->add_subcommand("verify", "check that every key in --acked holds its value");
     verify_cmd->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
 
