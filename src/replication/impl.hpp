@@ -20,6 +20,7 @@
 #include "core/wakeup.hpp"
 #include "transport/tcp/io_group.hpp"
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -92,10 +93,18 @@ struct Member {
     Clock::time_point last_heartbeat{};
     Clock::time_point last_attempt{};
     bool needs_close = false;
-    /// A dial (and its resync) runs on `dialer`, one per member, so an
-    /// unreachable member's connect never holds up another's rejoin.
-    bool dialing = false;
-    std::thread dialer;
+    /// Reconnect attempts, each on a thread of its own (a slot): one starts
+    /// every reconnect_interval while the member is away, up to kMaxDials
+    /// at once, and while one is in flight no sooner than dial_timeout /
+    /// kMaxDials after the last. So neither another member's dial nor this
+    /// member's own dial begun while its link was dead (a lost SYN waits
+    /// for TCP's retransmission, 1 s and then more) delays its return by
+    /// more than that once it is reachable (500 ms with the defaults); the
+    /// first attempt to connect puts its connection in place, any later
+    /// one lets its own go.
+    static constexpr std::size_t kMaxDials = 4;
+    std::array<std::thread, kMaxDials> dialers;
+    std::array<bool, kMaxDials> dialing{};
     // Reported by replicas().
     Lsn position_at_open = 0;
     replication::DecodedHeader opened_header;  ///< as read at open
@@ -167,6 +176,9 @@ struct Replicator::Impl {
     /// RPM_FAULT=serial-dials (core/fault.hpp): the syncer dials failed
     /// members one after another on its own thread, as it used to.
     bool serial_dials = false;
+    /// RPM_FAULT=one-dial: at most one attempt per member at a time, so a
+    /// dial begun while its link was dead holds up its own return.
+    bool one_dial = false;
 
     ~Impl();
 
@@ -250,15 +262,23 @@ struct Replicator::Impl {
         replication::DecodedHeader header;
     };
     Result<Dialed> dial(const ReplicaSpec& spec) const;
-    /// Put a dialed connection in place as member i (state syncing);
-    /// returns whether it needs a full compare, and the ranges it missed.
-    bool install(std::size_t i, Dialed d, replication::LineSet& missed);
+    /// Put a dialed connection in place as member i (state syncing), unless
+    /// it is no longer away (another attempt connected first: nullopt, and
+    /// `d` is left to the caller); else whether it needs a full compare,
+    /// and the ranges it missed. Called with issue_mu held.
+    std::optional<bool> install(std::size_t i, Dialed& d, replication::LineSet& missed);
     void start_threads();
     void monitor_loop();
     void syncer_loop();
-    /// Member i's reconnect attempt, on its own dialer thread.
-    void attempt(std::size_t i);
-    Result<void> reconnect(std::size_t i);
+    /// Start an attempt for member i in a free slot, if one is free (mu held
+    /// by `lock`, released while the thread starts).
+    void start_attempt(std::unique_lock<std::mutex>& lock, replication::Member& m);
+    /// How long after its last attempt began member m's next may begin.
+    [[nodiscard]] Clock::duration attempt_spacing(const replication::Member& m) const;
+    /// One reconnect attempt of member i, in `slot`: dial, install, resync.
+    void attempt(std::size_t i, std::size_t slot);
+    /// An attempt's end (mu held): its slot freed, a failure recorded.
+    void attempt_ended_locked(replication::Member& m, std::size_t slot, const Error& why, std::uint64_t epoch);
     /// ReplicatorOptions::dial_timeout, its default applied.
     [[nodiscard]] std::chrono::milliseconds dial_timeout() const;
 };

@@ -38,11 +38,14 @@ Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec)
     return Dialed{std::move(*conn), *region, h};
 }
 
-bool Replicator::Impl::install(std::size_t i, Dialed d, replication::LineSet& missed) {
+std::optional<bool> Replicator::Impl::install(std::size_t i, Dialed& d, replication::LineSet& missed) {
     // Called with issue_mu held: no write slips between taking the missed
     // set and the member starting to receive new writes.
     std::lock_guard lock(mu);
     Member& m = replicas[i];
+    // Connected by an earlier attempt, or failed again and its connection
+    // not yet closed by the monitor: this attempt is not needed.
+    if (stopping || m.state != ReplicaState::failed || m.conn || m.needs_close) return std::nullopt;
     const bool same = d.header.valid && d.header.h.group == header.group && d.header.h.term == header.term;
     const bool full = m.full_resync || !same;
     m.conn.emplace(std::move(d.conn));
@@ -60,28 +63,58 @@ bool Replicator::Impl::install(std::size_t i, Dialed d, replication::LineSet& mi
     m.missed.clear();
     // If this resync fails half way, only a full compare is safe next time.
     m.full_resync = true;
+    events.push_back({ReplicaEvent::Kind::catching_up, i, m.spec.uri, {}, m.frontier, {}});
     return full;
 }
 
-Result<void> Replicator::Impl::reconnect(std::size_t i) {
+void Replicator::Impl::attempt(std::size_t i, std::size_t slot) {
     ReplicaSpec spec;
     {
         std::lock_guard lock(mu);
         spec = replicas[i].spec;
     }
     auto d = dial(spec);
-    if (!d) return d.error();
-    if (d->header.valid && d->header.h.group != header.group && !opts.adopt_foreign)
-        return Error(errc::bad_config, spec.uri + " region " + spec.region + " holds another group's data");
+    if (d && d->header.valid && d->header.h.group != header.group && !opts.adopt_foreign)
+        d = Error(errc::bad_config, spec.uri + " region " + spec.region + " holds another group's data");
+    if (!d) {
+        std::lock_guard lock(mu);
+        return attempt_ended_locked(replicas[i], slot, d.error(), 0);
+    }
     replication::LineSet missed;
-    bool full = false;
+    std::optional<bool> full;
+    std::uint64_t epoch = 0;
     {
         std::lock_guard issue(issue_mu);
-        full = install(i, std::move(*d), missed);
+        full = install(i, *d, missed);
         std::lock_guard lock(mu);
-        events.push_back({ReplicaEvent::Kind::catching_up, i, spec.uri, {}, replicas[i].frontier, {}});
+        epoch = replicas[i].epoch;
     }
-    return resync(i, full, missed, ReplicaEvent::Kind::rejoined);
+    if (!full) {
+        d->conn.close();  // outside the locks: closing joins its I/O
+        std::lock_guard lock(mu);
+        return attempt_ended_locked(replicas[i], slot, Error(), 0);
+    }
+    auto r = resync(i, *full, missed, ReplicaEvent::Kind::rejoined);
+    std::lock_guard lock(mu);
+    attempt_ended_locked(replicas[i], slot, r ? Error() : r.error(), epoch);
+}
+
+void Replicator::Impl::attempt_ended_locked(Member& m, std::size_t slot, const Error& why, std::uint64_t epoch) {
+    m.dialing[slot] = false;
+    if (!why.code()) return;
+    if (why == errc::fenced && !fenced) {
+        fenced = why;
+        wake_waiters();
+    }
+    if (epoch == 0) {
+        // Its dial failed: what to show while the member is away (an
+        // attempt that connected may have made it live meanwhile).
+        if (m.state == ReplicaState::failed) m.last_error = why, m.last_attempt = Clock::now();
+        return;
+    }
+    // Its resync broke off: the member fails again (an event), and its
+    // connection is closed by the monitor; unless it already failed since.
+    if (m.epoch == epoch && m.state != ReplicaState::failed) fail_locked(m, why);
 }
 
 void Replicator::Impl::start_threads() {
@@ -159,51 +192,46 @@ void Replicator::Impl::syncer_loop() {
         const auto now = Clock::now();
         for (auto& m : replicas) {
             // A fenced primary stops dialling: every replica would refuse it.
-            if (fenced || m.dialing || m.state != ReplicaState::failed || m.needs_close || m.conn ||
-                now - m.last_attempt < opts.reconnect_interval)
+            if (fenced || m.state != ReplicaState::failed || m.needs_close || m.conn ||
+                now - m.last_attempt < attempt_spacing(m))
                 continue;
-            m.last_attempt = now;
-            if (serial_dials) {
-                lock.unlock();
-                attempt(m.index);
-                lock.lock();
-                continue;
-            }
-            m.dialing = true;
-            // The previous attempt has ended (it cleared `dialing`); its
-            // thread is at most returning.
-            std::thread done = std::move(m.dialer);
-            lock.unlock();
-            if (done.joinable()) done.join();
-            std::thread t;
-            try {
-                t = std::thread([this, i = m.index] { attempt(i); });
-            } catch (const std::system_error&) {
-                // No thread to be had now (a limit): the next tick tries again.
-            }
-            lock.lock();
-            // (The attempt may have ended already and cleared `dialing`.)
-            if (!t.joinable()) m.dialing = false;
-            m.dialer = std::move(t);
+            start_attempt(lock, m);
         }
     }
 }
 
-void Replicator::Impl::attempt(std::size_t i) {
-    auto r = reconnect(i);
-    std::lock_guard l(mu);
-    Member& m = replicas[i];
-    m.dialing = false;
-    if (r) return;
-    m.last_error = r.error();
+Clock::duration Replicator::Impl::attempt_spacing(const Member& m) const {
+    const auto in_flight = std::count(m.dialing.begin(), m.dialing.end(), true);
+    if (in_flight == 0) return opts.reconnect_interval;
+    if (one_dial) return Clock::duration::max();  // the planted fault: wait for the attempt in flight
+    // kMaxDials slots cover one dial timeout: a member reachable again has
+    // an attempt begun within this of its return.
+    return std::max<Clock::duration>(opts.reconnect_interval, dial_timeout() / Member::kMaxDials);
+}
+
+void Replicator::Impl::start_attempt(std::unique_lock<std::mutex>& lock, Member& m) {
+    const auto free = std::find(m.dialing.begin(), m.dialing.end(), false);
+    if (free == m.dialing.end()) return;  // kMaxDials in flight: the oldest ends within dial_timeout
+    const auto slot = static_cast<std::size_t>(free - m.dialing.begin());
     m.last_attempt = Clock::now();
-    if (r.error() == errc::fenced && !fenced) {
-        fenced = r.error();
-        wake_waiters();
+    m.dialing[slot] = true;
+    lock.unlock();
+    if (serial_dials) {
+        attempt(m.index, slot);  // the planted fault: on this thread, one member after another
+        return lock.lock();
     }
-    // A resync that broke off: the member fails again (an event), and its
-    // connection is closed by the monitor.
-    if (m.state != ReplicaState::failed) fail_locked(m, r.error());
+    // The slot's previous attempt has ended (it freed the slot); its
+    // thread is at most returning.
+    if (m.dialers[slot].joinable()) m.dialers[slot].join();
+    std::thread t;
+    try {
+        t = std::thread([this, i = m.index, slot] { attempt(i, slot); });
+    } catch (const std::system_error&) {
+        // No thread to be had now (a limit): a later tick tries again.
+    }
+    lock.lock();
+    if (!t.joinable()) m.dialing[slot] = false;
+    m.dialers[slot] = std::move(t);
 }
 
 } // namespace rpm

@@ -22,7 +22,8 @@ Replicator::Impl::~Impl() {
     if (syncer.joinable()) syncer.join();
     // A dial in progress ends within the dial timeout; no new one starts.
     for (auto& m : replicas)
-        if (m.dialer.joinable()) m.dialer.join();
+        for (auto& t : m.dialers)
+            if (t.joinable()) t.join();
     // close() returns once the member's pending operations have called
     // back, on either transport: after this no completion touches the
     // Impl. (Over rdma:// it used to leave them to the I/O thread, and the
@@ -42,6 +43,7 @@ Result<Replicator> Replicator::open(ReplicatorOptions opts) {
     auto impl = std::make_shared<Impl>();
     impl->opts = std::move(opts);
     impl->serial_dials = fault_planted("serial-dials");
+    impl->one_dial = fault_planted("one-dial");
     const auto& o = impl->opts;
     if (o.heartbeat_interval.count() <= 0 || o.failure_timeout.count() <= 0 || o.reconnect_interval.count() <= 0)
         return Error(errc::invalid_argument, "heartbeat_interval, failure_timeout and reconnect_interval must be positive");

@@ -85,6 +85,9 @@ inline ReplicaSpec spec_for(const std::string& uri) {
 /// it carries a byte and each new one as it is accepted (a node that is
 /// down), counting those (refused()). delay(d) holds each chunk d before
 /// passing it on, each way (a slow link: TCP retransmitting).
+/// swallow(true) takes each new connection and never forwards it, even
+/// after swallow(false): a connect whose SYN was lost, which hangs until its
+/// dial gives up however soon the link returns (counted: swallowed()).
 class PausableProxy {
 public:
     explicit PausableProxy(std::uint16_t target) : target_(target), acceptor_(io_, {boost::asio::ip::address_v4::loopback(), 0}) {
@@ -97,6 +100,8 @@ public:
     }
     void pause(bool on) { paused_ = on; }
     void refuse(bool on) { refusing_ = on; }
+    void swallow(bool on) { swallowing_ = on; }
+    [[nodiscard]] unsigned swallowed() const { return swallowed_; }
     void delay(std::chrono::milliseconds d) { delay_ms_ = static_cast<unsigned>(d.count()); }
     [[nodiscard]] unsigned refused() const { return refused_; }
     [[nodiscard]] std::string uri() const { return "tcp://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
@@ -111,6 +116,11 @@ private:
         auto client = std::make_shared<tcp::socket>(io_);
         acceptor_.async_accept(*client, [this, client](boost::system::error_code ec) {
             if (ec) return;
+            if (swallowing_) {
+                ++swallowed_;
+                held_.push_back(client);  // open, never read: on the io thread only
+                return accept();
+            }
             if (refusing_) {
                 ++refused_;
                 client->close(ec);
@@ -163,8 +173,9 @@ private:
     boost::asio::io_context io_;
     tcp::acceptor acceptor_;
     std::thread thread_;
-    std::atomic<bool> paused_{false}, refusing_{false};
-    std::atomic<unsigned> refused_{0}, delay_ms_{0};
+    std::atomic<bool> paused_{false}, refusing_{false}, swallowing_{false};
+    std::atomic<unsigned> refused_{0}, delay_ms_{0}, swallowed_{0};
+    std::vector<std::shared_ptr<tcp::socket>> held_;
 };
 
 } // namespace rpm::test

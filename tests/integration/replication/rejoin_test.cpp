@@ -68,6 +68,49 @@ TEST_F(RejoinTest, ControlSerialDialsMakeItWaitForTheBlackHolesDial) {
     EXPECT_GE(took, 3s) << "the planted serial dials did not hold replica 1 up: the test cannot tell";
 }
 
+// A replica's own dial, begun while its link was dead, hangs until the dial
+// timeout however soon the link returns (a lost SYN). Attempts overlap, so
+// one begins within dial_timeout / 4 (here 250 ms) of its return; with one
+// attempt at a time (the planted control) it waits out the hanging one.
+class OwnDialTest : public RejoinTest {
+protected:
+    std::chrono::milliseconds rejoin_after_a_lost_connect() {
+        PausableProxy link(nodes_[0]->port());
+        auto o = options(Durability::majority(), {link.uri(), nodes_[1]->uri(), nodes_[2]->uri()});
+        o.dial_timeout = 1s;
+        auto r = Replicator::open(std::move(o));
+        EXPECT_TRUE(r) << r.error().message();
+        if (!r) return {};
+        link.swallow(true);
+        link.pause(true);
+        EXPECT_TRUE(saw(ReplicaEvent::Kind::left, 0));
+        // The link returns just after an attempt began on the dead one.
+        const auto seen = link.swallowed();
+        const auto limit = Clock::now() + 5s;
+        while (link.swallowed() == seen && Clock::now() < limit) std::this_thread::sleep_for(1ms);
+        EXPECT_GT(link.swallowed(), seen) << "replica 0 was never dialled";
+        const auto back = Clock::now();
+        link.swallow(false);
+        link.pause(false);
+        EXPECT_TRUE(saw(ReplicaEvent::Kind::rejoined, 0, 5s));
+        const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - back);
+        std::cout << "replica 0 rejoined " << took.count() << " ms after its link returned\n";
+        return took;
+    }
+};
+
+TEST_F(OwnDialTest, AReplicaRejoinsSoonAfterItsLinkReturnsThoughItsLastDialHangs) {
+    ::unsetenv("RPM_FAULT");
+    EXPECT_LT(rejoin_after_a_lost_connect(), 600ms);
+}
+
+TEST_F(OwnDialTest, ControlOneDialAtATimeWaitsOutTheHangingDial) {
+    ::setenv("RPM_FAULT", "one-dial", 1);
+    const auto took = rejoin_after_a_lost_connect();
+    ::unsetenv("RPM_FAULT");
+    EXPECT_GE(took, 900ms) << "the planted single dial did not hold the replica up: the test cannot tell";
+}
+
 // Every replica is dialled at once, each for the dial timeout (which
 // replaces ReplicaSpec::client.timeout, 3 s here): two black holes cost the
 // open one dial of 1 s (the default: twice failure_timeout, at least 1 s).
