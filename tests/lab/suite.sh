@@ -63,6 +63,10 @@
 #           flush), pmem, ops, atomic (native on the wire), faults, kill,
 #           and nvmf-auth: DH-HMAC-CHAP with the kernel's host and nvmet
 #           over NVMe/TCP and NVMe/RDMA (tests/lab/nvmf_auth.sh).
+#           trixie: Debian 13's root and 6.12 kernel (tools/lab/run
+#           --userland trixie, tests/lab/trixie.sh), rpm built against
+#           rdma-core 56 (ibv_wr_flush): detect, pmem, ops, atomic, faults,
+#           kill.
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
 # before running it, so editing this file during a lab run cannot break it.
@@ -71,9 +75,9 @@ set -uo pipefail
 mode=$1 build=$2 flavor=${3:-full}
 completions=
 case "$flavor" in
-  full|backports) ;;
+  full|backports|trixie) ;;
   modes=?*) completions=${flavor#modes=} ;;
-  *) echo "suite.sh: unknown flavor '$flavor' (full, backports, modes=LIST)"; exit 2 ;;
+  *) echo "suite.sh: unknown flavor '$flavor' (full, backports, trixie, modes=LIST)"; exit 2 ;;
 esac
 src=$(cd "$(dirname "$0")/../.." && pwd)
 : "${RPM_LAB_PM:?run me through tools/lab/run}" "${RPM_LAB_RDMA_ADDR:?run me through tools/lab/run}"
@@ -119,7 +123,7 @@ failure_tails() {
 # (rdma-core 44 has no ibv_wr_flush), so the decision must say so and fall back
 # to the same row of the table.
 caps=false
-[ "$flavor" = backports ] && caps=true
+[ "$flavor" = backports ] || [ "$flavor" = trixie ] && caps=true
 detect() {
   local json
   json=$("$build/bin/rpm-probe" --json) || return 1
@@ -294,16 +298,18 @@ if [ -n "$completions" ]; then
 fi
 step detect detect
 step pmem pmem
-if [ "$flavor" = backports ]; then
+if [ "$flavor" = backports ] || [ "$flavor" = trixie ]; then
+  [ "$flavor" = trixie ] && echo "lab[$mode trixie]: Debian $(cat /etc/debian_version), rdma-core $(dpkg-query -W -f='${Version}' rdma-core 2>/dev/null), librpma $(dpkg-query -W -f='${Version}' librpma-dev 2>/dev/null)"
   step ops ops
   step atomic atomic
   step faults faults
   step kill kill_normal
-  # 6.12 has NVMe in-band authentication on both sides (6.1 on neither).
-  step nvmf-auth "$src/tests/lab/nvmf_auth.sh" "$build"
+  # 6.12 has NVMe in-band authentication on both sides (6.1 on neither);
+  # trixie's root carries no nvme-cli.
+  [ "$flavor" = backports ] && step nvmf-auth "$src/tests/lab/nvmf_auth.sh" "$build"
   echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
-  if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode backports]: FAILED: ${failed[*]}"; exit 1; fi
-  echo "lab[$mode backports]: all steps passed"
+  if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode $flavor]: FAILED: ${failed[*]}"; exit 1; fi
+  echo "lab[$mode $flavor]: all steps passed"
   exit 0
 fi
 [ -n "${RPM_LAB_NVME:-}" ] && step nvme nvme
