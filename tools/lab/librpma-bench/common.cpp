@@ -42,6 +42,9 @@ void log_to_stderr(rpma_log_level level, const char* file, const int line, const
   va_start(ap, fmt);
   std::vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  // librpma ends its messages with a newline of its own.
+  std::size_t n = std::strlen(msg);
+  while (n > 0 && msg[n - 1] == '\n') msg[--n] = '\0';
   // librpma 1.3 says this when the device lacks FLUSH; the completion's
   // opcode (client.cpp) is what the report trusts, this is a second witness.
   if (std::strstr(msg, "Native flush is not supported") != nullptr) no_native_flush = true;
