@@ -77,6 +77,10 @@ enum ConnEvent : int {
 /// An atomic write's destination must be aligned so (IBTA: 8 bytes).
 inline constexpr std::uint64_t kAtomicWriteAlignment = 8;
 
+/// The completion opcode of a FLUSH (IBV_WC_FLUSH, rdma-core 45 on; Debian
+/// 12's v44 headers lack the name).
+inline constexpr auto kWcFlush = static_cast<ibv_wc_opcode>(8);
+
 /// How a connection's atomic writes go on the wire (conn_atomic_write_kind).
 enum class AtomicWriteKind {
     native,         ///< ibv_wr_atomic_write: the device reports IB_UVERBS_DEVICE_ATOMIC_WRITE
@@ -99,6 +103,10 @@ struct Api {
     // memory registration
     int (*mr_reg)(Peer* peer, void* ptr, std::size_t size, int usage, LocalMr** mr);
     int (*mr_dereg)(LocalMr** mr);
+    /// The flush usages (kUsageFlushPersistent) whose native FLUSH the
+    /// registration admits: 0 where the device or this build has no native
+    /// FLUSH, or the device refused it for this memory (not PM).
+    int (*mr_get_native_flush)(const LocalMr* mr, int* usage);
     int (*mr_get_descriptor_size)(const LocalMr* mr, std::size_t* n);
     int (*mr_get_descriptor)(const LocalMr* mr, void* desc);
     int (*mr_remote_from_descriptor)(const void* desc, std::size_t n, RemoteMr** mr);
@@ -131,6 +139,9 @@ struct Api {
     int (*conn_apply_remote_peer_cfg)(Conn* conn, const PeerCfg* cfg);
     int (*conn_get_cq)(const Conn* conn, Cq** cq);
     int (*conn_atomic_write_kind)(const Conn* conn, AtomicWriteKind* kind);
+    /// Whether the connection can post flush_native (its queue pair was
+    /// made for FLUSH: the device reports it and this build can post it).
+    int (*conn_native_flush)(const Conn* conn, bool* native);
     int (*conn_disconnect)(Conn* conn);
     int (*conn_delete)(Conn** conn);
     // data path: each queues one work request (kDeferDoorbell) or posts it
@@ -145,6 +156,13 @@ struct Api {
     /// (kErrNoSupp unless the peer declared direct write to PMem).
     int (*flush)(Conn* conn, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
                  const void* ctx);
+    /// IBTA FLUSH of [dst_off, dst_off + len) (placement type persistent
+    /// or global, selectivity range): the responder makes the range durable
+    /// (visible) itself. kErrNoSupp unless conn_native_flush and the region
+    /// is registered for that flush type; kErrInval for an empty range or
+    /// one outside the region.
+    int (*flush_native)(Conn* conn, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type,
+                        int flags, const void* ctx);
     int (*send)(Conn* conn, const LocalMr* src, std::size_t offset, std::size_t len, int flags, const void* ctx);
     int (*recv)(Conn* conn, LocalMr* dst, std::size_t offset, std::size_t len, const void* ctx);
     /// Post every work request queued with kDeferDoorbell, as one chain.

@@ -184,6 +184,14 @@ int conn_atomic_write_kind(const Conn* c, AtomicWriteKind* kind) {
     return 0;
 }
 
+int conn_native_flush(const Conn* c, bool* native) {
+    if (!c || !native) return kErrInval;
+    auto& f = F();
+    std::lock_guard lock(f.mu_);
+    *native = f.native_flush;
+    return 0;
+}
+
 int conn_disconnect(Conn* c) {
     auto& f = F();
     std::lock_guard lock(f.mu_);

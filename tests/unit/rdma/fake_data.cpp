@@ -113,6 +113,24 @@ int flush(Conn* c, const RemoteMr* dst, std::size_t dst_off, std::size_t len, Fl
     return 0;
 }
 
+int flush_native(Conn* c, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
+                 const void* ctx) {
+    auto& f = F();
+    std::lock_guard lock(f.mu_);
+    f.native_flushes_.push_back({c, dst, dst_off, len, type, flags, ctx, c ? c->direct_write : false});
+    if (int e = take_failure(f, "rpma_flush_native")) return e;
+    if (!c || !dst || flags == 0 || len == 0 || dst_off > dst->size || len > dst->size - dst_off) return kErrInval;
+    // As the verbs layer: the queue pair must take FLUSH, the region be registered for the type.
+    const int needed = type == kFlushPersistent ? kUsageFlushPersistent : kUsageFlushVisibility;
+    if (!f.native_flush || (dst->usage & needed) == 0) return kErrNoSupp;
+    Target t = check_remote(f, c, dst, dst_off, len, needed);
+    // As the responder's RNIC: the registration's access must admit that FLUSH.
+    if (t.status == IBV_WC_SUCCESS && (f.mrs_.at(dst->id)->native_flush & needed) == 0)
+        t.status = IBV_WC_REM_ACCESS_ERR;
+    complete(f, c, ctx, kWcFlush, t.status, "native_flush", flags);
+    return 0;
+}
+
 int send(Conn* c, const LocalMr* src, std::size_t off, std::size_t len, int flags, const void* ctx) {
     auto& f = F();
     std::lock_guard lock(f.mu_);

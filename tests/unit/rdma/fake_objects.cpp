@@ -121,7 +121,10 @@ int mr_reg(Peer* peer, void* ptr, std::size_t size, int usage, LocalMr** mr) {
     f.mr_regs_.push_back({peer, ptr, size, usage});
     if (int e = take_failure(f, "rpma_mr_reg")) return e;
     if (!peer || !ptr || size == 0 || !mr || usage == 0) return kErrInval;
-    *mr = new LocalMr{ptr, size, usage, f.next_mr_id_++, peer};
+    // As the verbs layer: native persistent FLUSH where the device has it,
+    // unless the device refuses it for this memory.
+    const bool native = f.native_flush && !f.refuse_native_flush_mr && (usage & kUsageFlushPersistent) != 0;
+    *mr = new LocalMr{ptr, size, usage, f.next_mr_id_++, peer, native ? kUsageFlushPersistent : 0};
     f.mrs_[(*mr)->id] = *mr;
     ++f.live_;
     return 0;
@@ -133,6 +136,15 @@ int mr_dereg(LocalMr** mr) {
     take_failure(f, "rpma_mr_dereg");
     if (mr && *mr) f.mrs_.erase((*mr)->id);
     return destroy(f, mr);
+}
+
+int mr_native_flush(const LocalMr* mr, int* usage) {
+    auto& f = F();
+    std::lock_guard lock(f.mu_);
+    if (int e = take_failure(f, "rpma_mr_get_native_flush")) return e;
+    if (!mr || !usage) return kErrInval;
+    *usage = mr->native_flush;
+    return 0;
 }
 
 int mr_desc_size(const LocalMr* mr, std::size_t* n) {

@@ -42,6 +42,7 @@ const Api& Fabric::api() noexcept {
         .peer_cfg_from_descriptor = &fn::peer_cfg_from_desc,
         .mr_reg = &fn::mr_reg,
         .mr_dereg = &fn::mr_dereg,
+        .mr_get_native_flush = &fn::mr_native_flush,
         .mr_get_descriptor_size = &fn::mr_desc_size,
         .mr_get_descriptor = &fn::mr_desc,
         .mr_remote_from_descriptor = &fn::mr_remote_from_desc,
@@ -67,12 +68,14 @@ const Api& Fabric::api() noexcept {
         .conn_apply_remote_peer_cfg = &fn::conn_apply,
         .conn_get_cq = &fn::conn_get_cq,
         .conn_atomic_write_kind = &fn::conn_atomic_write_kind,
+        .conn_native_flush = &fn::conn_native_flush,
         .conn_disconnect = &fn::conn_disconnect,
         .conn_delete = &fn::conn_delete,
         .write = &fn::write,
         .read = &fn::read,
         .atomic_write = &fn::atomic_write,
         .flush = &fn::flush,
+        .flush_native = &fn::flush_native,
         .send = &fn::send,
         .recv = &fn::recv,
         .ring = &fn::ring,
@@ -171,6 +174,7 @@ RPM_FAKE_GETTER(std::vector<WriteCall>, writes, writes_)
 RPM_FAKE_GETTER(std::vector<ReadCall>, reads, reads_)
 RPM_FAKE_GETTER(std::vector<AtomicCall>, atomics, atomics_)
 RPM_FAKE_GETTER(std::vector<FlushCall>, flushes, flushes_)
+RPM_FAKE_GETTER(std::vector<FlushCall>, native_flushes, native_flushes_)
 RPM_FAKE_GETTER(std::vector<SendCall>, sends, sends_)
 RPM_FAKE_GETTER(std::vector<RecvCall>, recvs, recvs_)
 RPM_FAKE_GETTER(std::vector<MrRegCall>, mr_regs, mr_regs_)

@@ -40,6 +40,7 @@ struct LocalMr {
     int usage = 0;
     std::uint32_t id = 0;
     Peer* peer = nullptr;
+    int native_flush = 0;  ///< the flush usages its access admits a native FLUSH for
 };
 struct RemoteMr {
     std::uint32_t id = 0;
@@ -176,6 +177,13 @@ public:
     bool no_device = false;
     /// What conn_atomic_write_kind reports (the device's capability).
     bool native_atomic_write = false;
+    /// The device (and build) have native FLUSH: conn_native_flush reports
+    /// it, and memory registered for persistent flush takes it.
+    bool native_flush = false;
+    /// Registrations take no native FLUSH even so (rxe on memory that is
+    /// not PM): mr_get_native_flush reports 0 and a FLUSH to them fails
+    /// with IBV_WC_REM_ACCESS_ERR.
+    bool refuse_native_flush_mr = false;
     std::string device_name = "fake0";
     /// A poll that finds a completion queue empty takes this long (a slow
     /// device): it stretches a caller's bounded spin (ClientConn::spin_own)
@@ -183,7 +191,8 @@ public:
     std::atomic<std::chrono::microseconds> empty_poll_delay{std::chrono::microseconds(0)};
     /// The next call named here ("rpma_write", "rpma_mr_reg", ...) returns the code.
     void fail_next(const std::string& call, int code);
-    /// The next completion of this kind ("write", "read", "atomic", "flush", "send") fails.
+    /// The next completion of this kind ("write", "read", "atomic", "flush",
+    /// "native_flush", "send") fails.
     void fail_wc_next(const std::string& kind, ibv_wc_status status);
     /// Hold back the send-queue completions of every client connection.
     void hold_client_completions(bool on);
@@ -205,6 +214,7 @@ public:
     std::vector<ReadCall> reads() const;
     std::vector<AtomicCall> atomics() const;
     std::vector<FlushCall> flushes() const;
+    std::vector<FlushCall> native_flushes() const;  ///< flush_native calls
     std::vector<SendCall> sends() const;
     std::vector<RecvCall> recvs() const;
     std::vector<MrRegCall> mr_regs() const;
@@ -223,6 +233,7 @@ public:
     std::vector<ReadCall> reads_;
     std::vector<AtomicCall> atomics_;
     std::vector<FlushCall> flushes_;
+    std::vector<FlushCall> native_flushes_;
     std::vector<SendCall> sends_;
     std::vector<RecvCall> recvs_;
     std::vector<MrRegCall> mr_regs_;

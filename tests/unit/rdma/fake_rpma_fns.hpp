@@ -32,6 +32,7 @@ int peer_cfg_from_desc(const void* desc, std::size_t n, PeerCfg** cfg);
 // memory
 int mr_reg(Peer* peer, void* ptr, std::size_t size, int usage, LocalMr** mr);
 int mr_dereg(LocalMr** mr);
+int mr_native_flush(const LocalMr* mr, int* usage);
 int mr_desc_size(const LocalMr* mr, std::size_t* n);
 int mr_desc(const LocalMr* mr, void* desc);
 int mr_remote_from_desc(const void* desc, std::size_t n, RemoteMr** mr);
@@ -59,6 +60,7 @@ int conn_next_event(Conn* c, ConnEvent* ev);
 int conn_apply(Conn* c, const PeerCfg* cfg);
 int conn_get_cq(const Conn* c, Cq** cq);
 int conn_atomic_write_kind(const Conn* c, AtomicWriteKind* kind);
+int conn_native_flush(const Conn* c, bool* native);
 int conn_disconnect(Conn* c);
 int conn_delete(Conn** c);
 // data path and completions
@@ -70,6 +72,8 @@ int atomic_write(Conn* c, const RemoteMr* dst, std::size_t dst_off, const char s
                  const void* ctx);
 int flush(Conn* c, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
           const void* ctx);
+int flush_native(Conn* c, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
+                 const void* ctx);
 int send(Conn* c, const LocalMr* src, std::size_t off, std::size_t len, int flags, const void* ctx);
 int recv(Conn* c, LocalMr* dst, std::size_t off, std::size_t len, const void* ctx);
 int ring(Conn* c);

@@ -60,6 +60,12 @@ int conn_atomic_write_kind(const Conn* conn, AtomicWriteKind* kind) {
     return 0;
 }
 
+int conn_native_flush(const Conn* conn, bool* native) {
+    if (conn == nullptr || native == nullptr) return kErrInval;
+    *native = obj<ConnObj>(conn)->native_flush;
+    return 0;
+}
+
 int conn_disconnect(Conn* conn) {
     auto* c = obj<ConnObj>(conn);
     if (c == nullptr) return kErrInval;

@@ -17,6 +17,7 @@ int peer_cfg_descriptor(const PeerCfg* cfg, void* desc);
 int peer_cfg_from_descriptor(const void* desc, std::size_t n, PeerCfg** cfg);
 int mr_reg(Peer* peer, void* ptr, std::size_t size, int usage, LocalMr** mr);
 int mr_dereg(LocalMr** mr);
+int mr_get_native_flush(const LocalMr* mr, int* usage);
 int mr_get_descriptor_size(const LocalMr* mr, std::size_t* n);
 int mr_get_descriptor(const LocalMr* mr, void* desc);
 int mr_remote_from_descriptor(const void* desc, std::size_t n, RemoteMr** mr);
@@ -42,6 +43,7 @@ int conn_next_event(Conn* conn, ConnEvent* ev);
 int conn_apply_remote_peer_cfg(Conn* conn, const PeerCfg* cfg);
 int conn_get_cq(const Conn* conn, Cq** cq);
 int conn_atomic_write_kind(const Conn* conn, AtomicWriteKind* kind);
+int conn_native_flush(const Conn* conn, bool* native);
 int conn_disconnect(Conn* conn);
 int conn_delete(Conn** conn);
 int write(Conn* conn, const RemoteMr* dst, std::size_t dst_off, const LocalMr* src, std::size_t src_off,
@@ -52,6 +54,8 @@ int atomic_write(Conn* conn, const RemoteMr* dst, std::size_t dst_off, const cha
                  const void* ctx);
 int flush(Conn* conn, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
           const void* ctx);
+int flush_native(Conn* conn, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
+                 const void* ctx);
 int send(Conn* conn, const LocalMr* src, std::size_t offset, std::size_t len, int flags, const void* ctx);
 int recv(Conn* conn, LocalMr* dst, std::size_t offset, std::size_t len, const void* ctx);
 int ring(Conn* conn);

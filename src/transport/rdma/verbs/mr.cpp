@@ -3,6 +3,8 @@
 // address, size and rkey (little-endian) and the usage byte.
 #include "transport/rdma/verbs/objects.hpp"
 
+#include "core/fault.hpp"
+
 #include <cerrno>
 #include <cstring>
 
@@ -25,6 +27,16 @@ int access_for(int usage) noexcept {
     return a;
 }
 
+// What a native persistent FLUSH needs of the responder's registration:
+// its own access bit, and GLOBAL with it (the persistent placement type
+// makes the range visible too; a responder checks each type it is asked
+// for against its own bit). RPM_FAULT=flush-global-only leaves PERSISTENT
+// out while mr_get_native_flush still claims it: the lab's control that a
+// FLUSH the memory does not admit fails on the wire (docs/testing.md).
+int native_flush_access() noexcept {
+    return fault_planted("flush-global-only") ? kAccessFlushGlobal : kAccessFlushGlobal | kAccessFlushPersistent;
+}
+
 void put(std::uint8_t*& p, std::uint64_t v, int bytes) noexcept {
     for (int i = 0; i < bytes; ++i) *p++ = static_cast<std::uint8_t>(v >> (8 * i));
 }
@@ -41,9 +53,19 @@ int mr_reg(Peer* peer, void* ptr, std::size_t size, int usage, LocalMr** mr) {
     auto* p = obj<PeerObj>(peer);
     if (p == nullptr || ptr == nullptr || size == 0 || mr == nullptr || usage == 0 || (usage & ~kAllUsage) != 0)
         return kErrInval;
-    ibv_mr* m = p->v->reg_mr(p->pd, ptr, size, access_for(usage));
+    // Native persistent FLUSH where the device and the build have it. A
+    // device may refuse the access for this memory (rxe does unless every
+    // page is persistent memory): then it is registered as it always was,
+    // without native FLUSH, and mr_get_native_flush says so.
+    ibv_mr* m = nullptr;
+    int native = 0;
+    if (p->native_flush && (usage & kUsageFlushPersistent) != 0) {
+        m = p->v->reg_mr(p->pd, ptr, size, access_for(usage) | native_flush_access());
+        if (m != nullptr) native = kUsageFlushPersistent;
+    }
+    if (m == nullptr) m = p->v->reg_mr(p->pd, ptr, size, access_for(usage));
     if (m == nullptr) return fail("ibv_reg_mr", errno, errno == EINVAL ? kErrInval : kErrProvider);
-    *mr = handle<LocalMr>(new LocalMrObj{p->v, m, usage});
+    *mr = handle<LocalMr>(new LocalMrObj{p->v, m, usage, native});
     return 0;
 }
 
@@ -55,6 +77,12 @@ int mr_dereg(LocalMr** mr) {
     const int ret = m->v->dereg_mr(m->mr);
     delete m;
     return ret == 0 ? 0 : fail("ibv_dereg_mr", ret);
+}
+
+int mr_get_native_flush(const LocalMr* mr, int* usage) {
+    if (mr == nullptr || usage == nullptr) return kErrInval;
+    *usage = obj<LocalMrObj>(mr)->native_flush;
+    return 0;
 }
 
 int mr_get_descriptor_size(const LocalMr* mr, std::size_t* n) {

@@ -19,6 +19,9 @@ struct PeerObj {
     ibv_context* ctx = nullptr;
     ibv_pd* pd = nullptr;
     bool atomic_write = false;  ///< the device reports IB_UVERBS_DEVICE_ATOMIC_WRITE
+    /// The device reports IB_UVERBS_DEVICE_FLUSH_PERSISTENT and this build's
+    /// rdma-core can post a FLUSH (Verbs::post_chain_ex).
+    bool native_flush = false;
 };
 
 struct PeerCfgObj {
@@ -29,6 +32,10 @@ struct LocalMrObj {
     const Verbs* v = nullptr;
     ibv_mr* mr = nullptr;
     int usage = 0;
+    /// The flush usages (kUsageFlushPersistent) whose native FLUSH the
+    /// registration's access admits (IBV_ACCESS_FLUSH_PERSISTENT): 0 where
+    /// the device or build has none, or the device refused the access.
+    int native_flush = 0;
 };
 
 struct RemoteMrObj {
@@ -52,10 +59,7 @@ struct CqObj {
 };
 
 /// A work request queued under kDeferDoorbell; linked when the doorbell rings.
-struct Pending {
-    ibv_send_wr wr{};
-    ibv_sge sge{};
-};
+using Pending = WorkRequest;
 
 /// A connection from its request on: the request owns it until connect.
 struct ConnObj {
@@ -67,6 +71,8 @@ struct ConnObj {
     bool qp = false;                   ///< id->qp was created (destroy_qp owed)
     std::uint32_t max_inline = 0;      ///< granted by the device for this queue pair
     bool native_atomic = false;        ///< the QP was created with IBV_QP_EX_WITH_ATOMIC_WRITE
+    bool native_flush = false;         ///< the QP was created with IBV_QP_EX_WITH_FLUSH
+    bool pending_flush = false;        ///< a FLUSH is in `pending`: the chain goes by post_chain_ex
     bool direct_write = false;         ///< the remote peer cfg: rpma_flush(PERSISTENT) allowed
     bool passive = false;              ///< accepted by a listener
     ibv_mr* raw_mr = nullptr;          ///< where flush reads land

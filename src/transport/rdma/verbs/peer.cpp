@@ -79,9 +79,13 @@ int peer_new(const Verbs& v, ibv_context* ctx, Peer** peer) {
     p->pd = v.alloc_pd(ctx);
     if (p->pd == nullptr) return fail("ibv_alloc_pd", errno);
     ibv_device_attr_ex attr{};
-    // Without the extended query (old providers) the device has no atomic write.
-    if (v.query_device_ex(ctx, &attr) == 0)
-        p->atomic_write = platform::caps_from_flags(attr.device_cap_flags_ex).atomic_write;
+    // Without the extended query (old providers) the device has neither
+    // atomic write nor FLUSH. A FLUSH needs the build's rdma-core too.
+    if (v.query_device_ex(ctx, &attr) == 0) {
+        const auto caps = platform::caps_from_flags(attr.device_cap_flags_ex);
+        p->atomic_write = caps.atomic_write;
+        p->native_flush = caps.native_flush && v.post_chain_ex != nullptr;
+    }
     *peer = handle<Peer>(p.release());
     return 0;
 }

@@ -1,8 +1,10 @@
 // The data path: each call builds one work request. With kDeferDoorbell it
 // joins the connection's pending chain; otherwise it is posted at once,
 // behind any pending ones, in a single ibv_post_send (one doorbell: on
-// Soft-RoCE one system call). Small sends and writes go inline, so the
-// device copies them at posting rather than reading them by DMA.
+// Soft-RoCE one system call), or, for a chain holding a native FLUSH, one
+// ibv_wr_start ... ibv_wr_complete (post_chain_ex). Small sends and writes
+// go inline, so the device copies them at posting rather than reading them
+// by DMA.
 #include "transport/rdma/verbs/objects.hpp"
 
 #include <cerrno>
@@ -29,21 +31,32 @@ std::uint64_t local_addr(const LocalMrObj& m, std::size_t off) noexcept {
 
 int post_chain(ConnObj& c) {
     if (c.pending.empty()) return 0;
-    for (std::size_t i = 0; i < c.pending.size(); ++i) {
-        auto& p = c.pending[i];
-        p.wr.sg_list = p.wr.num_sge > 0 ? &p.sge : nullptr;
-        p.wr.next = i + 1 < c.pending.size() ? &c.pending[i + 1].wr : nullptr;
+    int err = 0;
+    const char* call = "ibv_post_send";
+    if (c.pending_flush) {
+        // rdma-core has no ibv_send_wr form of FLUSH: the whole chain goes
+        // through the extended post API, still one doorbell.
+        err = c.v->post_chain_ex(c.id->qp, c.pending.data(), c.pending.size());
+        call = "ibv_wr_complete (a chain with FLUSH)";
+    } else {
+        for (std::size_t i = 0; i < c.pending.size(); ++i) {
+            auto& p = c.pending[i];
+            p.wr.sg_list = p.wr.num_sge > 0 ? &p.sge : nullptr;
+            p.wr.next = i + 1 < c.pending.size() ? &c.pending[i + 1].wr : nullptr;
+        }
+        ibv_send_wr* bad = nullptr;
+        err = c.v->post_send(c.id->qp, &c.pending.front().wr, &bad);
     }
-    ibv_send_wr* bad = nullptr;
-    const int err = c.v->post_send(c.id->qp, &c.pending.front().wr, &bad);
     c.pending.clear();
+    c.pending_flush = false;
     // Part of the chain may be on the queue: the connection is no longer
     // in a known state, and the caller fails it.
-    return err == 0 ? 0 : fail("ibv_post_send", err, err == ENOMEM ? kErrNoMem : kErrProvider);
+    return err == 0 ? 0 : fail(call, err, err == ENOMEM ? kErrNoMem : kErrProvider);
 }
 
 int queue(ConnObj& c, const Pending& p, int flags) {
     c.pending.push_back(p);
+    if (p.wr.opcode == kWrFlush) c.pending_flush = true;
     return (flags & kDeferDoorbell) != 0 ? 0 : post_chain(c);
 }
 
@@ -124,6 +137,26 @@ int flush(Conn* conn, const RemoteMr* dst, std::size_t dst_off, std::size_t len,
     return queue(*c, rdma_op(IBV_WR_RDMA_READ, *r, dst_off, reinterpret_cast<std::uintptr_t>(&c->raw), 8,
                              c->raw_mr->lkey, flags, ctx),
                  flags);
+}
+
+int flush_native(Conn* conn, const RemoteMr* dst, std::size_t dst_off, std::size_t len, FlushType type, int flags,
+                 const void* ctx) {
+    auto* c = obj<ConnObj>(conn);
+    const auto* r = obj<RemoteMrObj>(dst);
+    // IBTA's FLUSH names its range with a 32-bit length, and an empty one
+    // makes nothing durable.
+    if (c == nullptr || r == nullptr || !valid_flags(flags) || len == 0 || len > UINT32_MAX ||
+        !inside(dst_off, len, r->size))
+        return kErrInval;
+    // The queue pair must have been made for it (the device's FLUSH, this
+    // build's rdma-core), and the region registered for that type.
+    const int needed = type == kFlushPersistent ? kUsageFlushPersistent : kUsageFlushVisibility;
+    if (!c->native_flush || (r->usage & needed) == 0) return kErrNoSupp;
+    Pending p = rdma_op(kWrFlush, *r, dst_off, 0, 0, 0, flags, ctx);
+    p.flush_len = len;
+    p.flush_type = type == kFlushPersistent ? kFlushPersistentType : kFlushGlobal;
+    p.flush_level = kFlushRange;  // the range written, not the whole registration
+    return queue(*c, p, flags);
 }
 
 int send(Conn* conn, const LocalMr* src, std::size_t offset, std::size_t len, int flags, const void* ctx) {

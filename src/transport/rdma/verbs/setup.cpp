@@ -1,7 +1,7 @@
 // What every connection has, whichever side made it: a completion channel
-// and one CQ for both queues, an RC queue pair (with atomic write enabled
-// when the device has it, and room for inline data), and an 8-byte buffer
-// that flush reads land in. Freed in the reverse order.
+// and one CQ for both queues, an RC queue pair (with atomic write and FLUSH
+// enabled when the device has them, and room for inline data), and an
+// 8-byte buffer that flush reads land in. Freed in the reverse order.
 #include "transport/rdma/verbs/objects.hpp"
 
 #include <cerrno>
@@ -14,7 +14,7 @@ namespace {
 // the device may grant less (ConnObj::max_inline).
 constexpr std::uint32_t kInlineWanted = 64;
 
-int create_qp(ConnObj& c, const ConnCfgObj& cfg, std::uint32_t inline_bytes) {
+int create_qp(ConnObj& c, const ConnCfgObj& cfg, std::uint32_t inline_bytes, bool flush) {
     ibv_qp_init_attr_ex a{};
     a.qp_type = IBV_QPT_RC;
     a.send_cq = c.cq.cq;
@@ -27,15 +27,21 @@ int create_qp(ConnObj& c, const ConnCfgObj& cfg, std::uint32_t inline_bytes) {
     a.sq_sig_all = 0;
     a.pd = c.peer->pd;
     a.comp_mask = IBV_QP_INIT_ATTR_PD;
-    if (c.peer->atomic_write) {
-        // The extended post API (ibv_wr_atomic_write) needs its opcodes named.
+    // The extended post API (ibv_wr_atomic_write, ibv_wr_flush) needs its
+    // opcodes named. A chain with a FLUSH goes through it whole
+    // (post_chain_ex), so every opcode such a chain may hold is named too.
+    std::uint64_t ops = 0;
+    if (c.peer->atomic_write) ops |= IBV_QP_EX_WITH_ATOMIC_WRITE;
+    if (flush) ops |= kQpExWithFlush | IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_SEND;
+    if (ops != 0) {
         a.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-        a.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE;
+        a.send_ops_flags = ops;
     }
     if (c.v->create_qp_ex(c.id, &a) != 0) return errno != 0 ? errno : EINVAL;
     c.qp = true;
     c.max_inline = a.cap.max_inline_data;
     c.native_atomic = c.peer->atomic_write;
+    c.native_flush = flush;
     return 0;
 }
 
@@ -58,9 +64,15 @@ int build_conn(ConnObj& c, const ConnCfgObj& cfg) {
     if (c.cq.cq == nullptr) return fail("ibv_create_cq", errno);
     if (int err = c.v->req_notify_cq(c.cq.cq, 0); err != 0) return fail("ibv_req_notify_cq", err);
     // A device without inline data gets a queue pair without: sends then
-    // go from registered memory as they always can.
-    int err = create_qp(c, cfg, kInlineWanted);
-    if (err != 0) err = create_qp(c, cfg, 0);
+    // go from registered memory as they always can. One whose provider
+    // will not take FLUSH in a queue pair gets one without: the connection
+    // then has no native FLUSH (conn_native_flush), as on a device without.
+    int err = 0;
+    for (const bool flush : {c.peer->native_flush, false}) {
+        err = create_qp(c, cfg, kInlineWanted, flush);
+        if (err != 0) err = create_qp(c, cfg, 0, flush);
+        if (err == 0 || !flush) break;
+    }
     if (err != 0) return fail("rdma_create_qp_ex", err);
     c.raw_mr = c.v->reg_mr(c.peer->pd, &c.raw, sizeof c.raw, IBV_ACCESS_LOCAL_WRITE);
     if (c.raw_mr == nullptr) return fail("ibv_reg_mr (flush buffer)", errno);

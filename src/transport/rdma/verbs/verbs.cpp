@@ -3,6 +3,8 @@
 // the table can hold them.
 #include "transport/rdma/verbs/verbs.hpp"
 
+#include "transport/rdma/api.hpp"
+
 #include <cerrno>
 
 namespace rpm::rdma::verbs {
@@ -27,6 +29,49 @@ int post_atomic_write(ibv_qp* qp, std::uint64_t wr_id, unsigned wr_flags, std::u
     ::ibv_wr_atomic_write(qpx, rkey, remote_addr, value);
     return ::ibv_wr_complete(qpx);
 }
+
+#if RPM_HAVE_IBV_WR_FLUSH
+// rpm's own names (verbs.hpp) are these, where the headers have them.
+static_assert(kWrFlush == IBV_WR_FLUSH && kWcFlush == IBV_WC_FLUSH);
+static_assert(kAccessFlushGlobal == IBV_ACCESS_FLUSH_GLOBAL && kAccessFlushPersistent == IBV_ACCESS_FLUSH_PERSISTENT);
+static_assert(kQpExWithFlush == IBV_QP_EX_WITH_FLUSH);
+static_assert(kFlushGlobal == IBV_FLUSH_GLOBAL && kFlushPersistentType == IBV_FLUSH_PERSISTENT);
+static_assert(kFlushRange == IBV_FLUSH_RANGE && kFlushMr == IBV_FLUSH_MR);
+
+// A write's or send's data: inline (the device copies it now) or its
+// scatter entry.
+void set_data(ibv_qp_ex* qpx, const WorkRequest& w) {
+    if (w.wr.num_sge == 0) return ::ibv_wr_set_sge_list(qpx, 0, nullptr);
+    if ((w.wr.send_flags & IBV_SEND_INLINE) != 0)
+        return ::ibv_wr_set_inline_data(qpx, reinterpret_cast<void*>(static_cast<std::uintptr_t>(w.sge.addr)),
+                                        w.sge.length);
+    ::ibv_wr_set_sge(qpx, w.sge.lkey, w.sge.addr, w.sge.length);
+}
+
+int post_chain_ex(ibv_qp* qp, const WorkRequest* wrs, std::size_t n) {
+    ibv_qp_ex* qpx = ::ibv_qp_to_qp_ex(qp);
+    if (qpx == nullptr) return EINVAL;
+    ::ibv_wr_start(qpx);
+    for (std::size_t i = 0; i < n; ++i) {
+        const WorkRequest& w = wrs[i];
+        const auto& rdma = w.wr.wr.rdma;
+        qpx->wr_id = w.wr.wr_id;
+        // Inline is how the data is set (ibv_wr_set_inline_data), not a flag here.
+        qpx->wr_flags = w.wr.send_flags & ~static_cast<unsigned>(IBV_SEND_INLINE);
+        switch (w.wr.opcode) {
+        case IBV_WR_RDMA_WRITE: ::ibv_wr_rdma_write(qpx, rdma.rkey, rdma.remote_addr); break;
+        case IBV_WR_RDMA_READ: ::ibv_wr_rdma_read(qpx, rdma.rkey, rdma.remote_addr); break;
+        case IBV_WR_SEND: ::ibv_wr_send(qpx); break;
+        case IBV_WR_FLUSH:
+            ::ibv_wr_flush(qpx, rdma.rkey, rdma.remote_addr, w.flush_len, w.flush_type, w.flush_level);
+            continue;  // a FLUSH carries no data
+        default: ::ibv_wr_abort(qpx); return EINVAL;
+        }
+        set_data(qpx, w);
+    }
+    return ::ibv_wr_complete(qpx);
+}
+#endif
 
 } // namespace
 
@@ -66,6 +111,11 @@ const Verbs& real_verbs() noexcept {
         .post_send = &post_send,
         .post_recv = &post_recv,
         .post_atomic_write = &post_atomic_write,
+#if RPM_HAVE_IBV_WR_FLUSH
+        .post_chain_ex = &post_chain_ex,
+#else
+        .post_chain_ex = nullptr,  // rdma-core 44: no ibv_wr_flush, so no native FLUSH
+#endif
         .create_srq = &::ibv_create_srq,
         .destroy_srq = &::ibv_destroy_srq,
         .post_srq_recv = &post_srq_recv,

@@ -114,6 +114,10 @@ ibv_mr* reg_mr(ibv_pd* pd, void* addr, std::size_t len, int access) {
     }
     auto& s = st();
     if (s.pds.count(pd) == 0) violation("reg_mr: unknown protection domain");
+    if ((access & kAccessFlushPersistent) != 0 && s.cfg.refuse_flush_persistent) {
+        errno = EINVAL;  // rxe: not every page of it is persistent memory
+        return nullptr;
+    }
     const std::uint32_t n = s.next++;
     // Distinct, recognisable keys: a test can tell an lkey from an rkey.
     auto* mr = new ibv_mr{pd != nullptr ? pd->context : nullptr, pd, addr, len, n, 0x1000 + n, 0x70000 + 3 * n};
@@ -307,6 +311,66 @@ int post_atomic_write(ibv_qp* qp, std::uint64_t wr_id, unsigned wr_flags, std::u
     AtomicWrite a{qp, wr_id, wr_flags, rkey, remote_addr, {}, e};
     std::memcpy(a.value.data(), value, a.value.size());
     st().atomics.push_back(a);
+    return e;
+}
+
+namespace {
+
+// The opcode a chain through the extended post API holds needs its
+// IBV_QP_EX_WITH_* named when the queue pair was made (rxe installs only
+// those ibv_wr_* functions).
+std::uint64_t ex_op_flag(ibv_wr_opcode op) {
+    switch (op) {
+    case IBV_WR_RDMA_WRITE: return IBV_QP_EX_WITH_RDMA_WRITE;
+    case IBV_WR_RDMA_READ: return IBV_QP_EX_WITH_RDMA_READ;
+    case IBV_WR_SEND: return IBV_QP_EX_WITH_SEND;
+    default: return op == kWrFlush ? kQpExWithFlush : 0;
+    }
+}
+
+SendWr copy_ex_wr(const WorkRequest& w, const QpInfo* qp) {
+    if (w.wr.opcode != kWrFlush) {
+        ibv_send_wr wr = w.wr;
+        wr.sg_list = wr.num_sge > 0 ? const_cast<ibv_sge*>(&w.sge) : nullptr;
+        wr.next = nullptr;
+        return copy_send_wr(wr, qp);
+    }
+    SendWr f;
+    f.wr_id = w.wr.wr_id;
+    f.opcode = w.wr.opcode;
+    f.send_flags = w.wr.send_flags;
+    f.num_sge = w.wr.num_sge;
+    f.remote_addr = w.wr.wr.rdma.remote_addr;
+    f.rkey = w.wr.wr.rdma.rkey;
+    f.flush_len = w.flush_len;
+    f.flush_type = w.flush_type;
+    f.flush_level = w.flush_level;
+    if (w.wr.num_sge != 0) violation("post_chain_ex: a FLUSH carries no scatter entry");
+    if ((w.wr.send_flags & IBV_SEND_INLINE) != 0) violation("post_chain_ex: IBV_SEND_INLINE on a FLUSH");
+    return f;
+}
+
+} // namespace
+
+int post_chain_ex(ibv_qp* qp, const WorkRequest* wrs, std::size_t n) {
+    const int e = enter("post_chain_ex");
+    const QpInfo* info = qp_info(qp, "post_chain_ex");
+    PostSend p;
+    p.qp = qp;
+    p.extended = true;
+    p.result = e;
+    if (n == 0) violation("post_chain_ex: an empty chain");
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t need = ex_op_flag(wrs[i].wr.opcode);
+        if (need == 0) violation("post_chain_ex: an opcode the extended post API is not given");
+        else if (info != nullptr && (info->send_ops_flags & need) == 0)
+            violation("post_chain_ex: opcode " + std::to_string(wrs[i].wr.opcode) +
+                      " on a queue pair created without its IBV_QP_EX_WITH_* flag");
+        p.chain.push_back(copy_ex_wr(wrs[i], info));
+    }
+    if (info != nullptr && p.chain.size() > info->max_send_wr)
+        violation("post_chain_ex: a chain longer than the send queue (" + std::to_string(info->max_send_wr) + ")");
+    st().sends.push_back(std::move(p));
     return e;
 }
 

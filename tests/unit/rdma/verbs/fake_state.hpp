@@ -112,5 +112,6 @@ int post_send(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** bad);
 int post_recv(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** bad);
 int post_atomic_write(ibv_qp* qp, std::uint64_t wr_id, unsigned wr_flags, std::uint32_t rkey,
                       std::uint64_t remote_addr, const void* value);
+int post_chain_ex(ibv_qp* qp, const WorkRequest* wrs, std::size_t n);
 
 } // namespace rpm::rdma::verbs::fake::detail

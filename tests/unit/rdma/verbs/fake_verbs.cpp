@@ -61,6 +61,7 @@ constexpr const char* kCalls[] = {
     "connect", "accept", "reject", "disconnect", "get_src_port", "query_device_ex", "alloc_pd", "dealloc_pd",
     "reg_mr", "dereg_mr", "create_comp_channel", "destroy_comp_channel", "create_cq", "destroy_cq",
     "req_notify_cq", "get_cq_event", "ack_cq_events", "poll_cq", "post_send", "post_recv", "post_atomic_write",
+    "post_chain_ex",
 };
 
 struct Devices {
@@ -224,9 +225,11 @@ std::string live_report() {
 
 } // namespace fake
 
-const Verbs& fake_verbs() noexcept {
+namespace {
+
+Verbs make_table() {
     using namespace fake::detail;
-    static const Verbs v{
+    return Verbs{
         .create_event_channel = &create_event_channel,
         .destroy_event_channel = &destroy_event_channel,
         .create_id = &create_id,
@@ -261,11 +264,27 @@ const Verbs& fake_verbs() noexcept {
         .post_send = &post_send,
         .post_recv = &post_recv,
         .post_atomic_write = &post_atomic_write,
+        .post_chain_ex = &post_chain_ex,
         // The verbs layer makes no shared receive queue (only nvmf's RDMA target does).
         .create_srq = nullptr,
         .destroy_srq = nullptr,
         .post_srq_recv = nullptr,
     };
+}
+
+} // namespace
+
+const Verbs& fake_verbs() noexcept {
+    static const Verbs v = make_table();
+    return v;
+}
+
+const Verbs& fake_verbs_without_flush() noexcept {
+    static const Verbs v = [] {
+        Verbs t = make_table();
+        t.post_chain_ex = nullptr;  // as real_verbs() where RPM_HAVE_IBV_WR_FLUSH is 0
+        return t;
+    }();
     return v;
 }
 

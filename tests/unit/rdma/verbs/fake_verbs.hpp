@@ -27,6 +27,9 @@ namespace rpm::rdma::verbs {
 
 /// The fake table, for make_api<&fake_verbs>().
 const Verbs& fake_verbs() noexcept;
+/// The same without post_chain_ex: a build whose rdma-core has no
+/// ibv_wr_flush (Debian 12's v44), for make_api<&fake_verbs_without_flush>().
+const Verbs& fake_verbs_without_flush() noexcept;
 
 namespace fake {
 
@@ -42,12 +45,18 @@ struct SendWr {
     /// With IBV_SEND_INLINE: the bytes the sges named at posting time (a
     /// device copies them then, so later changes must not matter).
     std::vector<char> inline_data;
+    // A FLUSH (opcode kWrFlush, posted by post_chain_ex): ibv_wr_flush's arguments.
+    std::uint64_t flush_len = 0;
+    std::uint8_t flush_type = 0;
+    std::uint8_t flush_level = 0;
 };
-/// One ibv_post_send call: one doorbell, the whole chain it carried.
+/// One ibv_post_send call, or one post_chain_ex (ibv_wr_start ...
+/// ibv_wr_complete): one doorbell, the whole chain it carried.
 struct PostSend {
     ibv_qp* qp = nullptr;
     std::vector<SendWr> chain;
     int result = 0;  ///< what the call returned (fail_next)
+    bool extended = false;  ///< by post_chain_ex, the extended post API
 };
 struct RecvWr {
     std::uint64_t wr_id = 0;
@@ -98,6 +107,9 @@ struct Config {
     /// The device bind_addr / resolve_addr / incoming_id land on; nullptr: device().
     ibv_context* route_device = nullptr;
     std::uint16_t src_port = 0;  ///< get_src_port's answer (host order)
+    /// Registrations asking for IBV_ACCESS_FLUSH_PERSISTENT fail with
+    /// EINVAL, as rxe's do on memory that is not persistent memory.
+    bool refuse_flush_persistent = false;
 };
 
 Config& config();
@@ -118,7 +130,8 @@ std::size_t count(std::string_view call);
 /// Position of the first `call` at or after `from` in calls(), or -1.
 long index_of(std::string_view call, std::size_t from = 0);
 void clear_calls();
-const std::vector<PostSend>& sends();  ///< every ibv_post_send, failed ones too (result)
+/// Every ibv_post_send and post_chain_ex, failed ones too (result).
+const std::vector<PostSend>& sends();
 const std::vector<PostRecv>& recvs();  ///< the ibv_post_recv calls that succeeded
 const std::vector<AtomicWrite>& atomic_writes();  ///< every post_atomic_write (result)
 const std::vector<ibv_qp_init_attr_ex>& qp_attrs();  ///< every create_qp_ex attempt
