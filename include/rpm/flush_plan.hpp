@@ -47,23 +47,28 @@ Inputs device_inputs(const platform::RdmaDevice& dev);
 /// What rpm's rdma:// transport can issue, where that limits the decision.
 struct TransportAbility {
     bool native_flush = false;  ///< an RDMA FLUSH (persistent)
+    /// Why not, when native_flush is false: the build's rdma-core, or a
+    /// region whose memory the RNIC would not register for FLUSH. limit_to
+    /// quotes it.
+    std::string why_not;
 };
 
-/// This build's: no native flush (rdma-core 44, Debian 12's, has no
-/// ibv_wr_flush: it arrived in v45).
-/// RETURN VALUE: {native_flush = false}, in every build (also where
-/// rdma-core has ibv_wr_flush: rpm's rdma:// posts no FLUSH work request
-/// yet); never fails.
-TransportAbility rdma_ability() noexcept;
+/// This build's: native flush where rdma-core has ibv_wr_flush (v45 on;
+/// the build probes it: RPM_HAVE_IBV_WR_FLUSH), none on Debian 12's v44.
+/// RETURN VALUE: {true} where the probe found it; otherwise {false, "rpm's
+/// rdma:// cannot issue it: this build's rdma-core has no ibv_wr_flush
+/// ..."}. ERRORS: none.
+TransportAbility rdma_ability();
 
 /// `in`, with a native flush the RNIC reports switched off when `ability`
 /// cannot issue it, and Inputs::native_flush_unusable saying why (an
 /// override of native_flush still decides: it is applied afterwards).
 /// RETURN VALUE: `in` unchanged when its native_flush is false or
 /// `ability` can issue one; otherwise `in` with native_flush false
-/// (Source::assumed, origin kept) and native_flush_unusable set.
-/// ERRORS: none.
-Inputs limit_to(Inputs in, TransportAbility ability);
+/// (Source::assumed, origin kept) and native_flush_unusable set: "the RNIC
+/// reports native flush, but " then ability.why_not ("rpm's rdma:// does
+/// not issue it here" when that is empty). ERRORS: none.
+Inputs limit_to(Inputs in, const TransportAbility& ability);
 
 /// One decision per region and device; one per region with no device when
 /// there is none (DDIO then counts as unknown, i.e. on). Each device's

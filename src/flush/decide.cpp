@@ -102,7 +102,8 @@ Decision decide(const Inputs& in, const Overrides& ov) {
                 "native persistent RDMA FLUSH is supported for this PM region and is preferred: "
                 "the responder makes the range durable without server CPU work"};
     else if (d.inputs.native_flush.value)
-        note = " (native flush not used: it cannot make page cache durable)";
+        note = " (native flush not used: the region is page cache, not PM; no FLUSH can make it durable, and "
+               "rdma:// registers such memory without persistent FLUSH access)";
     d.method = rule.method;
     d.server_persist = rule.persist;
     d.reason = describe_inputs(d) + ": " + rule.why + note + overrides_note(d.overridden);

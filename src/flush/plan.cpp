@@ -49,14 +49,19 @@ Inputs device_inputs(const platform::RdmaDevice& dev) {
     return in;
 }
 
-TransportAbility rdma_ability() noexcept { return {false}; }
+// The one place a build says whether it can issue FLUSH, and why not: the
+// build's probe of rdma-core (cmake/Dependencies.cmake). The verbs layer's
+// table follows the same probe (verbs.cpp: post_chain_ex).
+TransportAbility rdma_ability() {
+    if (RPM_HAVE_IBV_WR_FLUSH) return {true, {}};
+    return {false, "rpm's rdma:// cannot issue it: this build's rdma-core has no ibv_wr_flush (added in rdma-core "
+                   "v45; Debian 12 ships v44)"};
+}
 
-Inputs limit_to(Inputs in, TransportAbility ability) {
+Inputs limit_to(Inputs in, const TransportAbility& ability) {
     if (!in.native_flush.value || ability.native_flush) return in;
-    std::string why = "the RNIC reports native flush, but rpm's rdma:// cannot issue it";
-    why += RPM_HAVE_IBV_WR_FLUSH ? " yet (its verbs layer has no FLUSH work request)"
-                                 : ": this build's rdma-core has no ibv_wr_flush (added in rdma-core v45; Debian 12 "
-                                   "ships v44)";
+    std::string why = "the RNIC reports native flush, but ";
+    why += ability.why_not.empty() ? std::string("rpm's rdma:// does not issue it here") : ability.why_not;
     in.native_flush = {false, Source::assumed, in.native_flush.origin};
     in.native_flush_unusable = std::move(why);
     return in;

@@ -27,11 +27,24 @@ Choice tcp_choice(const Region& r) {
                 " for domain " + std::string(to_string(r.report.rdma_decision.effective_domain))};
 }
 
-Choice rdma_choice(const Region& r, const platform::RdmaDevice* dev, const rpm::Overrides& ov,
-                   const TransportCaps& caps) {
+// What rdma:// can do for native FLUSH on region `r`: the build's ability,
+// then, where the RNIC reports FLUSH, whether the region's memory admits it.
+flush::TransportAbility rdma_ability_for(Region& r, bool reported, const TransportCaps& caps, RdmaMemory* mem) {
+    if (!caps.rdma_native_flush) {
+        // The build's reason where it is the build; none where a caller
+        // (a test) switched it off.
+        auto build = flush::rdma_ability();
+        return {false, build.native_flush ? std::string() : std::move(build.why_not)};
+    }
+    if (reported && mem) return mem->native_flush(r);
+    return {true, {}};
+}
+
+Choice rdma_choice(Region& r, const platform::RdmaDevice* dev, const rpm::Overrides& ov,
+                   const flush::TransportAbility& ability) {
     flush::Inputs in = dev ? flush::device_inputs(*dev) : flush::Inputs{};
     if (!dev) in.ddio.origin = "RNIC not identified";
-    in = flush::limit_to(in, {caps.rdma_native_flush});
+    in = flush::limit_to(in, ability);
     in.domain = r.domain_input;
     if (r.granularity) in.granularity = {r.granularity, flush::Source::detected, "libpmem2"};
     auto d = flush::decide(in, ov.for_decision(r.report.name, dev ? dev->name : ""));
@@ -45,7 +58,7 @@ flush::ServerPersist forced_step(flush::Method m, PersistenceDomain effective) {
 }
 
 Result<Choice> apply_force(Choice c, const proto::OpenRegion& req, const Region& r, TransportKind kind,
-                           const platform::RdmaDevice* dev, const TransportCaps& caps) {
+                           const platform::RdmaDevice* dev, const flush::TransportAbility& ability) {
     const auto m = *req.force_method;
     const auto effective = r.report.rdma_decision.effective_domain;
     if (kind == TransportKind::tcp && m == flush::Method::native_flush)
@@ -53,7 +66,7 @@ Result<Choice> apply_force(Choice c, const proto::OpenRegion& req, const Region&
     // CPU stores behave like DDIO-on writes; an unknown RNIC counts as DDIO on.
     const Ddio ddio = (kind == TransportKind::rdma && dev) ? dev->ddio.state : Ddio::on;
     const bool native = kind == TransportKind::rdma && dev && dev->native_flush == platform::Tri::yes &&
-                        caps.rdma_native_flush;
+                        ability.native_flush;
     if (!flush::is_safe(m, effective, ddio, native) && !req.unsafe)
         return Error(errc::invalid_argument,
                      "forcing " + std::string(flush::to_string(m)) + " is unsafe for region '" + req.name +
@@ -125,7 +138,7 @@ void decide_region(Region& r, const rpm::Overrides& ov) {
 }
 
 Result<proto::RegionGrant> Service::open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
-                                             const platform::RdmaDevice* dev) {
+                                             const platform::RdmaDevice* dev, RdmaMemory* memory) {
     if (!s.authenticated) return Error(errc::permission_denied, "open_region before authentication");
     if (s.grants.size() >= kMaxGrantsPerSession)
         return Error(errc::bad_size, "this connection has opened regions " + std::to_string(kMaxGrantsPerSession) +
@@ -133,9 +146,12 @@ Result<proto::RegionGrant> Service::open_region(Session& s, const proto::OpenReg
     auto found = find_granted(regions_, s, req.name);
     if (!found) return found.error();
     Region& r = **found;
-    Choice c = kind == TransportKind::tcp ? tcp_choice(r) : rdma_choice(r, dev, overrides_, caps_);
+    const bool reported = dev && dev->native_flush == platform::Tri::yes;
+    const auto ability = kind == TransportKind::rdma ? rdma_ability_for(r, reported, caps_, memory)
+                                                     : flush::TransportAbility{};
+    Choice c = kind == TransportKind::tcp ? tcp_choice(r) : rdma_choice(r, dev, overrides_, ability);
     if (req.force_method) {
-        auto forced = apply_force(std::move(c), req, r, kind, dev, caps_);
+        auto forced = apply_force(std::move(c), req, r, kind, dev, ability);
         if (!forced) return forced.error();
         c = std::move(*forced);
     }

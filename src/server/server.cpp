@@ -144,7 +144,8 @@ Result<Server> Server::start(ServerOptions opts) {
     for (const auto& r : regions) impl->reports.push_back(r->report);
     std::string pj = profile_to_json(*profile, regions);
     impl->core = std::make_unique<server::Service>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov),
-                                                std::move(*profile));
+                                                std::move(*profile),
+                                                server::TransportCaps{flush::rdma_ability().native_flush});
     for (const auto& u : uris) {
         auto l = listen(*impl->core, u);
         if (!l) return l.error();

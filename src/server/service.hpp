@@ -3,6 +3,7 @@
 // sockets / queue pairs and call into Service; Service never does I/O itself.
 #pragma once
 
+#include <rpm/flush_plan.hpp>
 #include <rpm/overrides.hpp>
 #include <rpm/platform.hpp>
 #include <rpm/server.hpp>
@@ -60,11 +61,24 @@ enum class TransportKind { tcp, rdma };
 
 /// What this build's transports can do, where it limits the decision.
 struct TransportCaps {
-    /// rdma:// can issue native persistent FLUSH. Debian 12's rdma-core 44
-    /// has no ibv_wr_flush (docs/rdma.md), so a server never grants it over RDMA today, even on
-    /// an RNIC that reports the capability; the persistence model sets it to
-    /// exercise the method.
+    /// rdma:// can issue native persistent FLUSH: where rdma-core has
+    /// ibv_wr_flush (flush::rdma_ability(), which Server::start passes).
+    /// Debian 12's rdma-core 44 has none (docs/rdma.md), so there a server
+    /// never grants it over RDMA, even on an RNIC that reports the
+    /// capability; the persistence model sets it to exercise the method.
     bool rdma_native_flush = false;
+};
+
+/// What an RDMA listener can do with one region's memory, asked by
+/// open_region before it decides: a native FLUSH needs the region's
+/// registration to admit it (IBV_ACCESS_FLUSH_PERSISTENT), which the RNIC
+/// may refuse (rxe does for memory that is not persistent memory).
+class RdmaMemory {
+public:
+    virtual ~RdmaMemory() = default;
+    /// Whether a native persistent FLUSH to `r` can work (registering its
+    /// memory first, if it was not). RETURN VALUE: {true} or {false, why}.
+    virtual flush::TransportAbility native_flush(Region& r) = 0;
 };
 
 class Service {
@@ -93,9 +107,11 @@ public:
     /// A newer term is kept durably, then every FenceHook is told (the
     /// sessions of older terms lose the region) before the grant is made.
     /// For RDMA, `rdma_device` names the RNIC the session arrived on, so the
-    /// decision uses that device's DDIO (empty: unknown).
+    /// decision uses that device's DDIO (empty: unknown), and `memory` (the
+    /// listener's registrations; none: no such limit) says whether the
+    /// region's memory admits the native FLUSH the device reports.
     Result<proto::RegionGrant> open_region(Session& s, const proto::OpenRegion& req, TransportKind kind,
-                                           const platform::RdmaDevice* rdma_device);
+                                           const platform::RdmaDevice* rdma_device, RdmaMemory* memory = nullptr);
 
     // Request handlers. Each validates the session, the grant and the range
     // first; on error the region is untouched.

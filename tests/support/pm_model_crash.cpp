@@ -4,6 +4,8 @@
 #include "pm_model_rng.hpp"
 #include "pm_model_server.hpp"
 
+#include "transport/rdma/flush_ranges.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -21,7 +23,7 @@ class SimClient {
 public:
     SimClient(ModelServer& server, const CrashCell& cell)
         : server_(server), model_(server.model()), kind_(cell.kind), method_(server.grant().method),
-          skip_flush_(cell.skip_flush), short_ranges_(cell.short_ranges) {}
+          skip_flush_(cell.skip_flush), short_ranges_(cell.short_ranges), flush_refused_(cell.flush_refused) {}
 
     Result<void> write(std::uint64_t offset, std::span<const std::byte> data) {
         if (kind_ == TransportKind::tcp) return server_.write(offset, data);
@@ -47,9 +49,7 @@ public:
         case flush::Method::send_flush:
             model_.nic_receive();
             return server_.flush(named(ranges));
-        case flush::Method::native_flush:
-            for (const auto& r : ranges) model_.nic_native_flush(r.offset, r.length);
-            return {};
+        case flush::Method::native_flush: return native_flush(named(ranges));
         }
         return {};
     }
@@ -66,6 +66,20 @@ public:
     }
 
 private:
+    // What rdma:// puts on the wire for a native flush (client_flush.cpp):
+    // one FLUSH per range, adjacent and overlapping ranges joined, each
+    // taking its lines to media at the responder. A FLUSH the responder
+    // refuses (a control: memory registered without persistent FLUSH)
+    // completes in error: nothing moves and the flush fails, as the
+    // persist does over rdma:// (RC then fails the connection; the model
+    // needs only that nothing was acknowledged).
+    Result<void> native_flush(std::span<const Range> ranges) {
+        if (flush_refused_) return Error(errc::io_error, "work request failed: remote access error");
+        std::vector<Range> room(ranges.size());
+        for (const auto& r : rdma::merge_flush_ranges(ranges, room)) model_.nic_native_flush(r.offset, r.length);
+        return {};
+    }
+
     // The ranges the flush request names: the written ones, or (as a
     // negative control) each one byte short.
     std::vector<Range> named(std::span<const Range> ranges) const {
@@ -81,6 +95,7 @@ private:
     flush::Method method_;
     bool skip_flush_;
     bool short_ranges_;
+    bool flush_refused_;
 };
 
 std::vector<std::byte> random_bytes(ModelRng& rng, std::size_t n) {
@@ -132,10 +147,13 @@ private:
             datas.push_back(random_bytes(rng_, len));
             slices.push_back({off, datas.back()});
         }
-        if (!client_.persist(slices)) return void(++rep_.server_errors);
+        const bool ok = static_cast<bool>(client_.persist(slices));
+        // A persist whose flush failed (a refused FLUSH) still wrote: its
+        // bytes may be found, but none is acknowledged.
+        for (const auto& s : slices) oracle_.wrote(s.offset, s.data);
+        if (!ok) return void(++rep_.server_errors);
         std::vector<Range> ranges;
         for (const auto& s : slices) {
-            oracle_.wrote(s.offset, s.data);
             ranges.push_back({s.offset, s.data.size()});
             rep_.bytes_written += s.data.size();
             rep_.bytes_acknowledged += s.data.size();
@@ -266,6 +284,7 @@ std::string summary(const CrashCell& cell, const CrashReport& r) {
                     std::string(flush::to_string(r.method)) + " + server " + std::string(flush::to_string(r.step));
     if (cell.skip_flush) s += " (flush skipped)";
     if (cell.short_ranges) s += " (ranges one byte short)";
+    if (cell.flush_refused) s += " (every FLUSH refused)";
     s += "; " + std::to_string(r.runs) + " runs, " + std::to_string(r.ops) + " ops (" + std::to_string(r.writes) +
          " writes, " + std::to_string(r.atomic_writes) + " atomic, " + std::to_string(r.flushes) + " flushes, " +
          std::to_string(r.persists) + " persists), " +

@@ -174,11 +174,35 @@ public:
     void finish() noexcept;
 
 private:
+    struct Flusher;
     struct RemoteRegion {
         RemoteMrHandle mr;
-        flush::Method method = flush::Method::send_flush;
+        const Flusher* flusher = nullptr;  ///< the grant's method, chosen once (flusher_for)
         std::uint64_t size = 0;
     };
+    /// How one region's flushes go on the wire, chosen once when its grant
+    /// is applied (flusher_for, client_flush.cpp), as librpma picks one
+    /// flush function per connection: the posting paths call through it and
+    /// never ask the method again. One per method: read_after_write (an
+    /// 8-byte read), send_flush (a Flush frame), native_flush (IBTA FLUSH).
+    struct Flusher {
+        flush::Method method;
+        /// Queue what flushes `ranges` of `r`, behind what was queued before.
+        void (ClientConn::*submit)(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
+                                   client::Done&& done);
+        /// A direct one-slice persist (try_direct_persist): its flush takes
+        /// a send slot; the kind its completion finishes it as.
+        bool direct_slot;
+        OpKind direct_kind;
+        /// Before anything is taken (nullptr: nothing to do). RETURN VALUE:
+        /// false: the persist goes through the queue instead.
+        bool (ClientConn::*prepare_direct)(std::uint32_t grant_id, const proto::Slice& s);
+        /// Queue the flush behind the direct write (deferred doorbell) and
+        /// set what the direct operation owes. RETURN VALUE: the Api's code.
+        int (ClientConn::*post_direct)(const RemoteRegion& r, const proto::Slice& s);
+    };
+    /// The flusher of `m`'s grants (static tables).
+    static const Flusher* flusher_for(flush::Method m) noexcept;
     struct RecvWaiter {
         std::span<std::byte> out;
         client::RecvDone done;
@@ -336,7 +360,20 @@ private:
     void submit_transfer_locked(Op&& op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
                                 client::Done&& done);
     void submit_chunks_locked(Op&& tmpl, std::uint64_t offset, std::size_t length, client::Done&& done);
-    Op flush_op_locked(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done);
+    /// Queue the flush of `ranges` by the region's flusher (an error op for an unknown grant).
+    void submit_flush_locked(std::uint32_t grant_id, std::span<const proto::Range> ranges, client::Done&& done);
+
+    // client_flush.cpp: the three flushers' steps
+    void submit_read_flush(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
+                           client::Done&& done);
+    void submit_send_flush(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
+                           client::Done&& done);
+    void submit_native_flush(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
+                             client::Done&& done);
+    bool prepare_direct_send_flush(std::uint32_t grant_id, const proto::Slice& s);
+    int post_direct_read_flush(const RemoteRegion& r, const proto::Slice& s);
+    int post_direct_send_flush(const RemoteRegion& r, const proto::Slice& s);
+    int post_direct_native_flush(const RemoteRegion& r, const proto::Slice& s);
     Op atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, std::uint64_t wire_value,
                         client::Done done) const;
     /// A persist slice that goes as a native atomic write.
@@ -356,8 +393,17 @@ private:
     std::shared_ptr<UserMemory> find_user_memory_locked(const std::byte* p, std::size_t n);
 
     // client_region.cpp: grants
+    struct GrantReply {
+        Result<proto::RegionGrant> grant;
+        bool native_refused = false;  ///< refused: a native_flush grant this side cannot post
+    };
+    /// One OpenRegion, its reply applied (open_region asks again once, for
+    /// send_flush, when this side cannot post the native FLUSH granted).
+    GrantReply request_grant(const proto::OpenRegion& req);
     Result<void> apply_grant_locked(const proto::RegionGrant& g);
     Result<void> apply_peer_cfg_locked(const proto::RegionGrant& g, RemoteMr* mr);
+    /// A native_flush grant: this connection can post FLUSH, and the region is PM.
+    Result<void> check_native_flush_locked(RemoteMr* mr) const;
 
     const Api& api_;
     ClientOptions opts_;
@@ -407,6 +453,7 @@ private:
     };
     DirectOp direct_;
     std::vector<std::byte> direct_frame_;  // a direct persist's Flush frame (keeps its capacity), under mu_
+    std::uint32_t direct_frame_rid_ = 0;   // its request id, under mu_
     WaitPlan plan_{-1, false};  // as of the last deliver(), under drive_mu_
     std::vector<ibv_wc> polled_;  // polled, not handled yet (poll_cq), under drive_mu_
     // The driver's start() posted its operation direct with nothing else to
@@ -453,6 +500,7 @@ private:
 
     AtomicWriteKind atomic_kind_ = AtomicWriteKind::fenced_write;  // set once connected
     std::atomic<std::uint64_t> native_atomics_{0};  // IBV_WC_ATOMIC_WRITE completions
+    bool native_flush_ = false;  // the connection can post flush_native (set once connected)
     std::atomic<std::uint32_t> next_rid_{1};
     std::atomic<bool> stop_{false};
     std::thread thread_;

@@ -138,6 +138,8 @@ Result<void> ClientConn::establish(const std::string& where) {
                                          " (is an rpm server listening on that address?)");
     if (int ret = api_.conn_atomic_write_kind(conn_.get(), &atomic_kind_); ret != 0)
         return call_failure(errc::io_error, where, "conn_atomic_write_kind", ret);
+    if (int ret = api_.conn_native_flush(conn_.get(), &native_flush_); ret != 0)
+        return call_failure(errc::io_error, where, "conn_native_flush", ret);
     if (int ret = api_.conn_get_cq(conn_.get(), &cq_); ret != 0)
         return call_failure(errc::io_error, where, "conn_get_cq", ret);
     if (int ret = api_.cq_get_fd(cq_, &cq_fd_); ret != 0)

@@ -8,7 +8,8 @@
 // That work was about a third of rpm's own instructions per read
 // (docs/benchmarks-history.md, "A synchronous call's own operation"). So a read,
 // a write, or a persist of one slice (its write and its flush under one
-// doorbell) goes direct when the queue holds nothing unfinished, no other
+// doorbell; its flush is the region's flusher's: client_flush.cpp) goes
+// direct when the queue holds nothing unfinished, no other
 // direct operation is over but unreported, and a credit (and, without
 // registered memory, a bounce entry) is free at once: posted under the
 // connection's lock with its own tag (kDirectTag), settled by its
@@ -85,54 +86,27 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
     if (!direct_idle_locked() || commit_word(s)) return false;
     const RemoteRegion* r = region_locked(g.id);
     if (!r) return false;
-    const bool raw = r->method == flush::Method::read_after_write;
-    if (!raw && r->method != flush::Method::send_flush) return false;
+    const Flusher& fl = *r->flusher;
     auto user = user_memory_locked(s.data.data(), length);
     if (length > (user ? kMaxUserChunk : lim_.chunk)) return false;
-    std::uint32_t rid = 0;
-    if (!raw) {
-        rid = next_request_id();
-        direct_frame_.clear();
-        const proto::Range range{s.offset, length};
-        proto::encode_flush(direct_frame_, rid, g.id, std::span(&range, 1));
-        if (frame_fits(direct_frame_)) return false;
-    }
+    if (fl.prepare_direct != nullptr && !(this->*fl.prepare_direct)(g.id, s)) return false;
     OpQueue::DirectHold hold;
-    if (!ops_.take_direct(2, !user, !raw, hold)) return false;
+    if (!ops_.take_direct(2, !user, fl.direct_slot, hold)) return false;
     if (!user) std::memcpy(hold.entry->data(), s.data.data(), length);
     // The write goes unsignaled right in front of its flush: RC completes
     // in order, so the flush's completion retires it (as OpQueue::pump).
     int ret = api_.write(conn_.get(), r->mr.get(), s.offset, local_mr(hold, user.get()),
                          user ? user->offset_of(s.data.data()) : 0, length, kCompletionOnError | kDeferDoorbell,
                          tag(kDirectWriteTag));
-    begin_direct_locked(raw ? OpKind::flush : OpKind::request, hold, std::move(user), {}, &done);
+    begin_direct_locked(fl.direct_kind, hold, std::move(user), {}, &done);
     if (ret != 0) {
         direct_post_failed_locked(ret);
         return true;
     }
-    direct_.rid = rid;
-    // The flush's completion; send_flush's Response, and the send's
-    // completion only when it goes signaled.
-    const bool quiet = !raw && ops_.may_go_unsignaled(2);
-    direct_.owed = raw || quiet ? 1 : 2;
-    if (raw) {
-        // One 8-byte read inside the region covers every write before it.
-        const std::uint64_t last = r->size >= 8 ? r->size - 8 : 0;
-        ret = api_.flush(conn_.get(), r->mr.get(), std::min(s.offset, last), length, kFlushPersistent,
-                         kCompletionAlways | kDeferDoorbell, tag(kDirectTag));
-    } else {
-        const std::size_t at = layout_.send_offset(*direct_.hold.slot);
-        std::memcpy(msgs_->data() + at, direct_frame_.data(), direct_frame_.size());
-        // Unsignaled as a queued request's (OpQueue::unsignaled): the
-        // Response says the server had the frame, so the write before it
-        // was placed and both entries were read; the send's completion
-        // would say no more, and cost a completion (and in event mode a
-        // wake-up) per persist. Their send-queue credits come back with a
-        // later completion; one persist in signal_every_ / 2 brings one.
-        ret = api_.send(conn_.get(), msgs_->mr(), at, direct_frame_.size(),
-                        (quiet ? kCompletionOnError : kCompletionAlways) | kDeferDoorbell, tag(kDirectTag));
-        if (ret == 0 && quiet) ops_.defer_direct(direct_.hold);
-    }
+    // The flusher's work request behind it, and what the persist now owes:
+    // the read's or FLUSH's completion; send_flush's Response (and the
+    // send's completion only when it goes signaled).
+    ret = (this->*fl.post_direct)(*r, s);
     // The write is queued in the verbs layer either way: post it, and when
     // its flush could not join it, no completion will retire it (as in
     // pump_locked): the connection fails, and the persist with it.

@@ -4,10 +4,9 @@
 // write/read go through bounce entries (one per chunk of at most lim_.chunk,
 // at offset 0 of the entry), or, when the span lies in memory the
 // application registered (register_memory), straight from or into it;
-// atomic_write is one atomic_write; flush depends on the grant's method:
-// read_after_write is one flush(kFlushPersistent), which the
-// verbs layer performs as an 8-byte RDMA read behind the writes; send_flush is a
-// Flush frame the server answers after its persist step.
+// atomic_write is one atomic_write; flush is what the region's flusher
+// (client_flush.cpp, chosen when the grant was applied) queues: an 8-byte
+// RDMA read, a Flush frame, or native FLUSHes.
 #include "core/small_buffer.hpp"
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
@@ -252,35 +251,7 @@ bool ClientConn::commit_word(const proto::Slice& s) const noexcept {
 
 void ClientConn::flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) {
     std::lock_guard lock(mu_);
-    submit_locked(flush_op_locked(g, ranges, std::move(done)));
-}
-
-Op ClientConn::flush_op_locked(const proto::RegionGrant& g, std::span<const proto::Range> ranges,
-                               client::Done done) {
-    const RemoteRegion* r = region_locked(g.id);
-    Op op;
-    op.done = std::move(done);
-    if (!r || ranges.size() > proto::kMaxRanges) {
-        op.ec = errc::invalid_argument;
-    } else if (r->method == flush::Method::read_after_write) {
-        // One read pushes every earlier write on this connection out of the
-        // target's I/O buffers, whatever the range; the verbs layer reads 8 bytes at
-        // the offset it is given, so name the last range (or the region's start).
-        op.kind = OpKind::flush;
-        op.remote = r->mr.get();
-        op.length = ranges.empty() ? r->size : ranges.back().length;
-        // 8 bytes are read there: keep them inside the region.
-        const std::uint64_t last = r->size >= 8 ? r->size - 8 : 0;
-        op.remote_offset = std::min(ranges.empty() ? 0 : ranges.back().offset, last);
-    } else if (r->method == flush::Method::send_flush) {
-        std::vector<std::byte> frame;
-        const auto rid = next_request_id();
-        proto::encode_flush(frame, rid, g.id, ranges);
-        op = request_op(std::move(frame), rid, response_reply, std::move(op.done));
-    } else {
-        op.ec = errc::unsupported;  // native_flush: refused when the region was opened
-    }
-    return op;
+    submit_flush_locked(g.id, ranges, std::move(done));
 }
 
 void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) {
@@ -316,7 +287,7 @@ void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Sli
         submit_transfer_locked(std::move(op), g.id, s.offset, s.data.size(), nullptr);
     }
     batching_ = false;
-    submit_locked(flush_op_locked(g, ranges, std::move(done)));
+    submit_flush_locked(g.id, ranges, std::move(done));
 }
 
 void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
@@ -377,7 +348,10 @@ std::error_code ClientConn::post_locked(Op& op) {
                                 kCompletionAlways, ctx);
         break;
     case OpKind::flush:
-        ret = api_.flush(conn_.get(), op.remote, op.remote_offset, op.length, kFlushPersistent, kSignaled, ctx);
+        // The region's flusher chose the call (the 8-byte read, or a native
+        // FLUSH, unsignaled when another of the persist's follows).
+        ret = (api_.*op.flush_call)(conn_.get(), op.remote, op.remote_offset, op.length, kFlushPersistent,
+                                    write_flags(op), ctx);
         break;
     case OpKind::request: ret = post_request_locked(op, ctx); break;
     case OpKind::none: break;

@@ -1,8 +1,11 @@
 // ClientConn::open_region: ask for a region, then take the grant's RDMA
 // descriptors into use (mr_remote_from_descriptor, and for
-// read_after_write the server's peer configuration).
+// read_after_write the server's peer configuration) and choose the
+// region's flusher.
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
+
+#include <rpm/flush_plan.hpp>
 
 namespace rpm::rdma {
 namespace {
@@ -11,6 +14,7 @@ namespace {
 struct GrantBox {
     std::promise<Result<proto::RegionGrant>> promise;
     bool set = false;
+    bool native_refused = false;  // a native_flush the server chose and this side cannot post
     void put(Result<proto::RegionGrant> r) {
         if (set) return;
         set = true;
@@ -26,6 +30,18 @@ Result<proto::RegionGrant> grant_reply(const proto::Header& h, std::span<const s
 } // namespace
 
 Result<proto::RegionGrant> ClientConn::open_region(const proto::OpenRegion& req) {
+    auto g = request_grant(req);
+    if (g.grant || !g.native_refused || req.force_method) return std::move(g.grant);
+    // The server decided native_flush from its own RNIC; it cannot know
+    // that this side's cannot post a FLUSH (the protocol does not say).
+    // send_flush is safe on every platform: ask for it instead, and the
+    // grant's reason says it was forced and what the decision was.
+    proto::OpenRegion again = req;
+    again.force_method = flush::Method::send_flush;
+    return std::move(request_grant(again).grant);
+}
+
+ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
     auto box = std::make_shared<GrantBox>();
     auto f = box->promise.get_future();
     std::vector<std::byte> frame;
@@ -34,6 +50,7 @@ Result<proto::RegionGrant> ClientConn::open_region(const proto::OpenRegion& req)
     auto on_reply = [this, box](const proto::Header& h, std::span<const std::byte> b) -> std::error_code {
         auto g = grant_reply(h, b);
         if (g) {
+            box->native_refused = g->method == flush::Method::native_flush && !native_flush_;
             if (auto applied = apply_grant_locked(*g); !applied) g = applied.error();
         }
         const std::error_code ec = g ? std::error_code{} : g.error().code();
@@ -49,16 +66,16 @@ Result<proto::RegionGrant> ClientConn::open_region(const proto::OpenRegion& req)
     }
     if (f.wait_for(opts_.timeout) != std::future_status::ready) {
         close();
-        return Error(errc::io_error, where_ + ": open_region timed out; the connection was closed");
+        return {Error(errc::io_error, where_ + ": open_region timed out; the connection was closed"), false};
     }
-    return f.get();
+    auto g = f.get();
+    const bool refused = !g && box->native_refused;
+    return {std::move(g), refused};
 }
 
 Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
-    // Checked here too, not only on the server: this side's verbs layer is the
-    // one that would have to post the FLUSH.
-    if (g.method == flush::Method::native_flush && !kNativeFlushAvailable)
-        return Error(errc::unsupported, std::string(kNativeFlushUnavailable));
+    const Flusher* flusher = flusher_for(g.method);
+    if (flusher == nullptr) return Error(errc::io_error, where_ + ": the grant names no flush method");
     if (g.rdma_mr.empty()) return Error(errc::io_error, where_ + ": the grant carries no memory descriptor");
     RemoteMrHandle mr(api_);
     if (int ret = api_.mr_remote_from_descriptor(g.rdma_mr.data(), g.rdma_mr.size(), mr.out()); ret != 0)
@@ -70,7 +87,31 @@ Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
     if (g.method == flush::Method::read_after_write) {
         if (auto r = apply_peer_cfg_locked(g, mr.get()); !r) return r;
     }
-    regions_[g.id] = RemoteRegion{std::move(mr), g.method, g.size};
+    if (g.method == flush::Method::native_flush) {
+        if (auto r = check_native_flush_locked(mr.get()); !r) return r;
+    }
+    regions_[g.id] = RemoteRegion{std::move(mr), flusher, g.size};
+    return {};
+}
+
+Result<void> ClientConn::check_native_flush_locked(RemoteMr* mr) const {
+    // This side posts the FLUSH: its queue pair must take one (its RNIC's
+    // FLUSH, this build's rdma-core), whatever the server decided.
+    if (!native_flush_) {
+        auto build = flush::rdma_ability();
+        return Error(errc::unsupported,
+                     where_ + ": the server granted native_flush, but " +
+                         (build.native_flush ? std::string("this client's RNIC has no native FLUSH (its queue pair "
+                                                           "takes none)")
+                                             : build.why_not) +
+                         "; open with another method forced (send_flush is always safe), or set "
+                         "RPM_NATIVE_FLUSH=no on the server");
+    }
+    int flush_type = 0;
+    if (int ret = api_.mr_remote_get_flush_type(mr, &flush_type); ret != 0 || (flush_type & kUsageFlushPersistent) == 0)
+        return Error(errc::unsupported, where_ + ": native_flush needs persistent memory, and the server registered "
+                                                  "this region without persistent flush (it is not PM: a page-cache "
+                                                  "file or tmpfs)");
     return {};
 }
 

@@ -1,4 +1,5 @@
-// Sizes of an RDMA connection and what this build's rdma-core can do.
+// Sizes of an RDMA connection. (What this build's rdma-core can do, native
+// FLUSH, is the build probe's: flush::rdma_ability(), verbs.cpp.)
 //
 // One place for the numbers docs/rdma.md quotes. Tests shrink them through
 // ClientLimits / ServerLimits to reach the "queue full" paths quickly.
@@ -9,7 +10,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 
 namespace rpm::rdma {
 
@@ -106,15 +106,5 @@ inline MrPoolOptions message_pool_defaults(std::uint32_t budget = kMessagePoolBu
     o.monitor_interval = kPoolMonitorInterval;
     return o;
 }
-
-/// Native IBTA FLUSH needs ibv_wr_flush, which arrived in rdma-core 45;
-/// Debian 12 ships 44, so the verbs layer flushes by read-after-write (an
-/// 8-byte RDMA read) only. Flip this (and add the FLUSH work request to
-/// verbs/post.cpp) on a newer rdma-core.
-inline constexpr bool kNativeFlushAvailable = false;
-inline constexpr std::string_view kNativeFlushUnavailable =
-    "native_flush cannot be honored over rdma://: this build's rdma-core has no ibv_wr_flush "
-    "(added in rdma-core 45; Debian 12 ships 44), so rpm flushes by read-after-write only; "
-    "set RPM_NATIVE_FLUSH=no on the server to use the platform table instead";
 
 } // namespace rpm::rdma

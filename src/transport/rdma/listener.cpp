@@ -43,7 +43,8 @@ Result<void> RdmaListener::start(const std::string& host, std::uint16_t port) {
     where_ = "rdma://" + host + ":" + std::to_string(port);
     if (!wake_.ok()) return Error(errc::io_error, where_ + ": eventfd failed");
     if (auto r = open_device(host); !r) return r;
-    regions_ = std::make_unique<RegionRegistry>(api_, peer_.get());
+    regions_ = std::make_unique<RegionRegistry>(api_, peer_.get(),
+                                                device_ && device_->native_flush == platform::Tri::yes);
     core_.add_fence_hook(this);
     env_ = std::make_unique<SessionEnv>(SessionEnv{api_, core_, peer_.get(), &*messages_, *regions_,
                                                    device_ ? &*device_ : nullptr, limits_, [this] { wake_.notify(); },

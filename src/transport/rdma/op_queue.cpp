@@ -111,16 +111,21 @@ namespace {
 // A persist's write may go unsignaled only right in front of its flush
 // (queued with it, under one lock): the flush needs no bounce entry, so it
 // can always be posted once a credit or send slot frees up, and its
-// completion retires the write. One such write at most waits on it.
+// completion retires the write. One such write at most waits on it. A
+// native flush of several ranges is several FLUSHes: all but the last go
+// so too, in front of the next.
 bool may_defer(const Op& op, const Op* next) noexcept {
-    return op.chain && op.kind == OpKind::write && next && !next->finished &&
+    return op.chain && (op.kind == OpKind::write || op.kind == OpKind::flush) && next && !next->finished &&
            (next->kind == OpKind::flush || next->kind == OpKind::request);
 }
 
 } // namespace
 
 bool OpQueue::unsignaled(const Op& op, const Op* next) const noexcept {
-    if (may_defer(op, next)) return true;
+    // A chained FLUSH only while fewer than signal_every_ credits wait, so a
+    // persist of many ranges cannot hold every credit unsignaled (then
+    // signaled, its completion retires the ones before it just as well).
+    if (may_defer(op, next)) return op.kind == OpKind::write || may_go_unsignaled(1);
     // A request finishes with its reply, which the server sends only once
     // the frame was received: the send's own completion tells nothing more.
     // Unsignaled but one in signal_every_, so that a signaled completion
@@ -186,8 +191,9 @@ void OpQueue::retire_wr(Op& op) {
 }
 
 bool OpQueue::owes_wr(const Op& op) noexcept {
-    // An unsignaled write not yet known done (a request owes only its reply).
-    return op.unsignaled && op.kind == OpKind::write && !op.finished;
+    // An unsignaled write (or chained FLUSH) not yet known done (a request
+    // owes only its reply).
+    return op.unsignaled && (op.kind == OpKind::write || op.kind == OpKind::flush) && !op.finished;
 }
 
 void OpQueue::retire_unsignaled_before(std::uint64_t seq, bool completion) {

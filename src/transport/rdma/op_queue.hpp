@@ -12,6 +12,7 @@
 #include "client/transport.hpp"
 #include "core/block_cache.hpp"
 #include "core/function_ref.hpp"
+#include "transport/rdma/api.hpp"
 #include "transport/rdma/buffers.hpp"
 #include "transport/rdma/user_memory.hpp"
 
@@ -33,7 +34,7 @@ enum class OpKind {
     write,         ///< write from a bounce entry, or from registered user memory
     read,          ///< read into a bounce entry, or into registered user memory
     atomic_write,  ///< atomic_write (8 bytes, inline)
-    flush,         ///< flush(PERSISTENT): read-after-write (an 8-byte read)
+    flush,         ///< flush(PERSISTENT): an 8-byte read (read-after-write) or a native FLUSH (Op::flush_call)
     request,       ///< send of a frame, then the server's reply
 };
 
@@ -51,12 +52,16 @@ struct Op {
     std::span<const std::byte> src;  ///< write: copied into the bounce entry when posted
     std::span<std::byte> out;        ///< read: copied out of the bounce entry on completion
     std::uint64_t value = 0;         ///< atomic_write, in wire (little-endian) byte order
+    /// flush: the Api call that posts it (Api::flush or Api::flush_native),
+    /// set by the region's flusher, so posting it asks no method.
+    decltype(&Api::flush) flush_call = nullptr;
     std::vector<std::byte> frame;    ///< request: copied into a send slot when posted
     std::uint32_t request_id = 0;
     OnReply on_reply;
-    /// write: part of a persist; posted without a completion of its own
-    /// (kCompletionOnError) when the op behind it is the persist's
-    /// flush, whose completion then retires it (RC completes in order).
+    /// write (or a native flush of one range of several): part of a
+    /// persist; posted without a completion of its own (kCompletionOnError)
+    /// when the op behind it is the persist's (next) flush, whose
+    /// completion then retires it (RC completes in order).
     bool chain = false;
     /// A persist's write (or commit word): no callback of its own; its
     /// error, if the first, goes to the op behind it (the persist's flush).

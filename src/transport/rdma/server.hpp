@@ -52,9 +52,11 @@ Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, serve
 /// client, and the flush types its memory can honour: visibility always
 /// (read-after-write needs remote read access), persistence only
 /// on PM-backed memory (a page-cache file or tmpfs has nothing a FLUSH could
-/// make persistent; an RNIC with native FLUSH would be granted
-/// IBV_ACCESS_FLUSH_PERSISTENT for it). Whether flush(PERSISTENT) may be
-/// used is the peer cfg's business (peer_cfg_descriptor).
+/// make persistent). Where the RNIC and the build have native FLUSH, the
+/// verbs layer adds IBV_ACCESS_FLUSH_PERSISTENT (and GLOBAL) for the
+/// persistence usage, if the RNIC takes it for that memory
+/// (mr_get_native_flush). Whether read-after-write may be used is the
+/// peer cfg's business (peer_cfg_descriptor).
 inline constexpr int kRegionUsage = kUsageReadSrc | kUsageWriteDst |
                                     kUsageFlushPersistent | kUsageFlushVisibility;
 inline constexpr int kFileRegionUsage = kRegionUsage & ~kUsageFlushPersistent;
@@ -63,12 +65,20 @@ int region_usage(const server::Region& r) noexcept;
 inline constexpr std::uint64_t kServerRecvTag = std::uint64_t{1} << 63;
 inline constexpr std::uint64_t kServerSendTag = std::uint64_t{1} << 62;
 
-/// Each region's memory, registered once with the listener's peer, and its descriptor.
-class RegionRegistry {
+/// Each region's memory, registered once with the listener's peer, its
+/// descriptor, and whether it admits a native persistent FLUSH.
+class RegionRegistry final : public server::RdmaMemory {
 public:
-    RegionRegistry(const Api& api, Peer* peer) noexcept : api_(api), peer_(peer) {}
+    /// `rnic_flush`: the listener's RNIC reports persistent FLUSH.
+    RegionRegistry(const Api& api, Peer* peer, bool rnic_flush) noexcept
+        : api_(api), peer_(peer), rnic_flush_(rnic_flush) {}
     /// ERRORS: errc::unsupported (no memory to register), errc::rdma_unavailable.
     Result<std::vector<std::uint8_t>> descriptor(server::Region& r);
+    /// Registers `r` if it was not. RETURN VALUE: {true} when its
+    /// registration admits a persistent FLUSH; else {false, why}: the
+    /// build, the RNIC, memory that is not PM, the RNIC refusing the access
+    /// for it, or the registration's own failure.
+    flush::TransportAbility native_flush(server::Region& r) override;
     /// A newer primary term took `r` over: its memory is registered again
     /// (a new rkey, taken before the old one is given up so the two
     /// differ) and the old registration is gone when this returns, so a
@@ -80,10 +90,13 @@ private:
     struct Entry {
         MrHandle mr;
         std::vector<std::uint8_t> descriptor;
+        flush::TransportAbility flush;  ///< whether the registration admits a persistent FLUSH
     };
     Result<Entry> register_region(server::Region& r);
+    flush::TransportAbility flush_ability(const server::Region& r, const LocalMr* mr) const;
     const Api& api_;
     Peer* peer_;
+    bool rnic_flush_;
     std::mutex mu_;
     std::map<const server::Region*, Entry> entries_;
 };
@@ -93,7 +106,9 @@ private:
 Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Method m);
 
 /// Add the RDMA descriptors to a grant Service made, or refuse it.
-/// ERRORS: errc::unsupported for native_flush (see limits.hpp), and those of
+/// ERRORS: errc::unsupported for a native_flush grant the region's
+/// registration does not admit (RegionRegistry::native_flush's reason: a
+/// client's forced method, or an override, decided it), and those of
 /// RegionRegistry::descriptor / peer_cfg_descriptor.
 Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region& r, proto::RegionGrant& g);
 

@@ -21,6 +21,37 @@ Result<std::vector<std::uint8_t>> RegionRegistry::descriptor(server::Region& r) 
     return desc;
 }
 
+flush::TransportAbility RegionRegistry::native_flush(server::Region& r) {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(&r);
+    if (it == entries_.end()) {
+        auto e = register_region(r);
+        if (!e) return {false, "region '" + r.report.name + "' cannot be registered: " + e.error().detail()};
+        it = entries_.emplace(&r, std::move(*e)).first;
+    }
+    return it->second.flush;
+}
+
+flush::TransportAbility RegionRegistry::flush_ability(const server::Region& r, const LocalMr* mr) const {
+    int native = 0;
+    if (api_.mr_get_native_flush(mr, &native) == 0 && (native & kUsageFlushPersistent) != 0) return {true, {}};
+    // Why not: the RNIC, the memory, and this build's rdma-core, as many as
+    // apply; else the RNIC refused the access for this memory.
+    const std::string what = "region '" + r.report.name + "'";
+    std::string why;
+    if (!rnic_flush_)
+        why = "the RNIC reports no persistent FLUSH (IB_UVERBS_DEVICE_FLUSH_PERSISTENT)";
+    else if (region_usage(r) != kRegionUsage)
+        why = what + " is page cache, not PM: its memory is registered without persistent FLUSH access, and no "
+                     "FLUSH can make it durable";
+    if (auto build = flush::rdma_ability(); !build.native_flush)
+        return {false, why.empty() ? build.why_not : why + "; and " + build.why_not};
+    if (!why.empty()) return {false, why};
+    return {false, "the RNIC would not register " + what + "'s memory for persistent FLUSH "
+                   "(IBV_ACCESS_FLUSH_PERSISTENT); rxe takes it only where every page is persistent memory "
+                   "(devdax on an NVDIMM, not memmap= PM)"};
+}
+
 void RegionRegistry::revoke(server::Region& r) {
     std::lock_guard lock(mu_);
     auto it = entries_.find(&r);
@@ -53,7 +84,8 @@ Result<RegionRegistry::Entry> RegionRegistry::register_region(server::Region& r)
     std::vector<std::uint8_t> desc(n);
     if (int ret = api_.mr_get_descriptor(mr.get(), desc.data()); ret != 0)
         return call_failure(errc::rdma_unavailable, what, "mr_get_descriptor", ret);
-    return Entry{std::move(mr), std::move(desc)};
+    auto ability = flush_ability(r, mr.get());
+    return Entry{std::move(mr), std::move(desc), std::move(ability)};
 }
 
 void RegionRegistry::clear() {
@@ -81,8 +113,15 @@ Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Met
 }
 
 Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region& r, proto::RegionGrant& g) {
-    if (g.method == flush::Method::native_flush && !kNativeFlushAvailable)
-        return Error(errc::unsupported, "region '" + r.report.name + "': " + std::string(kNativeFlushUnavailable));
+    // Whatever decided native_flush (the RNIC's report, a client's forced
+    // method, an override of native_flush), a FLUSH the registration does
+    // not admit would fail on the wire: refused here, with the reason.
+    if (g.method == flush::Method::native_flush) {
+        if (auto a = regs.native_flush(r); !a.native_flush)
+            return Error(errc::unsupported, "region '" + r.report.name + "': native_flush cannot be honored over "
+                                            "rdma://: " + a.why_not + "; set RPM_NATIVE_FLUSH=no on the server, or "
+                                            "force another method, to use the platform table instead");
+    }
     auto mr = regs.descriptor(r);
     if (!mr) return mr.error();
     auto cfg = peer_cfg_descriptor(api, g.method);

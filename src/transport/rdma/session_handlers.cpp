@@ -48,7 +48,7 @@ void ServerSession::on_auth(std::uint32_t rid, std::span<const std::byte> body) 
 }
 
 Result<proto::RegionGrant> ServerSession::grant(const proto::OpenRegion& req) {
-    auto g = env_.core.open_region(session_, req, server::TransportKind::rdma, env_.device);
+    auto g = env_.core.open_region(session_, req, server::TransportKind::rdma, env_.device, &env_.regions);
     if (!g) return g.error();
     const server::Grant* held = session_.grant(g->id);
     if (held == nullptr || held->region == nullptr) return Error(errc::io_error, "the grant names no region");

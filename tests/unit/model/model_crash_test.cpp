@@ -129,6 +129,7 @@ struct Negative {
     std::optional<SP> force_step;
     bool skip_flush;
     bool short_ranges = false;
+    bool native = false;  ///< the RNIC reports persistent FLUSH (the native cell)
 };
 
 const Negative kNegatives[] = {
@@ -147,6 +148,10 @@ const Negative kNegatives[] = {
     // byte. Shows the test is sensitive at byte and line granularity.
     {"send_flush_ranges_one_byte_short_under_adr", D::memory_controller, Ddio::on, TransportKind::rdma,
      std::nullopt, std::nullopt, false, true},
+    // The native cell on the wire: a FLUSH persists its own range and no
+    // more, so one a byte short of what was written loses the same way.
+    {"native_flush_ranges_one_byte_short_under_adr", D::memory_controller, Ddio::on, TransportKind::rdma,
+     std::nullopt, std::nullopt, false, true, true},
 };
 
 class ModelNegative : public ::testing::TestWithParam<Negative> {};
@@ -162,9 +167,13 @@ TEST_P(ModelNegative, WrongMethodLosesData) {
     cell.force_step = n.force_step;
     cell.skip_flush = n.skip_flush;
     cell.short_ranges = n.short_ranges;
+    cell.native_flush = n.native;
     cell.seed = 3000;
     const CrashReport r = run_and_print(cell);
     expect_sane(cell, r);
+    if (n.native) {
+        EXPECT_EQ(r.method, flush::Method::native_flush);
+    }
     if (n.force_method) {
         EXPECT_EQ(r.method, *n.force_method);
     }
@@ -176,5 +185,31 @@ TEST_P(ModelNegative, WrongMethodLosesData) {
 
 INSTANTIATE_TEST_SUITE_P(Controls, ModelNegative, ::testing::ValuesIn(kNegatives),
                          [](const auto& p) { return std::string(p.param.name); });
+
+// ---- the native cell's FLUSH refused on the wire ------------------------------
+
+// Memory registered without IBV_ACCESS_FLUSH_PERSISTENT (the lab's
+// RPM_FAULT=flush-global-only): every FLUSH completes with a remote access
+// error, so every flush and persist fails and nothing is acknowledged; the
+// crash then has nothing acknowledged to lose.
+TEST(ModelNativeRefused, ARefusedFlushAcknowledgesNothing) {
+    CrashCell cell;
+    cell.name = "native_flush_refused_under_adr";
+    cell.domain = D::memory_controller;
+    cell.ddio = Ddio::on;
+    cell.native_flush = true;
+    cell.flush_refused = true;
+    cell.seed = 3100;
+    const CrashReport r = run_and_print(cell);
+    ASSERT_EQ(r.setup_error, "");
+    EXPECT_EQ(r.method, flush::Method::native_flush);
+    EXPECT_EQ(r.crashes, cell.runs);
+    EXPECT_EQ(r.flushes, 0u);
+    EXPECT_EQ(r.persists, 0u);
+    EXPECT_EQ(r.bytes_acknowledged, 0u);
+    EXPECT_GT(r.server_errors, cell.runs / 2);  // each refused flush or persist
+    EXPECT_EQ(r.lost_bytes, 0u);
+    EXPECT_EQ(r.read_mismatches, 0u);
+}
 
 } // namespace

@@ -23,7 +23,7 @@ std::unique_ptr<server::Region> make_region(const RegionSpec& spec, MemTarget** 
 }
 
 Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root, rpm::Overrides ov,
-                 const std::function<void(ServerOptions&)>& tune) {
+                 const std::function<void(ServerOptions&)>& tune, const PlatformTune& platform) {
     ServerOptions opts;
     opts.listen = {"rdma://" + std::string(kHost) + ":0"};
     opts.secrets = {{kClientId, kSecret}};
@@ -44,9 +44,12 @@ Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root
     platform::DetectOptions d;
     d.root = opts.sysfs_root;
     d.query_verbs = false;
-    auto profile = platform::detect(d);
+    auto detected = platform::detect(d);
+    platform::Profile profile = detected ? std::move(*detected) : platform::Profile{};
+    server::TransportCaps caps;
+    if (platform) platform(profile, caps);
     core = std::make_unique<server::Service>(opts, std::move(regions), R"({"profile":"test"})", std::move(ov),
-                                          profile ? std::move(*profile) : platform::Profile{});
+                                          std::move(profile), caps);
 }
 
 Harness::~Harness() {

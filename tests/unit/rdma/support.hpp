@@ -94,8 +94,12 @@ inline const char* kHost = "192.0.2.10";
 
 /// Fabric + Service + listener, and clients connected to it.
 struct Harness {
+    /// `platform` may change what the server detected and what its
+    /// transports can do (a fake RNIC with native FLUSH, in native_flush_test).
+    using PlatformTune = std::function<void(platform::Profile&, server::TransportCaps&)>;
     explicit Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root = "/",
-                     rpm::Overrides ov = {}, const std::function<void(ServerOptions&)>& tune = {});
+                     rpm::Overrides ov = {}, const std::function<void(ServerOptions&)>& tune = {},
+                     const PlatformTune& platform = {});
     ~Harness();
     /// Start listening on kHost (port 0 = pick).
     void listen(std::uint16_t port = 0, ServerLimits limits = {});

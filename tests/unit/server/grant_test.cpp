@@ -64,6 +64,45 @@ TEST(ServerGrant, NativeFlushIsGrantedWhereTheTransportCan) {
     EXPECT_EQ(g->server_persist, flush::ServerPersist::none);
 }
 
+// What an RDMA listener's registrations say of a region's memory.
+struct FixedMemory final : server::RdmaMemory {
+    flush::TransportAbility answer;
+    int asked = 0;
+    flush::TransportAbility native_flush(server::Region&) override {
+        ++asked;
+        return answer;
+    }
+};
+
+TEST(ServerGrant, NativeFlushNeedsTheRegionsMemoryToAdmitIt) {
+    Fixture f(PersistenceDomain::memory_controller, server::TransportCaps{true});
+    auto dev = rnic(Ddio::on, true);
+    FixedMemory mem;
+    mem.answer = {false, "the RNIC would not register region 'r''s memory for persistent FLUSH"};
+    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev, &mem);
+    ASSERT_TRUE(g) << g.error().message();
+    EXPECT_EQ(mem.asked, 1);
+    EXPECT_EQ(g->method, flush::Method::send_flush);  // the table's ADR + DDIO on cell
+    EXPECT_NE(g->reason.find("native flush no (the RNIC reports native flush, but the RNIC would not register"),
+              std::string::npos)
+        << g->reason;
+    // Forcing it is unsafe here; with unsafe the listener refuses it
+    // (complete_grant: native_persist_test.cpp).
+    auto forced = f.core->open_region(f.session, {"r", flush::Method::native_flush, false},
+                                      server::TransportKind::rdma, &dev, &mem);
+    ASSERT_FALSE(forced);
+    EXPECT_NE(forced.error().message().find("unsafe"), std::string::npos) << forced.error().message();
+    mem.answer = {true, {}};
+    auto yes = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev, &mem);
+    ASSERT_TRUE(yes);
+    EXPECT_EQ(yes->method, flush::Method::native_flush);
+    // An RNIC that reports no FLUSH: the memory is not asked.
+    auto none = rnic(Ddio::on, false);
+    const int asked = mem.asked;
+    ASSERT_TRUE(f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &none, &mem));
+    EXPECT_EQ(mem.asked, asked);
+}
+
 TEST(ServerGrant, RdmaGrantFollowsTheRnicsDdioAndTcpTheDomain) {
     Fixture f(PersistenceDomain::memory_controller);
     auto off = rnic(Ddio::off, false);
