@@ -24,6 +24,27 @@ ConnEvent event_of(rdma_cm_event_type t) noexcept {
 
 bool would_block() noexcept { return errno == EAGAIN || errno == EWOULDBLOCK; }
 
+// A responder executes a FLUSH only where its queue pair's access flags
+// admit that placement type (rxe: IB_ACCESS_FLUSH_* in qp_access_flags,
+// else it answers with an invalid-request NAK and the connection dies).
+// rdma_cm sets those flags itself, without FLUSH, on every transition up
+// to RTS (rdma_accept redoes INIT), so they are added once established
+// (RTS to RTS). Should the device refuse, the connection stays up without
+// native FLUSH (conn_native_flush false), as on a device without it.
+void admit_flush(ConnObj& c) {
+    ibv_qp_attr attr{};
+    ibv_qp_init_attr init{};
+    int err = c.v->query_qp(c.id->qp, &attr, IBV_QP_ACCESS_FLAGS, &init);
+    if (err == 0) {
+        attr.qp_access_flags |= static_cast<unsigned>(kAccessFlushGlobal | kAccessFlushPersistent);
+        err = c.v->modify_qp(c.id->qp, &attr, IBV_QP_ACCESS_FLAGS);
+    }
+    if (err != 0) {
+        (void)fail("ibv_modify_qp (FLUSH access)", err);
+        c.native_flush = false;
+    }
+}
+
 } // namespace
 
 int conn_get_event_fd(const Conn* conn, int* fd) {
@@ -39,6 +60,10 @@ int conn_next_event(Conn* conn, ConnEvent* ev) {
     if (c->v->get_cm_event(c->ch, &e) != 0) return would_block() ? kErrNoEvent : fail("rdma_get_cm_event", errno);
     *ev = event_of(e->event);
     (void)c->v->ack_cm_event(e);
+    if (*ev == kConnEstablished && c->native_flush && !c->flush_admitted) {
+        c->flush_admitted = true;
+        admit_flush(*c);
+    }
     return 0;
 }
 

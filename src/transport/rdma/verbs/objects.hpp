@@ -73,6 +73,7 @@ struct ConnObj {
     bool native_atomic = false;        ///< the QP was created with IBV_QP_EX_WITH_ATOMIC_WRITE
     bool native_flush = false;         ///< the QP was created with IBV_QP_EX_WITH_FLUSH
     bool pending_flush = false;        ///< a FLUSH is in `pending`: the chain goes by post_chain_ex
+    bool flush_admitted = false;       ///< the QP's access flags were given FLUSH once established
     bool direct_write = false;         ///< the remote peer cfg: rpma_flush(PERSISTENT) allowed
     bool passive = false;              ///< accepted by a listener
     ibv_mr* raw_mr = nullptr;          ///< where flush reads land

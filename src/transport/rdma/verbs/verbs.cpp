@@ -56,8 +56,10 @@ int post_chain_ex(ibv_qp* qp, const WorkRequest* wrs, std::size_t n) {
         const WorkRequest& w = wrs[i];
         const auto& rdma = w.wr.wr.rdma;
         qpx->wr_id = w.wr.wr_id;
-        // Inline is how the data is set (ibv_wr_set_inline_data), not a flag here.
-        qpx->wr_flags = w.wr.send_flags & ~static_cast<unsigned>(IBV_SEND_INLINE);
+        // IBV_SEND_INLINE stays although the data goes by ibv_wr_set_inline_data:
+        // rxe's kernel side takes the bytes from the work request's inline
+        // area only when the flag says so (else it fails the packet).
+        qpx->wr_flags = w.wr.send_flags;
         switch (w.wr.opcode) {
         case IBV_WR_RDMA_WRITE: ::ibv_wr_rdma_write(qpx, rdma.rkey, rdma.remote_addr); break;
         case IBV_WR_RDMA_READ: ::ibv_wr_rdma_read(qpx, rdma.rkey, rdma.remote_addr); break;
@@ -89,6 +91,8 @@ const Verbs& real_verbs() noexcept {
         .ack_cm_event = &::rdma_ack_cm_event,
         .migrate_id = &::rdma_migrate_id,
         .create_qp_ex = &::rdma_create_qp_ex,
+        .query_qp = &::ibv_query_qp,
+        .modify_qp = &::ibv_modify_qp,
         .destroy_qp = &::rdma_destroy_qp,
         .connect = &::rdma_connect,
         .accept = &::rdma_accept,

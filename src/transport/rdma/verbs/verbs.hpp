@@ -50,6 +50,8 @@ struct Verbs {
     int (*ack_cm_event)(rdma_cm_event* ev);
     int (*migrate_id)(rdma_cm_id* id, rdma_event_channel* ch);
     int (*create_qp_ex)(rdma_cm_id* id, ibv_qp_init_attr_ex* attr);
+    int (*query_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init);
+    int (*modify_qp)(ibv_qp* qp, ibv_qp_attr* attr, int mask);
     void (*destroy_qp)(rdma_cm_id* id);
     int (*connect)(rdma_cm_id* id, rdma_conn_param* param);
     int (*accept)(rdma_cm_id* id, rdma_conn_param* param);

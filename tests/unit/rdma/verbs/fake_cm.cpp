@@ -219,6 +219,31 @@ int create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr) {
     return 0;
 }
 
+int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init) {
+    if (int e = enter("query_qp")) return e;
+    const auto it = st().qps.find(qp);
+    if (it == st().qps.end() || attr == nullptr || init == nullptr) {
+        violation("query_qp: unknown queue pair or no attributes to fill");
+        return EINVAL;
+    }
+    *attr = ibv_qp_attr{};
+    if ((mask & IBV_QP_ACCESS_FLAGS) != 0) attr->qp_access_flags = it->second.access;
+    return 0;
+}
+
+int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
+    if (int e = enter("modify_qp")) return e;
+    const auto it = st().qps.find(qp);
+    if (it == st().qps.end() || attr == nullptr) {
+        violation("modify_qp: unknown queue pair");
+        return EINVAL;
+    }
+    // rdma_cm drives the state transitions; the layer may change access only.
+    if (mask != IBV_QP_ACCESS_FLAGS) violation("modify_qp: more than the access flags");
+    it->second.access = attr->qp_access_flags;
+    return 0;
+}
+
 void destroy_qp(rdma_cm_id* id) {
     (void)enter("destroy_qp");
     if (id == nullptr || id->qp == nullptr || st().qps.erase(id->qp) == 0)

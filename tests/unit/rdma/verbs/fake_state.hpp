@@ -18,6 +18,8 @@ struct QpInfo {
     std::uint32_t max_send_wr = 0;
     std::uint64_t send_ops_flags = 0;
     std::uint32_t comp_mask = 0;
+    /// qp_access_flags: what rdma_cm gives an RC queue pair, until modify_qp.
+    unsigned access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
 };
 
 struct CqInfo {
@@ -87,6 +89,8 @@ int get_cm_event(rdma_event_channel* ch, rdma_cm_event** ev);
 int ack_cm_event(rdma_cm_event* ev);
 int migrate_id(rdma_cm_id* id, rdma_event_channel* ch);
 int create_qp_ex(rdma_cm_id* id, ibv_qp_init_attr_ex* attr);
+int query_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ibv_qp_init_attr* init);
+int modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask);
 void destroy_qp(rdma_cm_id* id);
 int connect(rdma_cm_id* id, rdma_conn_param* param);
 int accept(rdma_cm_id* id, rdma_conn_param* param);

@@ -58,7 +58,7 @@ namespace {
 constexpr const char* kCalls[] = {
     "create_event_channel", "destroy_event_channel", "create_id", "destroy_id", "bind_addr", "resolve_addr",
     "resolve_route", "listen", "get_cm_event", "ack_cm_event", "migrate_id", "create_qp_ex", "destroy_qp",
-    "connect", "accept", "reject", "disconnect", "get_src_port", "query_device_ex", "alloc_pd", "dealloc_pd",
+    "connect", "accept", "reject", "disconnect", "get_src_port", "query_qp", "modify_qp", "query_device_ex", "alloc_pd", "dealloc_pd",
     "reg_mr", "dereg_mr", "create_comp_channel", "destroy_comp_channel", "create_cq", "destroy_cq",
     "req_notify_cq", "get_cq_event", "ack_cq_events", "poll_cq", "post_send", "post_recv", "post_atomic_write",
     "post_chain_ex",
@@ -164,6 +164,12 @@ const ibv_mr* find_mr(const void* addr) {
 
 ibv_qp* qp_of(const rdma_cm_id* id) { return id != nullptr ? id->qp : nullptr; }
 
+unsigned qp_access(const ibv_qp* qp) {
+    const auto it = st().qps.find(const_cast<ibv_qp*>(qp));
+    if (it == st().qps.end()) throw std::logic_error("fake: no such queue pair");
+    return it->second.access;
+}
+
 rdma_cm_id* incoming_id(ibv_context* dev) {
     auto* id = new rdma_cm_id{};
     id->verbs = dev != nullptr ? dev : (st().cfg.route_device != nullptr ? st().cfg.route_device : device());
@@ -242,6 +248,8 @@ Verbs make_table() {
         .ack_cm_event = &ack_cm_event,
         .migrate_id = &migrate_id,
         .create_qp_ex = &create_qp_ex,
+        .query_qp = &query_qp,
+        .modify_qp = &modify_qp,
         .destroy_qp = &destroy_qp,
         .connect = &connect,
         .accept = &accept,

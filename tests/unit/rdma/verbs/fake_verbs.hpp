@@ -149,6 +149,8 @@ const std::vector<std::string>& violations();
 const ibv_mr* find_mr(const void* addr);
 /// The queue pair of a cm id (nullptr when none).
 ibv_qp* qp_of(const rdma_cm_id* id);
+/// A live queue pair's qp_access_flags (rdma_cm's, or as modify_qp left them).
+unsigned qp_access(const ibv_qp* qp);
 
 // Events the tests raise.
 /// A new cm id as rdma_cm makes for an incoming connection (on `dev`, or

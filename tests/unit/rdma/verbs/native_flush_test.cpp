@@ -76,6 +76,48 @@ TEST_F(NativeFlushTest, AQueuePairRefusedWithFlushIsMadeWithoutAndHasNone) {
     EXPECT_EQ(api.flush_native(conn, remote, 0, 8, kFlushPersistent, kFlushDefer, tag(1)), kErrNoSupp);
 }
 
+// A responder executes a FLUSH only where its queue pair's access flags
+// admit it; rdma_cm sets them without FLUSH, so they are added once the
+// connection is established.
+TEST_F(NativeFlushTest, OnceEstablishedTheQueuePairAdmitsFlushAsAResponder) {
+    ASSERT_NO_FATAL_FAILURE(open({.cap_flags = kFlushCap}));
+    const ibv_qp* qp = obj<ConnObj>(conn)->id->qp;
+    const unsigned before = fake::qp_access(qp);
+    EXPECT_EQ(before & (kAccessFlushGlobal | kAccessFlushPersistent), 0u);
+    fake::queue_cm_event(conn_fd(), RDMA_CM_EVENT_ESTABLISHED);
+    ConnEvent ev = kConnUndefined;
+    ASSERT_EQ(api.conn_next_event(conn, &ev), 0);
+    EXPECT_EQ(ev, kConnEstablished);
+    EXPECT_EQ(fake::qp_access(qp), before | kAccessFlushGlobal | kAccessFlushPersistent);
+    EXPECT_EQ(fake::count("modify_qp"), 1u);
+    // Once: a second ESTABLISHED (none comes on a real device) changes nothing.
+    fake::queue_cm_event(conn_fd(), RDMA_CM_EVENT_ESTABLISHED);
+    ASSERT_EQ(api.conn_next_event(conn, &ev), 0);
+    EXPECT_EQ(fake::count("modify_qp"), 1u);
+}
+
+TEST_F(NativeFlushTest, AQueuePairThatWillNotAdmitFlushLeavesTheConnectionWithout) {
+    ASSERT_NO_FATAL_FAILURE(open({.cap_flags = kFlushCap}));
+    fake::fail_next("modify_qp", EINVAL);
+    fake::queue_cm_event(conn_fd(), RDMA_CM_EVENT_ESTABLISHED);
+    ConnEvent ev = kConnUndefined;
+    ASSERT_EQ(api.conn_next_event(conn, &ev), 0);
+    EXPECT_EQ(ev, kConnEstablished);  // the connection stays up
+    bool native = true;
+    ASSERT_EQ(api.conn_native_flush(conn, &native), 0);
+    EXPECT_FALSE(native);
+    EXPECT_EQ(api.flush_native(conn, remote, 0, 8, kFlushPersistent, kFlushDefer, tag(1)), kErrNoSupp);
+}
+
+TEST_F(NativeFlushTest, WithoutFlushTheAccessFlagsAreLeftToRdmaCm) {
+    ASSERT_NO_FATAL_FAILURE(open());
+    fake::queue_cm_event(conn_fd(), RDMA_CM_EVENT_ESTABLISHED);
+    ConnEvent ev = kConnUndefined;
+    ASSERT_EQ(api.conn_next_event(conn, &ev), 0);
+    EXPECT_EQ(fake::count("modify_qp"), 0u);
+    EXPECT_EQ(fake::count("query_qp"), 0u);
+}
+
 TEST_F(NativeFlushTest, WithAtomicWriteTooBothAreNamed) {
     ASSERT_NO_FATAL_FAILURE(open({.cap_flags = kFlushCap | kAtomicWriteCap}));
     EXPECT_EQ(fake::qp_attrs().back().send_ops_flags, kQpExWithFlush | kFlushChainOps | IBV_QP_EX_WITH_ATOMIC_WRITE);
