@@ -8,7 +8,9 @@
 #include "transport/rdma/client.hpp"
 
 #include <atomic>
+#include <cstdlib>
 #include <future>
+#include <iostream>
 #include <mutex>
 #include <utility>
 
@@ -187,6 +189,52 @@ TEST_F(RdmaFaults, TruncatedFramesCloseTheSessionAndTheServerGoesOn) {
     }
     std::lock_guard lock(mu);
     EXPECT_TRUE(messages.empty()) << "a truncated message was delivered";
+}
+
+// Why a connection failed: the detail a later call's error carries (the
+// public API's error codes do not).
+std::string failure_of(Connection& c) {
+    std::vector<std::byte> mem(64);
+    auto m = c.register_memory(mem);
+    return m ? std::string("(the connection is up)") : m.error().message();
+}
+
+// Native FLUSH on the wire (the trixie lab): "kv" is devdax on the NVDIMM,
+// the grant native_flush, and a persist (its write and one FLUSH) succeeds.
+TEST_F(RdmaFaults, ANativeFlushPersistsOnDevdax) {
+    if (rpm::test::env_or("RPM_IT_NATIVE_FLUSH", "no") != "yes") GTEST_SKIP() << "needs native FLUSH (the trixie lab)";
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    auto r = c->open_region("kv");
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_EQ(r->method(), flush::Method::native_flush) << r->reason();
+    const auto ec = r->persist(16384, bytes_of("durable by FLUSH"));
+    EXPECT_FALSE(ec) << ec.message() << ": " << failure_of(*c);
+}
+
+// Native FLUSH's negative control (the trixie lab, RPM_IT_NATIVE_FLUSH=yes):
+// the region's memory registered for global FLUSH only while the server
+// claims persistent (RPM_FAULT=flush-global-only, read when "kv" is first
+// registered, at its open here), so the grant is native_flush and rxe
+// completes the persistent FLUSH with a remote access error. The persist
+// fails, nothing is acknowledged, and the connection's failure says why.
+TEST_F(RdmaFaults, ANativeFlushTheMemoryDoesNotAdmitFailsAndAcknowledgesNothing) {
+    if (rpm::test::env_or("RPM_IT_NATIVE_FLUSH", "no") != "yes") GTEST_SKIP() << "needs native FLUSH (the trixie lab)";
+    auto c = connect();
+    ASSERT_TRUE(c) << c.error().message();
+    ::setenv("RPM_FAULT", "flush-global-only", 1);
+    auto r = c->open_region("kv");
+    ::unsetenv("RPM_FAULT");
+    ASSERT_TRUE(r) << r.error().message();
+    ASSERT_EQ(r->method(), flush::Method::native_flush) << r->reason();
+    const auto ec = r->persist(12288, bytes_of("never acknowledged"));
+    EXPECT_EQ(ec, errc::io_error) << "a FLUSH the memory does not admit was acknowledged";
+    // RC: the queue pair is in error, the connection closed with the reason.
+    EXPECT_EQ(r->persist(12288, bytes_of("nor this")), errc::io_error);
+    const std::string why = failure_of(*c);
+    EXPECT_NE(why.find("work request failed: remote access error"), std::string::npos) << why;
+    std::cout << "[native-flush control] persist: " << ec.message() << "; the connection: " << why << "\n";
+    expect_untouched_and_serving();
 }
 
 TEST_F(RdmaFaults, BadRequestsThroughTheApiGetClearErrors) {

@@ -64,9 +64,13 @@
 #           and nvmf-auth: DH-HMAC-CHAP with the kernel's host and nvmet
 #           over NVMe/TCP and NVMe/RDMA (tests/lab/nvmf_auth.sh).
 #           trixie: Debian 13's root and 6.12 kernel (tools/lab/run
-#           --userland trixie, tests/lab/trixie.sh), rpm built against
-#           rdma-core 56 (ibv_wr_flush): detect, pmem, ops, atomic, faults,
-#           kill.
+#           --userland trixie, tests/lab/trixie.sh; adr or eadr: rxe takes
+#           FLUSH only on the NVDIMM's pages), rpm built against rdma-core 56
+#           (ibv_wr_flush), so every PM cell is native_flush: detect, pmem,
+#           ops (a forced native_flush granted), atomic, faults (a native
+#           persist, and its control: RPM_FAULT=flush-global-only), kill, and
+#           native-flush (tests/lab/native_flush.sh: rpm-server and
+#           rpm-client processes, rxe0's counters, the controls).
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
 # before running it, so editing this file during a lab run cannot break it.
@@ -90,6 +94,14 @@ case "$mode" in
   memmap) domain=unknown           method=send_flush       persist=cache_flush_sfence_deep_flush gran=cache_line ;;
   *) echo "suite.sh: unknown mode '$mode'"; exit 2 ;;
 esac
+# The trixie userland: rxe on Linux 6.12 reports FLUSH and rdma-core 56 can
+# issue it, so a PM region on the NVDIMM is native_flush in every cell.
+if [ "$flavor" = trixie ]; then
+  case "$mode" in
+    adr|eadr) method=native_flush persist=none ;;
+    *) echo "suite.sh: the trixie flavor runs in adr or eadr (rxe takes FLUSH only on NVDIMM pages)"; exit 2 ;;
+  esac
+fi
 
 failed=()
 # Each step's output is kept too: a failed step's last lines are printed
@@ -137,7 +149,11 @@ detect() {
     local reason
     reason=$(jq -r '.decisions[] | select(.device == "rxe0") | .reason' <<<"$json")
     echo "decision's reason: $reason"
-    grep -q "the RNIC reports native flush, but rpm.s rdma:// cannot issue it" <<<"$reason" || return 1
+    if [ "$flavor" = trixie ]; then
+      grep -q "native flush yes" <<<"$reason" || return 1
+    else
+      grep -q "the RNIC reports native flush, but rpm.s rdma:// cannot issue it" <<<"$reason" || return 1
+    fi
     [ "$got" = "$domain rxe0 true true $method $persist" ]
     return
   fi
@@ -149,6 +165,7 @@ detect() {
 
 it_env=(RPM_IT_TRANSPORT=rdma RPM_IT_ADDR="$RPM_LAB_RDMA_ADDR" RPM_IT_PM="$RPM_LAB_PM"
         RPM_IT_PM_DOMAIN="$domain" RPM_IT_PM_METHOD="$method" RPM_IT_PM_PERSIST="$persist")
+[ "$flavor" = trixie ] && it_env+=(RPM_IT_NATIVE_FLUSH=yes)
 pmem() { env RPM_LAB_DOMAIN="$domain" RPM_LAB_GRANULARITY="$gran" "$build/tests/lab_pmem_test" --gtest_brief=1; }
 ops() { env "${it_env[@]}" "$build/tests/ops_test" --gtest_brief=1; }
 faults() { env "${it_env[@]}" "$build/tests/lab_rdma_test" --gtest_brief=1; }
@@ -307,6 +324,8 @@ if [ "$flavor" = backports ] || [ "$flavor" = trixie ]; then
   # 6.12 has NVMe in-band authentication on both sides (6.1 on neither);
   # trixie's root carries no nvme-cli.
   [ "$flavor" = backports ] && step nvmf-auth "$src/tests/lab/nvmf_auth.sh" "$build"
+  # rpm-server and rpm-client processes: native FLUSH's grant, counters, controls.
+  [ "$flavor" = trixie ] && step native-flush "$src/tests/lab/native_flush.sh" "$build"
   echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
   if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode $flavor]: FAILED: ${failed[*]}"; exit 1; fi
   echo "lab[$mode $flavor]: all steps passed"
