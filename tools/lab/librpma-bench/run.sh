@@ -54,8 +54,8 @@ report() {  # DIR
   jq -s 'group_by(.size) | map({size: .[0].size,
       librpma: (map(select(.peer == "librpma")) | .[0]),
       rpm: (map(select(.peer == "rpm" and .method_choice == "decided")) | .[0]),
-      # rpm with the flush path of librpma; the rdma:// of rpm has no FLUSH work
-      # request yet, so for native_flush its one-sided read_after_write.
+      # rpm with the flush path of librpma; where rpm's build cannot issue FLUSH
+      # (rdma-core 44), for native_flush its one-sided read_after_write.
       rpm_same_method: (. as $rows | map(select(.peer == "librpma")) | .[0].method as $m
                         | ($rows | map(select(.peer == "rpm" and .method == $m)) | .[0])
                           // ($rows | map(select(.peer == "rpm" and .method == "read_after_write")) | .[0])),
@@ -77,7 +77,7 @@ report() {  # DIR
         "$sm" "$(num "$sp" 9 1)" "$(num "$ib" 11 1)" "$(num "$r1" 9 2)" "$(num "$r2" 9 2)" "$(num "$r3" 9 2)"
     done
   echo "  rpm/lrpma: rpm's decided method over librpma; 1s/lrpma: rpm with librpma's flush path over librpma, or,"
-  echo "  when rpm cannot take that path (rpm's rdma:// has no FLUSH work request yet), its read_after_write;"
+  echo "  when rpm cannot take that path (a build whose rdma-core has no ibv_wr_flush), its read_after_write;"
   echo "  rpm/rd: rpm's decided method over ib_read_lat of the same size (a full round trip)."
   [ -s "$d/failures.txt" ] && { echo "NOT MEASURED:"; sed 's/^/  /' "$d/failures.txt"; return 1; }
   return 0
