@@ -25,10 +25,6 @@ namespace {
 
 const void* tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
 
-std::error_code response_reply(const proto::Header& h, std::span<const std::byte> body) {
-    return response_status(h, body);
-}
-
 // The 8-byte read lands inside the region wherever the range lies.
 std::uint64_t read_offset(std::uint64_t offset, std::uint64_t region_size) noexcept {
     const std::uint64_t last = region_size >= 8 ? region_size - 8 : 0;
@@ -103,7 +99,7 @@ void ClientConn::submit_send_flush(const RemoteRegion&, std::uint32_t grant_id, 
     std::vector<std::byte> frame;
     const auto rid = next_request_id();
     proto::encode_flush(frame, rid, grant_id, ranges);
-    submit_locked(request_op(std::move(frame), rid, response_reply, std::move(done)));
+    submit_locked(request_op(std::move(frame), rid, response_status, std::move(done)));
 }
 
 void ClientConn::submit_native_flush(const RemoteRegion& r, std::uint32_t, std::span<const proto::Range> ranges,

@@ -50,10 +50,6 @@ std::vector<client::Done> chunk_callbacks(client::Done done, std::size_t n) {
     return out;
 }
 
-std::error_code response_reply(const proto::Header& h, std::span<const std::byte> body) {
-    return response_status(h, body);
-}
-
 } // namespace
 
 std::uint32_t ClientConn::next_request_id() noexcept {
@@ -296,7 +292,7 @@ void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
     proto::encode_message(frame, rid, payload);
     std::lock_guard lock(mu_);
     // The server answers every message with a Response, as over TCP.
-    submit_locked(request_op(std::move(frame), rid, response_reply, std::move(done)));
+    submit_locked(request_op(std::move(frame), rid, response_status, std::move(done)));
 }
 
 void ClientConn::recv(std::span<std::byte> out, client::RecvDone done) {
