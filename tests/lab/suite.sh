@@ -70,7 +70,10 @@
 #           ops (a forced native_flush granted), atomic, faults (a native
 #           persist, and its control: RPM_FAULT=flush-global-only), kill, and
 #           native-flush (tests/lab/native_flush.sh: rpm-server and
-#           rpm-client processes, rxe0's counters, the controls).
+#           rpm-client processes, rxe0's counters, the controls), kv-native
+#           (kv_mixed.sh with the rdma:// replica on the NVDIMM, its grant
+#           native_flush: the replicated log over native FLUSH), and floor
+#           with rpm-floor's native_flush pattern too.
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
 # before running it, so editing this file during a lab run cannot break it.
@@ -242,17 +245,20 @@ atomic() {
 # every pattern against the PM device and its server ends with the client;
 # the fan-out of tools/lab/ab/replication_floor.sh runs against three
 # servers; a client without a server fails with the reason.
-floor() {
-  local port=7795 json=/tmp/floor.json srv out
+floor() {  # [PATTERNS]: rpm-floor's list (default: its four; trixie adds native_flush)
+  local port=7795 json=/tmp/floor.json srv out patterns=${1:-write,read,read_after_write,send_flush} n
+  n=$(tr ',' '\n' <<<"$patterns" | wc -l)
   timeout -k 5 60 "$build/bin/rpm-floor" --listen "$RPM_LAB_RDMA_ADDR:$port" --region "$RPM_LAB_PM" --timeout 50 \
     >/tmp/floorsrv.txt 2>&1 &
   srv=$!
   for _ in $(seq 1 100); do grep -q listening /tmp/floorsrv.txt && break; sleep 0.1; done
-  timeout -k 5 60 "$build/bin/rpm-floor" --connect "$RPM_LAB_RDMA_ADDR:$port" --ops 100 --warmup 10 --rounds 2 \
-    --json "$json" || { kill "$srv"; wait "$srv"; return 1; }
+  timeout -k 5 60 "$build/bin/rpm-floor" --connect "$RPM_LAB_RDMA_ADDR:$port" --patterns "$patterns" --ops 100 \
+    --warmup 10 --rounds 2 --json "$json" || { kill "$srv"; wait "$srv"; return 1; }
   wait "$srv" || { echo "rpm-floor's server failed: $(cat /tmp/floorsrv.txt)"; return 1; }
-  [ "$(jq '[.results[] | select(.ops == 100 and .p50_us > 0)] | length' "$json")" -eq 8 ] || return 1
-  [ "$(jq -r '[.results[].pattern] | unique | join(",")' "$json")" = "read,read_after_write,send_flush,write" ] || return 1
+  [ "$(jq '[.results[] | select(.ops == 100 and .p50_us > 0)] | length' "$json")" -eq $((2 * n)) ] || return 1
+  [ "$(jq -r '[.results[].pattern] | unique | join(",")' "$json")" = "$(tr ',' '\n' <<<"$patterns" | sort | paste -sd,)" ] ||
+    return 1
+  jq -r '.results[] | select(.round == 2) | "  \(.pattern): p50 \(.p50_us) us"' "$json"
   # The replication floor's fan-out: three servers that sleep when idle (the
   # PM device and two tmpfs files), each operation done at two completions.
   local srvs=() targets="" p s regions=("$RPM_LAB_PM" /dev/shm/floor-a /dev/shm/floor-b)
@@ -326,6 +332,11 @@ if [ "$flavor" = backports ] || [ "$flavor" = trixie ]; then
   [ "$flavor" = backports ] && step nvmf-auth "$src/tests/lab/nvmf_auth.sh" "$build"
   # rpm-server and rpm-client processes: native FLUSH's grant, counters, controls.
   [ "$flavor" = trixie ] && step native-flush "$src/tests/lab/native_flush.sh" "$build"
+  # The replicated log over rdma:// with native FLUSH: an rpm-kvstore
+  # replica on the NVDIMM (granted native_flush), one over tcp://, every
+  # put on both; and rpm-floor's bare FLUSH beside rpm's other patterns.
+  [ "$flavor" = trixie ] && step kv-native "$src/tests/lab/kv_mixed.sh" "$build/bin" "$RPM_LAB_RDMA_ADDR" "$RPM_LAB_PM" native_flush
+  [ "$flavor" = trixie ] && step floor floor write,read,read_after_write,send_flush,native_flush
   echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
   if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode $flavor]: FAILED: ${failed[*]}"; exit 1; fi
   echo "lab[$mode $flavor]: all steps passed"

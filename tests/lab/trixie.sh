@@ -8,7 +8,7 @@ set -euo pipefail
 src=$(cd "${1:?usage: trixie.sh CHECKOUT [BUILD_DIR]}" && pwd)
 build=${2:-$src/build-trixie}
 # What suite.sh's trixie flavor runs, and nothing else.
-targets=(rpm-probe rpm-server rpm-client rpm-bench ops_test lab_rdma_test lab_pmem_test)
+targets=(rpm-probe rpm-server rpm-client rpm-bench rpm-kvstore rpm-floor ops_test lab_rdma_test lab_pmem_test)
 t0=$SECONDS
 "$src/tools/lab/userland-build.sh" --suite trixie --dir "$build" "${targets[@]}" | tail -n 3
 echo "trixie.sh: build-trixie ready in $((SECONDS - t0)) s"

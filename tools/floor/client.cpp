@@ -146,6 +146,17 @@ Result<void> post_op(Client& c, Pattern p, std::size_t size) {
         if (ret == 0) ret = api.ring(conn);
         return check(ret, "write+send+ring");
     }
+    case Pattern::native_flush: {
+        // rpm's persist by native_flush: the write unsignaled, one FLUSH
+        // (persistent, the range) signaled, one doorbell; no server work.
+        // kErrNoSupp: the device, this build or the server's registration
+        // cannot take a FLUSH (the message says which call refused).
+        int ret = api.write(conn, c.remote.get(), kOffset, c.data_mr.get(), 0, size, rdma::kCompletionOnError | kDefer, nullptr);
+        if (ret == 0)
+            ret = api.flush_native(conn, c.remote.get(), kOffset, size, rdma::kFlushPersistent, rdma::kCompletionAlways | kDefer, nullptr);
+        if (ret == 0) ret = api.ring(conn);
+        return check(ret, "write+flush_native+ring");
+    }
     }
     return Error(errc::invalid_argument, "unknown pattern");
 }

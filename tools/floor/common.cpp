@@ -10,15 +10,17 @@ const char* name(Pattern p) noexcept {
     case Pattern::read: return "read";
     case Pattern::read_after_write: return "read_after_write";
     case Pattern::send_flush: return "send_flush";
+    case Pattern::native_flush: return "native_flush";
     }
     return "?";
 }
 
 Result<Pattern> pattern_from(const std::string& s) {
-    for (auto p : {Pattern::write, Pattern::read, Pattern::read_after_write, Pattern::send_flush})
+    for (auto p : {Pattern::write, Pattern::read, Pattern::read_after_write, Pattern::send_flush,
+                   Pattern::native_flush})
         if (s == name(p)) return p;
     return Error(errc::invalid_argument,
-                 "unknown pattern '" + s + "' (write, read, read_after_write or send_flush)");
+                 "unknown pattern '" + s + "' (write, read, read_after_write, send_flush or native_flush)");
 }
 
 Result<void> open_peer(const rdma::Api& api, const std::string& addr, rdma::ContextType type, rdma::Peer** peer) {

@@ -4,7 +4,8 @@
 // ib_write_lat), but perftest has no pattern for two of them: a write
 // followed by an 8-byte read under one doorbell (read_after_write) and a
 // write plus a send answered by the server after it persisted the range
-// (send_flush). rpm-floor posts exactly the work requests rpm's persist
+// (send_flush), and none for IBTA 1.5's FLUSH behind a write
+// (native_flush). rpm-floor posts exactly the work requests rpm's persist
 // posts, through the same verbs layer (src/transport/rdma/verbs/), with
 // nothing else around them: no protocol, no I/O thread, no bounce copy, no
 // completion-mode logic: one thread that busy-polls its completion queue
@@ -37,6 +38,10 @@ enum class Pattern {
     read,              ///< a read, signaled (rpm's read)
     read_after_write,  ///< write unsignaled + 8-byte read signaled, one doorbell
     send_flush,        ///< write unsignaled + send; the server persists and answers
+    /// write unsignaled + IBTA FLUSH (persistent, the range) signaled, one
+    /// doorbell: rpm's native_flush persist. Needs a device with FLUSH and
+    /// a build whose rdma-core has ibv_wr_flush (the trixie lab).
+    native_flush,
 };
 const char* name(Pattern p) noexcept;
 Result<Pattern> pattern_from(const std::string& s);

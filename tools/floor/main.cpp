@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
     auto* q = app.add_option("--quorum", co.quorum,
                              "client: completions that finish an operation, 1 to the servers named (default: all)");
     app.add_option("--region", so.region, "server: the PM path to serve (devdax, file); default anonymous memory");
-    app.add_option("--patterns", patterns, "client: comma-separated write,read,read_after_write,send_flush");
+    app.add_option("--patterns", patterns, "client: comma-separated write,read,read_after_write,send_flush,native_flush");
     app.add_option("--size", co.size, "client: bytes per write or read")->capture_default_str();
     app.add_option("--ops", co.ops, "client: measured operations per pattern and round")->capture_default_str();
     app.add_option("--warmup", co.warmup, "client: unmeasured operations first")->capture_default_str();

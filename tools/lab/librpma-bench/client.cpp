@@ -96,6 +96,8 @@ Result measure(const ClientOptions& o, Conn& c, std::size_t size) {
     const auto t1 = now();
     if (wc.wr_id != reinterpret_cast<std::uint64_t>(&marker)) throw Error("a completion other than the flush's arrived");
     r.method = method_of(wc.opcode);
+    if (o.flush_path == "read_after_write" && wc.opcode != IBV_WC_RDMA_READ)
+      throw Error(std::string("--flush-path read_after_write, but the flush completed as ") + r.method);
     if (i >= o.warmup) r.us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
   return r;
@@ -144,6 +146,7 @@ int run_client(const ClientOptions& o) {
     ibv_context* dev = nullptr;
     check(rpma_utils_get_ibv_context(o.addr.c_str(), RPMA_UTIL_IBV_CONTEXT_REMOTE, &dev), "no RDMA device reaches " + o.addr);
     check(rpma_peer_new(dev, &c.peer), "rpma_peer_new");
+    if (o.flush_path == "read_after_write") create_qps_without_flush();
     check(rpma_mr_reg(c.peer, buf.get(), biggest, RPMA_MR_USAGE_WRITE_SRC, &c.local), "rpma_mr_reg of the source buffer");
     connect(o, c);
     std::size_t remote_size = 0;

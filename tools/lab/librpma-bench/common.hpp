@@ -36,7 +36,14 @@ struct ClientOptions {
   std::size_t ops = 2000, warmup = 200;
   int connect_timeout_ms = 10000;
   int op_timeout_ms = 5000;  // one write + flush; rxe under TCG takes ~50 us
+  // "auto": the path librpma chooses; "read_after_write": the QP made
+  // without FLUSH (qp_shim.cpp), and the run fails unless the flushes then
+  // complete as reads.
+  std::string flush_path = "auto";
 };
+
+// Queue pairs made from now on cannot post FLUSH (qp_shim.cpp).
+void create_qps_without_flush();
 
 // What the server sends in the connection's private data: the region's and
 // the peer configuration's descriptors, each after a length byte.

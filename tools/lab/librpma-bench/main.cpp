@@ -14,10 +14,13 @@ void usage(std::FILE* to) {
       "                            [--accept-timeout S] [--session-timeout S]\n"
       "       librpma-bench client --addr IP [--port P] [--sizes 8,64,4096] [--ops N] [--warmup N]\n"
       "                            [--connect-timeout-ms MS] [--op-timeout-ms MS]\n"
+      "                            [--flush-path auto|read_after_write]\n"
       "server: registers PATH (a devdax such as /dev/dax0.0, or a file) for writes and persistent\n"
       "  flushes, sends its descriptor in the connection's private data, serves one client.\n"
       "client: per size, rpma_write + rpma_flush(RPMA_FLUSH_TYPE_PERSISTENT) + waiting for the\n"
       "  flush's completion, --ops times after --warmup; one JSON line per size on stdout.\n"
+      "  --flush-path read_after_write: the queue pair is made without FLUSH, so librpma takes\n"
+      "  its read-after-write path (as on an RNIC without FLUSH); auto: the path librpma picks.\n"
       "defaults: port 7800, map size 2097152, accept 120 s, session 600 s, 2000 ops, 200 warm-up,\n"
       "  connect 10000 ms, one operation 5000 ms.\n",
       to);
@@ -69,6 +72,13 @@ bool parse_client(std::string_view f, std::string_view v, lrb::ClientOptions& c)
   else if (f == "--warmup") c.warmup = number<std::size_t>(f, v, 0, 100000000);
   else if (f == "--connect-timeout-ms") c.connect_timeout_ms = number<int>(f, v, 1, 3600000);
   else if (f == "--op-timeout-ms") c.op_timeout_ms = number<int>(f, v, 1, 3600000);
+  else if (f == "--flush-path") {
+    if (v != "auto" && v != "read_after_write") {
+      std::fprintf(stderr, "librpma-bench: --flush-path is auto or read_after_write (got '%.*s')\n", int(v.size()), v.data());
+      throw BadFlag{};
+    }
+    c.flush_path = v;
+  }
   else return false;
   return true;
 }

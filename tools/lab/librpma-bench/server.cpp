@@ -113,7 +113,7 @@ int run_server(const ServerOptions& o) {
     std::vector<std::uint8_t> pdata = describe(mr).pack();
     rpma_ep* ep = nullptr;
     check(rpma_ep_listen(peer, o.addr.c_str(), o.port.c_str(), &ep), "rpma_ep_listen on " + o.addr + ":" + o.port);
-    // The line run.sh waits for before it starts the client.
+    // The line tools/lab/bench waits for before it starts the client.
     std::printf("librpma-bench server: listening on %s:%s, region %s (%zu B)\n", o.addr.c_str(), o.port.c_str(), o.pm.c_str(), m.size);
     std::fflush(stdout);
     try { serve_one(ep, o, pdata); } catch (const Error& e) { std::fprintf(stderr, "librpma-bench server: %s\n", e.what()); rc = 1; }
