@@ -66,16 +66,18 @@ int main(int argc, char** argv) {
               << " bytes, flush method " << rpm::flush::to_string(notes->method()) << ": " << notes->reason()
               << "\n";
 
-    // persist = write + flush: once it returns {}, the record is durable on
+    // persist = write + flush: once it succeeds, the record is durable on
     // the server, not merely received by it.
     constexpr std::string_view record = "order 42: 3 apples, paid";
     constexpr std::uint64_t offset = 4096;
-    if (auto ec = notes->persist(offset, std::as_bytes(std::span(record)))) return fail("persist", ec.message());
+    if (auto done = notes->persist(offset, std::as_bytes(std::span(record))); !done)
+        return fail("persist", done.error().message());
     std::cout << "client: persisted " << record.size() << " bytes at offset " << offset << "\n";
 
     // Read it back: what the region holds now, fetched from the server.
     std::array<char, record.size()> back{};
-    if (auto ec = notes->read(offset, std::as_writable_bytes(std::span(back)))) return fail("read", ec.message());
+    if (auto done = notes->read(offset, std::as_writable_bytes(std::span(back))); !done)
+        return fail("read", done.error().message());
     const std::string_view got(back.data(), back.size());
     if (got != record) return fail("read", "got '" + std::string(got) + "', not the record persisted");
     std::cout << "client: read back '" << got << "'\n";

@@ -10,7 +10,7 @@
 // calls run_ready() on its thread, which runs them there.
 //
 //   auto q = rpm::CallbackQueue::create();           // once
-//   region.persist(off, data, q->wrap([&](std::error_code ec) { ... }));
+//   region.persist(off, data, q->wrap([&](rpm::Result<void> r) { ... }));
 //   // in the loop, when q->fd() polls readable:
 //   q->run_ready();
 #pragma once

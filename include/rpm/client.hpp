@@ -11,12 +11,16 @@
 // not block. Buffers passed to an async call must stay valid until its
 // callback runs.
 //
-// Errors, as the calls below list them. Every status is a std::error_code
-// of rpm_category() (an rpm::errc, include/rpm/error.hpp); {} is success.
+// Errors, as the calls below list them. Every call reports one type: a
+// synchronous one returns rpm::Result<void> (or Result<T>), a callback gets
+// one, a future holds one; a failure is an rpm::Error: its code an rpm::errc
+// (include/rpm/error.hpp), its detail saying which operation, region and
+// range, and for a failed connection why it failed. Success costs no
+// allocation: an empty Result<void> carries no text.
 //   - Arguments the client refuses (errc::out_of_range, errc::misaligned,
 //     errc::invalid_argument, errc::bad_size) send nothing: the region is untouched and the connection goes on.
-//   - The server's refusal or failure arrives as the errc it answered (on
-//     the data path without its detail text; open_region keeps the detail).
+//   - The server's refusal or failure arrives as the errc it answered, the
+//     detail naming the operation (open_region: with the server's own text).
 //   - errc::io_error, mostly: the connection failed: lost, closed, a bad
 //     frame or a failed work request, or a synchronous call ran past
 //     ClientOptions::timeout (which closes the connection). Every pending
@@ -76,11 +80,12 @@ RPM_API_BEGIN
 
 namespace rpm {
 
-/// An asynchronous operation's callback: runs exactly once, with {} or the
-/// error the synchronous form would return (but never a timeout of its own).
-using Callback = std::function<void(std::error_code)>;
-/// Connection::recv's callback: the status and the message's size.
-using RecvCallback = std::function<void(std::error_code, std::size_t)>;
+/// An asynchronous operation's callback: runs exactly once, with success
+/// or the error the synchronous form would return (but never a timeout of
+/// its own).
+using Callback = std::function<void(Result<void>)>;
+/// Connection::recv's callback: the message's size, or the error.
+using RecvCallback = std::function<void(Result<std::size_t>)>;
 
 /// An I/O thread that several tcp:// connections share (make_io_group()).
 class RPM_INTERNAL IoGroup;
@@ -94,6 +99,14 @@ class RPM_INTERNAL IoGroup;
 /// it and the last handle are gone. ERRORS: none here; a group whose event
 /// loop could not be made fails each connect with errc::io_error.
 std::shared_ptr<IoGroup> make_io_group();
+
+// TEMPORARY migration check (not to be committed): no boolean use.
+struct DataResult : Result<void> {
+    DataResult() = default;
+    DataResult(Result<void> r) : Result<void>(std::move(r)) {}
+    DataResult(Error e) : Result<void>(std::move(e)) {}
+    explicit operator bool() const = delete;
+};
 
 struct ClientOptions {
     std::string client_id = "default";
@@ -178,25 +191,25 @@ public:
     /// covers it returns. Returns once the server (tcp://) or the NIC
     /// (rdma://, which cuts large writes into work requests) has the bytes.
     /// An empty `data` stores nothing and succeeds.
-    /// RETURN VALUE: {} once stored.
+    /// RETURN VALUE: success once stored.
     /// tcp:// sends more than a frame holds (1 MiB + 4 KiB less the 12-byte
     /// request head) as several consecutive writes.
     /// ERRORS: errc::out_of_range (offset + data.size() beyond size():
     /// nothing is sent); errc::io_error (connection failed or timed out:
     /// which bytes were stored is unknown); errc::fenced; the server's error
     /// otherwise (tcp://: the first of its parts').
-    std::error_code write(std::uint64_t offset, std::span<const std::byte> data);
+    DataResult write(std::uint64_t offset, std::span<const std::byte> data);
     /// write(offset, data) of `length` bytes at `data`. ERRORS: as write.
-    std::error_code write(std::uint64_t offset, const void* data, std::size_t length) {
+    DataResult write(std::uint64_t offset, const void* data, std::size_t length) {
         return write(offset, std::span(static_cast<const std::byte*>(data), length));
     }
     /// write(offset, data) of the bytes of `text`. ERRORS: as write.
-    std::error_code write(std::uint64_t offset, std::string_view text) {
+    DataResult write(std::uint64_t offset, std::string_view text) {
         return write(offset, text.data(), text.size());
     }
     /// Read out.size() bytes at `offset` into `out`: what the region holds,
     /// durable or not.
-    /// RETURN VALUE: {} once `out` holds them.
+    /// RETURN VALUE: success once `out` holds them.
     /// tcp:// asks for more than the server answers at once (1 MiB + 4 KiB
     /// less 1100 bytes) as several consecutive reads.
     /// ERRORS: errc::out_of_range (offset + out.size() beyond size():
@@ -205,50 +218,50 @@ public:
     /// the larger parts; the connection goes on); errc::io_error (connection
     /// failed or timed out); errc::fenced; the server's error otherwise
     /// (tcp://). On an error `out` may have been written in part.
-    std::error_code read(std::uint64_t offset, std::span<std::byte> out);
+    DataResult read(std::uint64_t offset, std::span<std::byte> out);
     /// read(offset, out) into the `length` bytes at `out`. ERRORS: as read.
-    std::error_code read(std::uint64_t offset, void* out, std::size_t length) {
+    DataResult read(std::uint64_t offset, void* out, std::size_t length) {
         return read(offset, std::span(static_cast<std::byte*>(out), length));
     }
     /// Store the 8-byte `value` (little-endian in the region) at `offset` as
     /// one word, never torn (Connection::atomic_write_stats says how it
     /// travels); NOT durable until a flush or persist that covers it returns.
-    /// RETURN VALUE: {} once stored.
+    /// RETURN VALUE: success once stored.
     /// ERRORS: errc::misaligned (offset not a multiple of 8) or
     /// errc::out_of_range (offset + 8 beyond size()): nothing is sent;
     /// errc::io_error
     /// (connection failed or timed out: whether it was stored is unknown);
     /// errc::fenced; the server's error otherwise (tcp://).
-    std::error_code atomic_write(std::uint64_t offset, std::uint64_t value);
+    DataResult atomic_write(std::uint64_t offset, std::uint64_t value);
     /// Make durable every write, atomic write and persist to
     /// [offset, offset + length) issued on this connection before this
     /// call, by method(): send_flush (every tcp:// grant unless forced) asks
     /// the server to run its persist step over the range; read_after_write
     /// (rdma://) posts an RDMA read behind the writes. length 0 succeeds.
-    /// RETURN VALUE: {} once those bytes are durable.
+    /// RETURN VALUE: success once those bytes are durable.
     /// ERRORS: errc::out_of_range (offset + length beyond size():
     /// nothing is sent); errc::deep_flush_failed or errc::io_error from the
     /// server (its persist step failed: the deep flush, or the msync of a
     /// file region; the connection goes on, durability is not assured);
     /// errc::io_error (connection failed or timed out: durability unknown);
     /// errc::fenced.
-    std::error_code flush(std::uint64_t offset, std::uint64_t length);
+    DataResult flush(std::uint64_t offset, std::uint64_t length);
     /// write(offset, data) followed by a flush of that range, as one call:
     /// tcp:// sends one request, answered after the server's persist step
     /// (more than a frame holds, 1 MiB + 4 KiB less a 20-byte head: writes
     /// and then one flush); rdma:// posts the write and its flush together.
-    /// RETURN VALUE: {} once `data` is durable at `offset`.
+    /// RETURN VALUE: success once `data` is durable at `offset`.
     /// ERRORS: errc::out_of_range (offset + data.size() beyond size():
     /// nothing is sent); the server's persist-step errors, as for
     /// flush (the data is stored, durability not assured); errc::io_error
     /// (connection failed or timed out: durability unknown); errc::fenced.
-    std::error_code persist(std::uint64_t offset, std::span<const std::byte> data);
+    DataResult persist(std::uint64_t offset, std::span<const std::byte> data);
     /// persist(offset, data) of `length` bytes at `data`. ERRORS: as persist.
-    std::error_code persist(std::uint64_t offset, const void* data, std::size_t length) {
+    DataResult persist(std::uint64_t offset, const void* data, std::size_t length) {
         return persist(offset, std::span(static_cast<const std::byte*>(data), length));
     }
     /// persist(offset, data) of the bytes of `text`. ERRORS: as persist.
-    std::error_code persist(std::uint64_t offset, std::string_view text) {
+    DataResult persist(std::uint64_t offset, std::string_view text) {
         return persist(offset, text.data(), text.size());
     }
     /// Vectored persist: every slice stored, then all of them durable, as
@@ -258,7 +271,7 @@ public:
     /// frame, 1 MiB + 4 KiB with their data, as writes and then one flush
     /// of their ranges, and reports the first error of those). Nothing is
     /// stored when a slice is out of range.
-    /// RETURN VALUE: {} once every slice is durable.
+    /// RETURN VALUE: success once every slice is durable.
     /// ERRORS: errc::invalid_argument (no slices, or more than
     /// kMaxPersistSlices) or errc::out_of_range (a slice outside the
     /// region): nothing is sent;
@@ -267,10 +280,10 @@ public:
     /// client's 1 MiB + 4 KiB: durability unknown); errc::fenced; the server's error otherwise
     /// (its persist-step errors as for flush). rdma://: the first error of
     /// the slices' writes and the flush.
-    std::error_code persist(std::span<const WriteSlice> slices);
+    DataResult persist(std::span<const WriteSlice> slices);
 
     // Asynchronous forms: each starts the operation of the synchronous form
-    // of the same name and returns; done(ec) runs exactly once with {} or
+    // of the same name and returns; done(r) runs exactly once with success or
     // one of that form's errors, except the timeout: these have none, and
     // wait for the answer or the connection's failure (or close()). Where
     // `done` runs: the file comment (a call RemoteRegion refuses runs it
@@ -294,19 +307,25 @@ public:
     void persist(std::span<const WriteSlice> slices, Callback done);
 
     // Future forms: the callback form, with `done` setting the future.
-    // RETURN VALUE: a future that becomes ready with {} or the error (at
+    // RETURN VALUE: a future that becomes ready with success or the error (at
     // once when the arguments are refused); it never holds an exception.
     // ERRORS: as the synchronous form, except the timeout: none, as for the
     // callback form. Never wait on one inside a callback of the same
     // connection: it would wait for itself.
     /// write(offset, data, done) with a future. ERRORS: as write.
-    std::future<std::error_code> write_async(std::uint64_t offset, std::span<const std::byte> data);
+    std::future<Result<void>> write_async(std::uint64_t offset, std::span<const std::byte> data);
+    /// read(offset, out, done) with a future; `out` is filled once it is
+    /// ready with success. ERRORS: as read.
+    std::future<Result<void>> read_async(std::uint64_t offset, std::span<std::byte> out);
+    /// atomic_write(offset, value, done) with a future. ERRORS: as
+    /// atomic_write.
+    std::future<Result<void>> atomic_write_async(std::uint64_t offset, std::uint64_t value);
     /// flush(offset, length, done) with a future. ERRORS: as flush.
-    std::future<std::error_code> flush_async(std::uint64_t offset, std::uint64_t length);
+    std::future<Result<void>> flush_async(std::uint64_t offset, std::uint64_t length);
     /// persist(offset, data, done) with a future. ERRORS: as persist.
-    std::future<std::error_code> persist_async(std::uint64_t offset, std::span<const std::byte> data);
+    std::future<Result<void>> persist_async(std::uint64_t offset, std::span<const std::byte> data);
     /// persist(slices, done) with a future. ERRORS: as persist(slices).
-    std::future<std::error_code> persist_async(std::span<const WriteSlice> slices);
+    std::future<Result<void>> persist_async(std::span<const WriteSlice> slices);
 
 private:
     friend class Connection;
@@ -411,18 +430,20 @@ public:
     /// Send one application message to the server, which hands it to its
     /// ServerOptions::on_message (when set) and then answers. Waits at most
     /// ClientOptions::timeout.
-    /// RETURN VALUE: {} once the server answered (on_message has returned).
+    /// RETURN VALUE: success once the server answered (on_message has returned).
     /// ERRORS: errc::bad_size (rdma://: a payload over 65520 bytes, one
     /// message slot less the frame header: nothing is sent); errc::io_error
     /// (the connection failed, or the timeout passed, which closes it;
     /// tcp://: also a payload over the server's ServerOptions::max_payload,
     /// by default 1 MiB + 4 KiB: the server closes the connection);
     /// errc::fenced (the connection was fenced).
-    std::error_code send(std::span<const std::byte> payload);
-    /// As send(payload); done(ec) runs once the server answered, with the
+    DataResult send(std::span<const std::byte> payload);
+    /// As send(payload); done(r) runs once the server answered, with the
     /// errors send(payload) returns, except the timeout: this has none.
     /// Where `done` runs: the file comment.
     void send(std::span<const std::byte> payload, Callback done);
+    /// send(payload, done) with a future. ERRORS: as send, no timeout.
+    std::future<Result<void>> send_async(std::span<const std::byte> payload);
     /// Receive one application message from the server (Server::send) into
     /// `out`. Messages wait, in order, until received. Waits at most
     /// ClientOptions::timeout.
@@ -433,14 +454,17 @@ public:
     /// than 4096 messages left unreceived fail it); errc::fenced (the
     /// connection was fenced).
     Result<std::size_t> recv(std::span<std::byte> out);
-    /// As recv(out), with no timeout: done(ec, n) runs once, n the message's
-    /// size (with errc::bad_size too: the message was dropped), 0 with any
-    /// other error. ERRORS (to `done`): as recv(out), but the timeout.
+    /// As recv(out), with no timeout: done(r) runs once, r the message's
+    /// size or the error (errc::bad_size: the message was dropped, and the
+    /// detail gives its size). ERRORS (to `done`): as recv(out), but the
+    /// timeout.
     /// tcp://: when a message is already waiting, or the connection has
     /// failed, `done` runs on the calling thread before this returns;
     /// otherwise on the I/O thread (rdma://: where callbacks run, file
     /// comment). `out` must stay valid until `done` runs.
     void recv(std::span<std::byte> out, RecvCallback done);
+    /// recv(out, done) with a future. ERRORS: as recv, no timeout.
+    std::future<Result<std::size_t>> recv_async(std::span<std::byte> out);
 
     /// RETURN VALUE: the server's platform profile (JSON), as it sent it in
     /// the handshake. ERRORS: none.

@@ -9,6 +9,7 @@
 #include <rpm/export.hpp>
 
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <utility>
 
@@ -86,6 +87,16 @@ public:
     /// alone when detail() is empty; "<detail>: <message>" otherwise.
     /// ERRORS: none.
     [[nodiscard]] std::string message() const;
+
+    /// RETURN VALUE: this error with `context` before its detail
+    /// ("<context>: <detail>", or just `context` when there was none): a
+    /// caller names what it was doing when a call it made failed.
+    /// ERRORS: none.
+    [[nodiscard]] Error with_context(std::string_view context) const {
+        std::string d(context);
+        if (!detail_.empty()) d.append(": ").append(detail_);
+        return Error(code_, std::move(d));
+    }
 
     /// RETURN VALUE: whether a's code is `e` (of rpm_category()); never
     /// fails.

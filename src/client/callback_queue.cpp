@@ -40,14 +40,14 @@ Result<CallbackQueue> CallbackQueue::create() {
 int CallbackQueue::fd() const noexcept { return s_->wake.fd(); }
 
 Callback CallbackQueue::wrap(Callback done) const {
-    return [s = s_, done = std::move(done)](std::error_code ec) mutable {
-        s->push([done = std::move(done), ec] { done(ec); });
+    return [s = s_, done = std::move(done)](Result<void> r) mutable {
+        s->push([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
     };
 }
 
 RecvCallback CallbackQueue::wrap_recv(RecvCallback done) const {
-    return [s = s_, done = std::move(done)](std::error_code ec, std::size_t n) mutable {
-        s->push([done = std::move(done), ec, n] { done(ec, n); });
+    return [s = s_, done = std::move(done)](Result<std::size_t> r) mutable {
+        s->push([done = std::move(done), r = std::move(r)]() mutable { done(std::move(r)); });
     };
 }
 

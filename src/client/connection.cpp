@@ -19,15 +19,15 @@ Result<RemoteRegion> Connection::open_region(std::string_view name, const Region
 // A moved-from Connection has no state: its calls fail (or report nothing)
 // instead of dereferencing it.
 namespace {
-std::error_code moved_from() { return make_error_code(errc::invalid_argument); }
+Error moved_from(const char* call) { return Error(errc::invalid_argument, std::string(call) + " on a moved-from connection"); }
 const std::string& no_profile() {
     static const std::string none;
     return none;
 }
 } // namespace
 
-std::error_code Connection::send(std::span<const std::byte> payload) {
-    if (!s_) return moved_from();
+DataResult Connection::send(std::span<const std::byte> payload) {
+    if (!s_) return moved_from("send");
     return detail::wait_for(*s_, [&](Callback cb) { send(payload, std::move(cb)); });
 }
 
@@ -40,27 +40,31 @@ Result<LocalMemory> Connection::register_memory(std::span<std::byte> mem) {
 }
 
 void Connection::send(std::span<const std::byte> payload, Callback done) {
-    if (!s_) return done(moved_from());
+    if (!s_) return done(moved_from("send"));
     s_->transport->send(payload, std::move(done));
 }
 
+std::future<Result<void>> Connection::send_async(std::span<const std::byte> payload) {
+    return detail::as_future<void>([&](Callback cb) { send(payload, std::move(cb)); });
+}
+
 Result<std::size_t> Connection::recv(std::span<std::byte> out) {
-    if (!s_) return Error(errc::invalid_argument, "recv on a moved-from connection");
-    auto p = std::make_shared<std::promise<std::pair<std::error_code, std::size_t>>>();
-    auto f = p->get_future();
-    recv(out, [p](std::error_code ec, std::size_t n) { p->set_value({ec, n}); });
+    if (!s_) return moved_from("recv");
+    auto f = recv_async(out);
     if (f.wait_for(s_->options.timeout) != std::future_status::ready) {
         s_->transport->close();
-        return Error(errc::io_error, "recv timed out; the connection was closed");
+        return client::timed_out(s_->transport->name(), s_->options.timeout);
     }
-    auto [ec, n] = f.get();
-    if (ec) return Error(ec, "recv");
-    return n;
+    return f.get();
 }
 
 void Connection::recv(std::span<std::byte> out, RecvCallback done) {
-    if (!s_) return done(moved_from(), 0);
+    if (!s_) return done(moved_from("recv"));
     s_->transport->recv(out, std::move(done));
+}
+
+std::future<Result<std::size_t>> Connection::recv_async(std::span<std::byte> out) {
+    return detail::as_future<std::size_t>([&](RecvCallback cb) { recv(out, std::move(cb)); });
 }
 
 const std::string& Connection::server_profile_json() const noexcept {

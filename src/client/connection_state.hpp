@@ -8,6 +8,7 @@
 #include "client/transport.hpp"
 
 #include <deque>
+#include <future>
 #include <memory>
 #include <mutex>
 
@@ -53,6 +54,16 @@ struct ConnectionAccess {
 /// Wait for an async operation with the connection's timeout. A timeout
 /// closes the connection: the operation's state is unknown, and closing
 /// guarantees no late completion touches the caller's buffers.
-std::error_code wait_for(ConnectionState& conn, FunctionRef<void(Callback)> start);
+Result<void> wait_for(ConnectionState& conn, FunctionRef<void(Callback)> start);
+
+/// The future form of a callback form: `start` posts the operation with a
+/// callback that sets the future (which never holds an exception).
+template <class T>
+std::future<Result<T>> as_future(FunctionRef<void(std::function<void(Result<T>)>)> start) {
+    auto p = std::make_shared<std::promise<Result<T>>>();
+    auto f = p->get_future();
+    start([p](Result<T> r) { p->set_value(std::move(r)); });
+    return f;
+}
 
 } // namespace rpm::detail

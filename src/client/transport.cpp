@@ -11,22 +11,27 @@ Result<std::shared_ptr<void>> Transport::register_memory(std::span<std::byte>) {
     return std::shared_ptr<void>();
 }
 
-std::error_code Transport::call(Start start, std::chrono::milliseconds timeout) {
-    auto p = std::make_shared<std::promise<std::error_code>>();
+Result<void> Transport::call(Start start, std::chrono::milliseconds timeout) {
+    auto p = std::make_shared<std::promise<Result<void>>>();
     auto f = p->get_future();
-    start([p](std::error_code ec) { p->set_value(ec); });
+    start([p](Result<void> r) { p->set_value(std::move(r)); });
     if (f.wait_for(timeout) == std::future_status::ready) return f.get();
     close();
-    return errc::io_error;
+    return timed_out(name(), timeout);
 }
 
-std::error_code Transport::read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
-                                    std::chrono::milliseconds timeout) {
+Error timed_out(std::string_view scheme, std::chrono::milliseconds timeout) {
+    return Error(errc::io_error, "no answer within the timeout (" + std::to_string(timeout.count()) + " ms): the " +
+                                     std::string(scheme) + ":// connection was closed");
+}
+
+Result<void> Transport::read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                                 std::chrono::milliseconds timeout) {
     return call([&](Done d) { read(g, offset, out, std::move(d)); }, timeout);
 }
 
-std::error_code Transport::write_now(const proto::RegionGrant& g, std::uint64_t offset,
-                                     std::span<const std::byte> data, std::chrono::milliseconds timeout) {
+Result<void> Transport::write_now(const proto::RegionGrant& g, std::uint64_t offset,
+                                  std::span<const std::byte> data, std::chrono::milliseconds timeout) {
     return call([&](Done d) { write(g, offset, data, std::move(d)); }, timeout);
 }
 

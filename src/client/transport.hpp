@@ -19,10 +19,24 @@
 
 namespace rpm::client {
 
-using Done = std::function<void(std::error_code)>;
+/// An operation's completion: the public callback itself, so a caller's
+/// callback reaches the transport without a wrapper (and an allocation).
+using Done = Callback;
 /// What a synchronous call runs to post its operation (Transport::call).
 using Start = FunctionRef<void(Done)>;
-using RecvDone = std::function<void(std::error_code, std::size_t)>;
+using RecvDone = RecvCallback;
+
+/// What an operation completes with: success for an empty code, else the
+/// code with `detail` (built only then: success allocates nothing).
+inline Result<void> status(std::error_code ec, std::string detail = {}) {
+    if (!ec) return {};
+    return Error(ec, std::move(detail));
+}
+/// `e` as an operation's result: success when its code is empty.
+inline Result<void> status(Error e) {
+    if (!e.code()) return {};
+    return e;
+}
 
 /// The callbacks of one call made of several operations (a persist's
 /// writes and flush, a large write's chunks): each part() records a failure,
@@ -32,17 +46,17 @@ class FirstError {
 public:
     explicit FirstError(Done done) : s_(std::make_shared<State>(State{{}, std::move(done)})) {}
     [[nodiscard]] Done part() const {
-        return [s = s_](std::error_code ec) {
-            if (ec && !s->first) s->first = ec;
+        return [s = s_](Result<void> r) {
+            if (!r && s->first) s->first = std::move(r);
         };
     }
     [[nodiscard]] Done last() const {
-        return [s = s_](std::error_code ec) { s->done(s->first ? s->first : ec); };
+        return [s = s_](Result<void> r) { s->done(s->first ? std::move(r) : std::move(s->first)); };
     }
 
 private:
     struct State {
-        std::error_code first;
+        Result<void> first;  ///< success until a part fails
         Done done;
     };
     std::shared_ptr<State> s_;
@@ -63,6 +77,10 @@ public:
     /// wake-up for the holder) to `fds`, for the holder's poll().
     virtual void fds(std::vector<int>& out) = 0;
 };
+
+/// The error of a synchronous call that ran past ClientOptions::timeout
+/// (its connection is then closed).
+Error timed_out(std::string_view scheme, std::chrono::milliseconds timeout);
 
 class Transport {
 public:
@@ -90,14 +108,14 @@ public:
     /// errc::io_error. The default waits for the completion from the I/O
     /// thread; a transport may run the operation on the calling thread.
     /// `start` is called once, during the call.
-    virtual std::error_code call(Start start, std::chrono::milliseconds timeout);
+    virtual Result<void> call(Start start, std::chrono::milliseconds timeout);
     /// A synchronous read or write: as call() with a start that posts it
     /// (the default). A transport may run it without a callback
     /// (rdma://: ClientConn::transfer_now). Same RETURN VALUE and timeout.
-    virtual std::error_code read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
-                                     std::chrono::milliseconds timeout);
-    virtual std::error_code write_now(const proto::RegionGrant& g, std::uint64_t offset,
-                                      std::span<const std::byte> data, std::chrono::milliseconds timeout);
+    virtual Result<void> read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                                  std::chrono::milliseconds timeout);
+    virtual Result<void> write_now(const proto::RegionGrant& g, std::uint64_t offset,
+                                   std::span<const std::byte> data, std::chrono::milliseconds timeout);
     /// Register application memory for zero-copy writes and reads (see
     /// Connection::register_memory). RETURN VALUE: a handle that keeps the
     /// registration; null when the transport has nothing to register (the

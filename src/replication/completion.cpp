@@ -14,22 +14,22 @@ void Replicator::Impl::progress_locked(Member& m) {
     m.last_progress = Clock::now();
 }
 
-void Replicator::Impl::on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec) {
+void Replicator::Impl::on_write_done(std::size_t i, std::uint64_t epoch, Result<void> r) {
     std::vector<std::pair<Frontier, Lsn>> notes;
     {
         std::lock_guard lock(mu);
         Member& m = replicas[i];
         if (m.epoch != epoch) return;  // a completion from before the member failed
         progress_locked(m);
-        if (!ec) return;
-        fail_locked(m, Error(ec, "replica " + m.spec.uri + ": a write failed"));
+        if (r) return;
+        fail_locked(m, r.error().with_context("replica " + m.spec.uri + ": a write failed"));
         recompute_locked(notes);
     }
     notify(notes);
 }
 
 void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::uint64_t flush_id,
-                                     std::error_code ec) {
+                                     Result<void> r) {
     std::vector<std::pair<Frontier, Lsn>> notes;
     bool syncing = false;
     {
@@ -38,8 +38,8 @@ void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::ui
         if (m.epoch != epoch) return;
         progress_locked(m);
         syncing = m.state == ReplicaState::syncing;  // its resync waits for its flushes (flush_member)
-        if (ec) {
-            fail_locked(m, Error(ec, "replica " + m.spec.uri + ": a flush failed"));
+        if (!r) {
+            fail_locked(m, r.error().with_context("replica " + m.spec.uri + ": a flush failed"));
         } else {
             // Flushes are queued in id order: found by bisection. A slow
             // member holds thousands (every commit adds one while it lags),
@@ -68,13 +68,13 @@ void Replicator::Impl::on_flush_done(std::size_t i, std::uint64_t epoch, std::ui
 }
 
 void Replicator::Impl::on_heartbeat_done(std::size_t i, std::uint64_t epoch, Clock::time_point sent,
-                                         std::error_code ec) {
+                                         Result<void> r) {
     {
         std::lock_guard lock(mu);
         Member& m = replicas[i];
-        if (m.epoch == epoch && !ec && m.state == ReplicaState::live) m.round_trips.add(Clock::now() - sent);
+        if (m.epoch == epoch && r && m.state == ReplicaState::live) m.round_trips.add(Clock::now() - sent);
     }
-    on_write_done(i, epoch, ec);
+    on_write_done(i, epoch, std::move(r));
 }
 
 std::chrono::microseconds Replicator::Impl::degraded_round_trip() const {

@@ -230,10 +230,10 @@ struct Replicator::Impl {
     Wakeup poll_wake{true};
     void send_heartbeat(std::size_t i);
     // completion.cpp (mu held unless said otherwise)
-    void on_write_done(std::size_t i, std::uint64_t epoch, std::error_code ec);
-    void on_flush_done(std::size_t i, std::uint64_t epoch, std::uint64_t flush_id, std::error_code ec);
+    void on_write_done(std::size_t i, std::uint64_t epoch, Result<void> r);
+    void on_flush_done(std::size_t i, std::uint64_t epoch, std::uint64_t flush_id, Result<void> r);
     /// A heartbeat's flush answered: a write's completion and a round trip.
-    void on_heartbeat_done(std::size_t i, std::uint64_t epoch, Clock::time_point sent, std::error_code ec);
+    void on_heartbeat_done(std::size_t i, std::uint64_t epoch, Clock::time_point sent, Result<void> r);
     /// The monitor's check: a live member whose round trips' p90 passed
     /// degraded_round_trip() is degraded (an event), and healthy again once
     /// it is back under it.

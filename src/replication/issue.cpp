@@ -55,7 +55,7 @@ void Replicator::Impl::send_writes(std::uint64_t region_offset, std::span<const 
     std::uint64_t value = 0;
     if (atomic) std::memcpy(&value, bytes.data(), 8);
     for (auto& t : targets) {
-        auto done = [this, i = t.index, e = t.epoch, keep](std::error_code ec) { on_write_done(i, e, ec); };
+        auto done = [this, i = t.index, e = t.epoch, keep](Result<void> r) { on_write_done(i, e, std::move(r)); };
         if (atomic)
             t.region.atomic_write(region_offset, value, std::move(done));
         else
@@ -150,12 +150,12 @@ Lsn Replicator::Impl::issue_flushes() {
     for (auto& f : flushes) {
         if (batch)
             f.t.region.persist(std::span<const WriteSlice>(batch->slices),
-                               [this, i = f.t.index, e = f.t.epoch, id = f.id, batch](std::error_code ec) {
-                                   on_flush_done(i, e, id, ec);
+                               [this, i = f.t.index, e = f.t.epoch, id = f.id, batch](Result<void> r) {
+                                   on_flush_done(i, e, id, std::move(r));
                                });
         for (const auto& s : f.spans) {
-            f.t.region.flush(s.offset, s.length, [this, i = f.t.index, e = f.t.epoch, id = f.id](std::error_code ec) {
-                on_flush_done(i, e, id, ec);
+            f.t.region.flush(s.offset, s.length, [this, i = f.t.index, e = f.t.epoch, id = f.id](Result<void> r) {
+                on_flush_done(i, e, id, std::move(r));
             });
         }
     }
@@ -238,8 +238,8 @@ Lsn Replicator::Impl::persist_slices(std::span<const WriteSlice> slices) {
     }
     for (auto& s : sends) {
         s.t.region.persist(std::span<const WriteSlice>(staged->slices),
-                           [this, i = s.t.index, e = s.t.epoch, id = s.id, staged](std::error_code ec) {
-                               on_flush_done(i, e, id, ec);
+                           [this, i = s.t.index, e = s.t.epoch, id = s.id, staged](Result<void> r) {
+                               on_flush_done(i, e, id, std::move(r));
                            });
     }
     wake_waiters();  // Replicator::wait(Frontier::local) callers
@@ -316,10 +316,10 @@ void Replicator::Impl::send_heartbeat(std::size_t i) {
         position = m.frontier;
         t = Destination{m.index, m.epoch, *m.region};
     }
-    auto done = [this, i, e = t->epoch](std::error_code ec) { on_write_done(i, e, ec); };
+    auto done = [this, i, e = t->epoch](Result<void> r) { on_write_done(i, e, std::move(r)); };
     t->region.atomic_write(replication::kOffPosition, position, done);
-    t->region.flush(replication::kOffPosition, 8, [this, i, e = t->epoch, sent = Clock::now()](std::error_code ec) {
-        on_heartbeat_done(i, e, sent, ec);
+    t->region.flush(replication::kOffPosition, 8, [this, i, e = t->epoch, sent = Clock::now()](Result<void> r) {
+        on_heartbeat_done(i, e, sent, std::move(r));
     });
 }
 

@@ -33,7 +33,7 @@ Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec)
         return Error(errc::bad_size, spec.uri + " region " + spec.region + " has " + std::to_string(region->size()) +
                                          " bytes, the local region " + std::to_string(local->size()));
     std::vector<std::byte> page(replication::kHeaderBytes);
-    if (auto ec = region->read(0, page)) return Error(ec, spec.uri + ": reading the replica header");
+    if (auto r = region->read(0, page); !r.has_value()) return r.error().with_context(spec.uri + ": reading the replica header");
     auto h = replication::decode_header(page);
     return Dialed{std::move(*conn), *region, h};
 }

@@ -18,8 +18,8 @@ Result<std::vector<std::byte>> Replicator::Impl::fetch(std::size_t i, std::uint6
     RemoteRegion r = *replicas[i].region;  // a handle; reads are not const
     for (std::uint64_t off = 0; off < length; off += replication::kResyncChunk) {
         const auto n = std::min<std::uint64_t>(replication::kResyncChunk, length - off);
-        if (auto ec = r.read(kReplicaHeaderSize + off, std::span(out).subspan(off, n)))
-            return Error(ec, replicas[i].spec.uri + ": reading its data for recovery");
+        if (auto got = r.read(kReplicaHeaderSize + off, std::span(out).subspan(off, n)); !got.has_value())
+            return got.error().with_context(replicas[i].spec.uri + ": reading its data for recovery");
     }
     return out;
 }

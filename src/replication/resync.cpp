@@ -30,7 +30,7 @@ Result<void> Replicator::Impl::compare_chunk(std::size_t i, std::uint64_t region
             r = replicas[i].region;
         }
         if (!r) return Error(errc::io_error, "the member has no connection");
-        if (auto ec = r->read(region_offset, remote)) return Error(ec, "resync read of " + replicas[i].spec.uri);
+        if (auto got = r->read(region_offset, remote); !got.has_value()) return got.error().with_context("resync read of " + replicas[i].spec.uri);
     }
     std::lock_guard issue(issue_mu);
     const std::byte* mine = local->bytes().data() + region_offset;
@@ -50,7 +50,7 @@ Result<void> Replicator::Impl::compare_chunk(std::size_t i, std::uint64_t region
         epoch = m.epoch;
     }
     r->write(region_offset, std::span<const std::byte>(*staged),
-             [this, i, epoch, staged](std::error_code ec) { on_write_done(i, epoch, ec); });
+             [this, i, epoch, staged](Result<void> done) { on_write_done(i, epoch, std::move(done)); });
     return {};
 }
 
@@ -72,7 +72,7 @@ Result<void> Replicator::Impl::write_member_header(std::size_t i) {
         epoch = m.epoch;
     }
     r->write(0, std::span<const std::byte>(*staged),
-             [this, i, epoch, staged](std::error_code ec) { on_write_done(i, epoch, ec); });
+             [this, i, epoch, staged](Result<void> done) { on_write_done(i, epoch, std::move(done)); });
     return {};
 }
 

@@ -68,8 +68,8 @@ Result<void> send_batch(Replicator::Impl& impl, std::size_t i, std::uint64_t epo
         m.bytes_resynced += batch_bytes;
         r = m.region;
     }
-    r->persist(std::span<const WriteSlice>(staged->slices), [&impl, i, epoch, id, staged, window](std::error_code ec) {
-        impl.on_flush_done(i, epoch, id, ec);
+    r->persist(std::span<const WriteSlice>(staged->slices), [&impl, i, epoch, id, staged, window](Result<void> done) {
+        impl.on_flush_done(i, epoch, id, std::move(done));
         window->release();
     });
     return {};

@@ -78,11 +78,11 @@ private:
                now >= deadline_ || !budget_.claim();
     }
 
-    void completed(Slot& s, std::error_code ec, Clock::time_point now) {
+    void completed(Slot& s, const rpm::Result<void>& r, Clock::time_point now) {
         std::lock_guard lock(mu_);
         last_done = now;
-        if (ec) {
-            if (errors++ == 0) first_error = std::string(to_string(spec_.op)) + ": " + ec.message();
+        if (!r.has_value()) {
+            if (errors++ == 0) first_error = std::string(to_string(spec_.op)) + ": " + r.error().message();
             failed_ = true;  // the connection is likely gone; stop this thread's loop
             return;
         }
@@ -101,7 +101,7 @@ private:
         }
     }
 
-    std::error_code start_sync(Slot& s) {
+    rpm::Result<void> start_sync(Slot& s) {
         switch (spec_.op) {
         case Op::write: return region_.write(s.offset, s.buf);
         case Op::read: return region_.read(s.offset, s.buf);
@@ -119,9 +119,9 @@ private:
     void kick(Slot& s, Clock::time_point now) {
         if (should_stop(now)) return retire();
         s.issued = Clock::now();
-        start(s, [this, &s](std::error_code ec) {
+        start(s, [this, &s](rpm::Result<void> r) {
             const auto t = Clock::now();
-            completed(s, ec, t);
+            completed(s, r, t);
             kick(s, t);
         });
     }
@@ -147,9 +147,9 @@ private:
         auto now = Clock::now();
         while (!should_stop(now)) {
             s.issued = Clock::now();
-            auto ec = start_sync(s);
+            const rpm::Result<void> r = start_sync(s);
             now = Clock::now();
-            completed(s, ec, now);
+            completed(s, r, now);
         }
     }
 

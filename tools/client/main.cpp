@@ -58,8 +58,9 @@ int put(const Common& c, std::uint64_t offset, const std::string& text) {
     auto r = open(c, conn);
     if (!r) return fail(r.error().message());
     describe(*r);
-    if (auto ec = r->persist(offset, std::as_bytes(std::span(text.data(), text.size()))))
-        return fail("persist: " + ec.message());
+    if (const rpm::Result<void> done = r->persist(offset, std::as_bytes(std::span(text.data(), text.size())));
+        !done.has_value())
+        return fail("persist: " + done.error().message());
     std::cout << "persisted " << text.size() << " bytes at offset " << offset << "\n";
     return 0;
 }
@@ -69,8 +70,9 @@ int get(const Common& c, std::uint64_t offset, std::size_t length) {
     auto r = open(c, conn);
     if (!r) return fail(r.error().message());
     std::string out(length, '\0');
-    if (auto ec = r->read(offset, std::as_writable_bytes(std::span(out.data(), out.size()))))
-        return fail("read: " + ec.message());
+    if (const rpm::Result<void> done = r->read(offset, std::as_writable_bytes(std::span(out.data(), out.size())));
+        !done.has_value())
+        return fail("read: " + done.error().message());
     std::cout << out << "\n";
     return 0;
 }

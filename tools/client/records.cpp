@@ -38,7 +38,7 @@ bool persist_with_retry(std::uint64_t n, const StreamOptions& o, const Opener& o
                       << " bytes); lower --count or --record-size\n";
             return false;
         }
-        if (region && !region->persist(n * o.record_size, rec)) return true;
+        if (region && region->persist(n * o.record_size, rec).has_value()) return true;
         region.reset();
         conn.reset();
         if (Clock::now() >= deadline) return false;
@@ -87,8 +87,8 @@ int verify(const StreamOptions& o, const Opener& open) {
     std::uint64_t checked = 0, bad = 0;
     std::vector<std::byte> got(o.record_size);
     for (std::uint64_t n; in >> n; ++checked) {
-        auto ec = region->read(n * o.record_size, got);
-        if (ec || got != record(n, o.record_size, o.run)) {
+        const bool read = region->read(n * o.record_size, got).has_value();
+        if (!read || got != record(n, o.record_size, o.run)) {
             if (bad++ < 5) std::cerr << "verify: acknowledged record " << n << " is missing or wrong\n";
         }
     }

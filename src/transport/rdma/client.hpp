@@ -112,13 +112,13 @@ public:
     /// callback that finishes meanwhile runs here, in posting order.
     /// RETURN VALUE: the operation's status. ERRORS: errc::io_error after
     /// `timeout` (the connection is closed, as client::Transport::call says).
-    std::error_code call(client::Start start, std::chrono::milliseconds timeout);
+    Result<void> call(client::Start start, std::chrono::milliseconds timeout);
     /// A synchronous read (kind read, into `out`) or write (kind write,
     /// from `src`), as call() with a start that posts it, but without a
     /// callback when it goes direct: its completion sets the call's outcome
     /// (take_direct_locked). Queued (the connection is busy), it takes the
     /// call's callback as any operation. RETURN VALUE and ERRORS: as call().
-    std::error_code transfer_now(OpKind kind, const proto::RegionGrant& g, std::uint64_t offset,
+    Result<void> transfer_now(OpKind kind, const proto::RegionGrant& g, std::uint64_t offset,
                                  std::span<const std::byte> src, std::span<std::byte> out,
                                  std::chrono::milliseconds timeout);
     /// False on the I/O thread, inside a synchronous call's callbacks and
@@ -209,12 +209,11 @@ private:
     };
     struct ReadyRecv {
         client::RecvDone done;
-        std::error_code ec;
-        std::size_t size = 0;
+        Result<std::size_t> r;
     };
     struct Finished {  // a callback deliver_round runs
         client::Done done;
-        std::error_code ec;
+        Result<void> r;  ///< success: no text, no allocation
     };
     enum class Stage { connecting, awaiting_hello, awaiting_welcome, ready };
 
@@ -272,8 +271,17 @@ private:
             if (op.ec && !joined_ec_) joined_ec_ = op.ec;
             return;
         }
-        finished.push_back({std::move(op.done), joined_ec_ ? std::exchange(joined_ec_, {}) : op.ec});
+        const std::error_code ec = joined_ec_ ? std::exchange(joined_ec_, {}) : op.ec;
+        finished.push_back({std::move(op.done), outcome_locked(ec, op.kind)});
     }
+    /// An operation's result: success for an empty code, else the code with
+    /// what failed: the connection (and why it went), or the server's answer.
+    [[nodiscard]] Result<void> outcome_locked(std::error_code ec, OpKind kind) const {
+        if (!ec) return {};
+        return failure_locked(ec, kind);
+    }
+    [[nodiscard]] Error failure_locked(std::error_code ec, OpKind kind) const;
+    [[nodiscard]] Result<std::size_t> recv_outcome_locked(std::error_code ec, std::size_t size) const;
     void await_closed() noexcept;
     /// Stop awaiting the reply to `rid`. RETURN VALUE: its op's seq, 0 if none awaited it.
     std::uint64_t forget_request_locked(std::uint32_t rid);
@@ -282,7 +290,7 @@ private:
     /// The frame of every synchronous call around `post(gen)`, which posts
     /// its operation for call generation `gen` (client_drive.cpp).
     template <class Post>
-    std::error_code sync_call(Post&& post, std::chrono::milliseconds timeout);
+    Result<void> sync_call(Post&& post, std::chrono::milliseconds timeout);
     /// The callback that reports to synchronous call `gen` (sync_).
     client::Done sync_done(std::uint64_t gen);
     /// Until `done` or `timeout` from `began` (a coarse_now(); the default:
@@ -429,7 +437,7 @@ private:
     struct SyncCall {
         std::uint64_t gen = 0;  // which call's callback may set the rest
         bool done = false;
-        std::error_code ec;
+        Result<void> r;
     };
     SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
     // Direct operations posted so far: a driver's deliver_round compares it
@@ -549,22 +557,26 @@ public:
     Result<std::shared_ptr<void>> register_memory(std::span<std::byte> mem) override {
         return c_->register_memory(mem);
     }
-    std::error_code call(client::Start start, std::chrono::milliseconds timeout) override {
+    Result<void> call(client::Start start, std::chrono::milliseconds timeout) override {
         if (c_->can_drive()) return c_->call(start, timeout);
-        if (c_->waits_for_itself()) return errc::would_deadlock;
+        if (c_->waits_for_itself()) return would_deadlock();
         return client::Transport::call(start, timeout);
     }
-    std::error_code read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
-                             std::chrono::milliseconds timeout) override {
+    Result<void> read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
+                          std::chrono::milliseconds timeout) override {
         if (c_->can_drive()) return c_->transfer_now(OpKind::read, g, offset, {}, out, timeout);
-        if (c_->waits_for_itself()) return errc::would_deadlock;
+        if (c_->waits_for_itself()) return would_deadlock();
         return client::Transport::read_now(g, offset, out, timeout);
     }
-    std::error_code write_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
-                              std::chrono::milliseconds timeout) override {
+    Result<void> write_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
+                           std::chrono::milliseconds timeout) override {
         if (c_->can_drive()) return c_->transfer_now(OpKind::write, g, offset, data, {}, timeout);
-        if (c_->waits_for_itself()) return errc::would_deadlock;
+        if (c_->waits_for_itself()) return would_deadlock();
         return client::Transport::write_now(g, offset, data, timeout);
+    }
+    static Error would_deadlock() {
+        return Error(errc::would_deadlock, "a synchronous call inside a callback of its own rdma:// connection: "
+                                           "use the callback form there");
     }
     std::unique_ptr<client::PollHold> hold_polling() override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }

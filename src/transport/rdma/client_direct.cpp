@@ -212,7 +212,7 @@ void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
     direct_.user.reset();
     if (direct_.sync_gen == 0) {
         // In place: a temporary would cost its destructor's call.
-        finished.emplace_back(std::move(direct_.done), direct_.ec);
+        finished.push_back({std::move(direct_.done), outcome_locked(direct_.ec, direct_.kind)});
         return;
     }
     // transfer_now's operation: the outcome of its call, unless a newer
@@ -220,7 +220,7 @@ void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
     // it: the next call resets sync_ before it posts. Here under drive_mu_,
     // as sync_ wants: whoever delivers holds it.
     if (sync_.gen == std::exchange(direct_.sync_gen, 0)) {
-        sync_.ec = direct_.ec;
+        sync_.r = outcome_locked(direct_.ec, direct_.kind);
         sync_.done = true;
     }
 }

@@ -96,9 +96,9 @@ void ClientConn::hold_fds(std::vector<int>& out) const {
 
 // Inline into its two callers: a call less per synchronous call.
 template <class Post>
-[[gnu::always_inline]] inline std::error_code ClientConn::sync_call(Post&& post, std::chrono::milliseconds timeout) {
+[[gnu::always_inline]] inline Result<void> ClientConn::sync_call(Post&& post, std::chrono::milliseconds timeout) {
     bool finished = false;
-    std::error_code ec;
+    Result<void> r;
     {
         std::lock_guard lock(mu_);
         ++drivers_;
@@ -127,25 +127,25 @@ template <class Post>
         drive_fresh_ = false;
         post(gen);
         finished = spin_own() || drive_until(sync_.done, began, timeout);
-        ec = sync_.ec;
+        r = std::move(sync_.r);
         t_driving = nullptr;
         end_drive();
     }
-    if (finished) return ec;
+    if (finished) return r;
     close();
-    return errc::io_error;
+    return client::timed_out("rdma", timeout);
 }
 
 client::Done ClientConn::sync_done(std::uint64_t gen) {
     // Two words, which std::function keeps inline: no allocation per call.
-    return [this, gen](std::error_code e) {
+    return [this, gen](Result<void> r) {
         if (sync_.gen != gen) return;
-        sync_.ec = e;
+        sync_.r = std::move(r);
         sync_.done = true;
     };
 }
 
-std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds timeout) {
+Result<void> ClientConn::call(client::Start start, std::chrono::milliseconds timeout) {
     return sync_call([&](std::uint64_t gen) { start(sync_done(gen)); }, timeout);
 }
 
@@ -155,9 +155,9 @@ std::error_code ClientConn::call(client::Start start, std::chrono::milliseconds 
 // operation, hands out and runs (a std::function per call, and the layers
 // of a start: in the lab a call costs tens of nanoseconds,
 // docs/benchmarks-history.md, "A call costs more than its instructions in the lab").
-std::error_code ClientConn::transfer_now(OpKind kind, const proto::RegionGrant& g, std::uint64_t offset,
-                                         std::span<const std::byte> src, std::span<std::byte> out,
-                                         std::chrono::milliseconds timeout) {
+Result<void> ClientConn::transfer_now(OpKind kind, const proto::RegionGrant& g, std::uint64_t offset,
+                                      std::span<const std::byte> src, std::span<std::byte> out,
+                                      std::chrono::milliseconds timeout) {
     return sync_call(
         [&](std::uint64_t gen) {
             if (try_direct(kind, g.id, offset, src, out, nullptr, gen)) return;

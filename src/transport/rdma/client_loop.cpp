@@ -104,7 +104,7 @@ ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
     // callback may issue the next operation. What that one finishes at
     // once (a failed post) notifies the thread that polls.
     for (auto& f : finished)
-        if (f.done) f.done(f.ec);
+        if (f.done) f.done(std::move(f.r));
     finished.clear();
     finished_scratch_ = std::move(finished);
     return direct_posts_.load(std::memory_order_relaxed) != direct_before ? Own::next : Own::over;
@@ -317,17 +317,49 @@ void ClientConn::on_message_locked(std::span<const std::byte> payload) {
     RecvWaiter w = std::move(waiters_.front());
     waiters_.pop_front();
     if (payload.size() > w.out.size()) {
-        ready_recvs_.push_back({std::move(w.done), errc::bad_size, payload.size()});
+        ready_recvs_.push_back({std::move(w.done), recv_outcome_locked(errc::bad_size, payload.size())});
         return;
     }
     std::memcpy(w.out.data(), payload.data(), payload.size());
-    ready_recvs_.push_back({std::move(w.done), {}, payload.size()});
+    ready_recvs_.push_back({std::move(w.done), payload.size()});
 }
 
 void ClientConn::settle_handshake_locked(Result<void> r) {
     if (ready_set_) return;
     ready_set_ = true;
     ready_.set_value(std::move(r));
+}
+
+namespace {
+const char* op_name(OpKind k) noexcept {
+    switch (k) {
+    case OpKind::write: return "write";
+    case OpKind::read: return "read";
+    case OpKind::atomic_write: return "atomic_write";
+    case OpKind::flush: return "flush";
+    case OpKind::request: return "request";
+    case OpKind::none: break;
+    }
+    return "operation";
+}
+} // namespace
+
+// Built only for a failure: success carries no text. The connection's own
+// failure says why it went; any other code is the server's answer or the
+// operation's refusal (a too large send).
+Error ClientConn::failure_locked(std::error_code ec, OpKind kind) const {
+    std::string detail = std::string(op_name(kind)) + " over " + where_;
+    if (failed_ && ec == fail_ec_) detail += ": the connection failed: " + fail_why_;
+    else if (kind == OpKind::request) detail += ": refused by the server";
+    return Error(ec, std::move(detail));
+}
+
+Result<std::size_t> ClientConn::recv_outcome_locked(std::error_code ec, std::size_t size) const {
+    if (!ec) return size;
+    if (ec == errc::bad_size)
+        return Error(ec, "recv over " + where_ + ": a message of " + std::to_string(size) +
+                             " bytes, larger than the buffer: dropped");
+    return failure_locked(ec, OpKind::none);
 }
 
 void ClientConn::fail_locked(std::error_code ec, std::string why) {
@@ -341,7 +373,7 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     // Nothing is posted after a failure; the server learns it from the
     // disconnect (and conn_delete expects one after kConnClosed too).
     conn_.disconnect();
-    for (auto& w : waiters_) ready_recvs_.push_back({std::move(w.done), ec, 0});
+    for (auto& w : waiters_) ready_recvs_.push_back({std::move(w.done), recv_outcome_locked(ec, 0)});
     waiters_.clear();
     settle_handshake_locked(Error(ec, std::move(why)));
     notify_all();
@@ -395,8 +427,8 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     }
     // Callbacks run without the lock: they may post more work.
     for (auto& f : finished)
-        if (f.done) f.done(f.ec);
-    for (auto& r : recvs) r.done(r.ec, r.size);
+        if (f.done) f.done(std::move(f.r));
+    for (auto& r : recvs) r.done(std::move(r.r));
     const std::size_t n = finished.size() + recvs.size();
     // Another round only if a callback queued work here (which may have
     // finished at once): what other threads queue meanwhile notifies the

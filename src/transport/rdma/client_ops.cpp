@@ -298,14 +298,15 @@ void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
 void ClientConn::recv(std::span<std::byte> out, client::RecvDone done) {
     std::lock_guard lock(mu_);
     if (inbox_.empty()) {
-        if (failed_) ready_recvs_.push_back({std::move(done), fail_ec_, 0});
+        if (failed_) ready_recvs_.push_back({std::move(done), recv_outcome_locked(fail_ec_, 0)});
         else waiters_.push_back({out, std::move(done)});
     } else {
         auto msg = std::move(inbox_.front());
         inbox_.pop_front();
         const bool fits = msg.size() <= out.size();
         if (fits) std::memcpy(out.data(), msg.data(), msg.size());
-        ready_recvs_.push_back({std::move(done), fits ? std::error_code{} : errc::bad_size, msg.size()});
+        ready_recvs_.push_back({std::move(done), fits ? Result<std::size_t>(msg.size())
+                                                      : recv_outcome_locked(errc::bad_size, msg.size())});
     }
     // A waiter needs someone watching the CQ for the server's message.
     if (!ready_recvs_.empty() || (io_parked_ && drivers_ == 0)) notify_locked();

@@ -57,8 +57,8 @@ ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
         box->put(std::move(g));
         return ec;
     };
-    auto done = [box, where = where_](std::error_code ec) {
-        if (ec) box->put(Error(ec, where + ": open_region: the connection failed"));
+    auto done = [box](Result<void> r) {
+        if (!r) box->put(Error(r.error().code(), "open_region: " + r.error().detail()));
     };
     {
         std::lock_guard lock(mu_);

@@ -59,7 +59,7 @@ public:
     void persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) override;
     void send(std::span<const std::byte> payload, client::Done done) override;
     void recv(std::span<std::byte> out, client::RecvDone done) override;
-    std::error_code call(client::Start start, std::chrono::milliseconds timeout) override;
+    Result<void> call(client::Start start, std::chrono::milliseconds timeout) override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return profile_; }
     [[nodiscard]] std::string_view name() const noexcept override { return "tcp"; }
     void close() noexcept override;
@@ -71,7 +71,7 @@ public:
         client::RecvDone recv_done;
         std::function<void(Result<proto::RegionGrant>)> region_done;
         std::optional<Result<proto::RegionGrant>> grant;
-        std::error_code ec;
+        Error err;  ///< code {}: success (no text, no allocation)
         std::size_t n = 0;
     };
     using Completions = std::vector<Completion>;
@@ -96,6 +96,7 @@ private:
         std::uint32_t id = 0;
         Kind kind = Kind::status;
         bool direct = false;           ///< the driver's own call: completed on its thread
+        const char* op = "request";    ///< what it asks, for an error's detail
         client::Done done;
         std::span<std::byte> out;      ///< read: where the data goes
         std::function<void(Result<proto::RegionGrant>)> region_done;
@@ -121,7 +122,7 @@ private:
     std::uint32_t next_id() noexcept { return next_id_++; }
     /// Queue and send a request. `refused`: complete it with that error
     /// instead (nothing is sent).
-    void submit(Pending p, Build build, std::error_code refused = {});
+    void submit(Pending p, Build build);
     /// One request frame each (write() and persist() split what is larger).
     void write_frame(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
                      client::Done done);
@@ -145,7 +146,10 @@ private:
     void on_goodbye_locked(std::span<const std::byte> body, Completions& out);
     void on_message_locked(std::span<const std::byte> body, Completions& out);
     void fail_locked(std::error_code ec, const std::string& why, Completions& out);
-    void complete_locked(Pending& p, std::error_code ec, Completions& out);
+    void complete_locked(Pending& p, Error err, Completions& out);
+    /// What a request fails with once the connection has failed or closed:
+    /// its op, and why the connection went.
+    [[nodiscard]] Error failed_locked(const char* op) const;
 
     ClientOptions opts_;
     std::uint32_t max_payload_;

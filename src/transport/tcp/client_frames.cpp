@@ -48,12 +48,18 @@ void TcpClient::on_answer_locked(const proto::Header& h, std::span<const std::by
         out.push_back(std::move(c));
         return;
     }
-    if (h.type != proto::Type::response) return complete_locked(p, errc::io_error, out);
-    const auto r = proto::response_view(body);  // the message is not needed here
-    if (!r) return complete_locked(p, errc::io_error, out);
-    if (r->status != 0) return complete_locked(p, status_code(r->status), out);
+    const auto bad = [&](const char* what) { return Error(errc::io_error, std::string(p.op) + ": " + what); };
+    if (h.type != proto::Type::response) return complete_locked(p, bad("the server answered with another frame type"), out);
+    const auto r = proto::response_view(body);
+    if (!r) return complete_locked(p, bad("a malformed answer from the server"), out);
+    if (r->status != 0) {
+        // Only a failure pays for the server's text.
+        std::string detail = std::string(p.op) + ": refused by the server";
+        if (auto full = proto::decode_response(body); full && !full->message.empty()) detail += ": " + full->message;
+        return complete_locked(p, Error(status_code(r->status), std::move(detail)), out);
+    }
     if (p.kind == Kind::read) {
-        if (r->data.size() != p.out.size()) return complete_locked(p, errc::io_error, out);
+        if (r->data.size() != p.out.size()) return complete_locked(p, bad("the server answered with another length"), out);
         std::memcpy(p.out.data(), r->data.data(), r->data.size());
     }
     complete_locked(p, {}, out);
@@ -66,7 +72,9 @@ void TcpClient::on_message_locked(std::span<const std::byte> body, Completions& 
         Completion c;
         c.recv_done = std::move(done);
         c.n = body.size();
-        if (body.size() > buf.size()) c.ec = errc::bad_size;
+        if (body.size() > buf.size())
+            c.err = Error(errc::bad_size, "recv: a message of " + std::to_string(body.size()) + " bytes into " +
+                                              std::to_string(buf.size()) + ": dropped");
         else std::memcpy(buf.data(), body.data(), body.size());
         out.push_back(std::move(c));
         return;
@@ -77,17 +85,23 @@ void TcpClient::on_message_locked(std::span<const std::byte> body, Completions& 
 
 // A driver's own request completes at once, on its thread (it holds mu_
 // and only sets its result); every other completion is handed to `out`.
-void TcpClient::complete_locked(Pending& p, std::error_code ec, Completions& out) {
-    if (p.direct) return p.done(ec);
+void TcpClient::complete_locked(Pending& p, Error err, Completions& out) {
+    if (p.direct) return p.done(client::status(std::move(err)));
     Completion c;
-    c.ec = ec;
     if (p.kind == Kind::region) {
         c.region_done = std::move(p.region_done);
-        c.grant = Result<proto::RegionGrant>(Error(ec, "open_region: the connection failed"));
+        c.grant = Result<proto::RegionGrant>(std::move(err));
     } else {
         c.done = std::move(p.done);
+        c.err = std::move(err);
     }
     out.push_back(std::move(c));
+}
+
+Error TcpClient::failed_locked(const char* op) const {
+    if (state_ == State::closed)
+        return Error(failure_ec_, std::string(op) + ": the tcp:// connection failed: " + failure_);
+    return Error(errc::io_error, std::string(op) + ": the tcp:// connection is not ready");
 }
 
 void TcpClient::fail_locked(std::error_code ec, const std::string& why, Completions& out) {
@@ -101,13 +115,16 @@ void TcpClient::fail_locked(std::error_code ec, const std::string& why, Completi
     outq_.clear();
     auto pending = std::move(pending_);
     pending_.clear();
-    for (auto& p : pending) complete_locked(p, ec, out);
+    for (auto& p : pending) {
+        const char* op = p.op;
+        complete_locked(p, failed_locked(op), out);
+    }
     auto waiters = std::move(recv_waiters_);
     recv_waiters_.clear();
     for (auto& [buf, done] : waiters) {
         Completion c;
         c.recv_done = std::move(done);
-        c.ec = ec;
+        c.err = failed_locked("recv");
         out.push_back(std::move(c));
     }
 }

@@ -16,14 +16,15 @@ constexpr int kReadsPerEvent = 16;
 
 } // namespace
 
-void TcpClient::submit(Pending p, Build build, std::error_code refused) {
+void TcpClient::submit(Pending p, Build build) {
     Completions done;
     bool claimed = false;
     {
         std::lock_guard lock(mu_);
         p.direct = t_direct_for == this && driver_ && !claimed_ && driver_thread_ == std::this_thread::get_id();
-        if (state_ != State::ready || refused) {
-            complete_locked(p, refused ? refused : state_ == State::closed ? failure_ec_ : make_error_code(errc::io_error), done);
+        if (state_ != State::ready) {
+            const char* op = p.op;
+            complete_locked(p, failed_locked(op), done);
         } else {
             p.id = next_id();
             build(p.id);
@@ -154,8 +155,8 @@ void TcpClient::drain_frames_locked(Completions& out) {
 
 void TcpClient::run(Completions& done) {  // static
     for (auto& c : done) {
-        if (c.done) c.done(c.ec);
-        else if (c.recv_done) c.recv_done(c.ec, c.n);
+        if (c.done) c.done(client::status(std::move(c.err)));
+        else if (c.recv_done) c.recv_done(c.err.code() ? Result<std::size_t>(std::move(c.err)) : Result<std::size_t>(c.n));
         else if (c.region_done) c.region_done(std::move(*c.grant));
     }
     done.clear();
@@ -173,7 +174,7 @@ void TcpClient::run_on_loop(Completions done) {
 
 // The synchronous form: drive the socket from this thread when nothing else
 // is in flight, else wait for the I/O thread like any other caller.
-std::error_code TcpClient::call(client::Start start, std::chrono::milliseconds timeout) {
+Result<void> TcpClient::call(client::Start start, std::chrono::milliseconds timeout) {
     const Deadline deadline = std::chrono::steady_clock::now() + timeout;
     std::unique_lock lock(mu_);
     const bool can_drive = state_ == State::ready && !driver_ && !stream_.is_tls() && pending_.empty() &&
@@ -184,22 +185,25 @@ std::error_code TcpClient::call(client::Start start, std::chrono::milliseconds t
         // synchronous call runs: nothing else would answer the wait.
         const bool itself = loop_.in_loop() || (driver_ && driver_thread_ == std::this_thread::get_id());
         lock.unlock();
-        if (itself) return errc::would_deadlock;
+        if (itself)
+            return Error(errc::would_deadlock, "a synchronous call inside a callback of its own tcp:// connection "
+                                               "(or of its IoGroup): use the callback form there");
         return client::Transport::call(start, timeout);
     }
     driver_ = true;
     driver_thread_ = std::this_thread::get_id();
     lock.unlock();
-    std::error_code result;
+    Result<void> result;
     bool finished = false;
     t_direct_for = this;
-    start([&](std::error_code ec) { result = ec, finished = true; });
+    start([&](Result<void> r) { result = std::move(r), finished = true; });
     t_direct_for = nullptr;
     lock.lock();
     if (!finished) drive(lock, deadline, finished);
     end_drive_locked();
     // Not finished: the connection failed before the answer (and is closed).
-    return finished ? result : make_error_code(errc::io_error);
+    if (finished) return result;
+    return failed_locked("the call");
 }
 
 // Send the driver's request (and whatever was queued behind it), then

@@ -23,21 +23,21 @@ class Split {
 public:
     Split(std::size_t parts, client::Done done) : left_(parts), done_(std::move(done)) {}
     static client::Done part(const std::shared_ptr<Split>& s) {
-        return [s](std::error_code ec) { s->one(ec); };
+        return [s](Result<void> r) { s->one(std::move(r)); };
     }
 
 private:
-    void one(std::error_code ec) {
+    void one(Result<void> r) {
         {
             std::lock_guard lock(mu_);
-            if (ec && !first_) first_ = ec;
+            if (!r && first_) first_ = std::move(r);
             if (--left_ > 0) return;
         }
-        done_(first_);
+        done_(std::move(first_));
     }
     std::mutex mu_;
     std::size_t left_;
-    std::error_code first_;
+    Result<void> first_;  ///< success until a part fails
     client::Done done_;
 };
 
@@ -58,6 +58,7 @@ void TcpClient::write(const proto::RegionGrant& g, std::uint64_t offset, std::sp
 void TcpClient::write_frame(const proto::RegionGrant& g, std::uint64_t offset, std::span<const std::byte> data,
                             client::Done done) {
     Pending p;
+    p.op = "write";
     p.done = std::move(done);
     auto build = [&](std::uint32_t id) {
         proto::encode_write_head(outq_.arena(), id, g.id, offset, data.size());
@@ -95,6 +96,7 @@ void TcpClient::persist(const proto::RegionGrant& g, std::span<const proto::Slic
 
 void TcpClient::persist_frame(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done done) {
     Pending p;
+    p.op = "persist";
     p.done = std::move(done);
     auto build = [&](std::uint32_t id) {
         proto::encode_persist_head(outq_.arena(), id, g.id, slices);
@@ -118,6 +120,7 @@ void TcpClient::read(const proto::RegionGrant& g, std::uint64_t offset, std::spa
 void TcpClient::read_frame(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,
                            client::Done done) {
     Pending p;
+    p.op = "read";
     p.kind = Kind::read;
     p.done = std::move(done);
     p.out = out;
@@ -131,6 +134,7 @@ void TcpClient::read_frame(const proto::RegionGrant& g, std::uint64_t offset, st
 void TcpClient::atomic_write(const proto::RegionGrant& g, std::uint64_t offset, std::uint64_t value,
                              client::Done done) {
     Pending p;
+    p.op = "atomic_write";
     p.done = std::move(done);
     auto build = [&](std::uint32_t id) {
         proto::encode(outq_.arena(), id, proto::AtomicWrite{g.id, offset, value});
@@ -141,6 +145,7 @@ void TcpClient::atomic_write(const proto::RegionGrant& g, std::uint64_t offset, 
 
 void TcpClient::flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) {
     Pending p;
+    p.op = "flush";
     p.done = std::move(done);
     auto build = [&](std::uint32_t id) {
         proto::encode(outq_.arena(), id, proto::Flush{g.id, {ranges.begin(), ranges.end()}});
@@ -151,6 +156,7 @@ void TcpClient::flush(const proto::RegionGrant& g, std::span<const proto::Range>
 
 void TcpClient::send(std::span<const std::byte> payload, client::Done done) {
     Pending p;
+    p.op = "send";
     p.done = std::move(done);
     auto build = [&](std::uint32_t id) {
         proto::encode_message(outq_.arena(), id, payload);
@@ -165,14 +171,16 @@ void TcpClient::recv(std::span<std::byte> out, client::RecvDone done) {
         auto msg = std::move(inbox_.front());
         inbox_.pop_front();
         lock.unlock();
-        if (msg.size() > out.size()) return done(errc::bad_size, msg.size());
+        if (msg.size() > out.size())
+            return done(Error(errc::bad_size, "recv: a message of " + std::to_string(msg.size()) + " bytes into " +
+                                                  std::to_string(out.size()) + ": dropped"));
         std::memcpy(out.data(), msg.data(), msg.size());
-        return done({}, msg.size());
+        return done(msg.size());
     }
     if (state_ != State::ready) {
-        const auto ec = state_ == State::closed ? failure_ec_ : make_error_code(errc::io_error);
+        Error err = failed_locked("recv");
         lock.unlock();
-        return done(ec, 0);
+        return done(std::move(err));
     }
     recv_waiters_.emplace_back(out, std::move(done));
     update_watch_locked();
@@ -183,6 +191,7 @@ Result<proto::RegionGrant> TcpClient::open_region(const proto::OpenRegion& req) 
     auto f = p->get_future();
     Pending pending;
     pending.kind = Kind::region;
+    pending.op = "open_region";
     pending.region_done = [p](Result<proto::RegionGrant> g) { p->set_value(std::move(g)); };
     auto build = [&](std::uint32_t id) {
         proto::encode(outq_.arena(), id, req);

@@ -59,19 +59,19 @@ struct Pending {
     std::mutex mu;
     std::condition_variable cv;
     unsigned left = 0;
-    std::error_code first;
+    rpm::Result<void> first;  ///< success until a write fails
 
     void reset(unsigned n) {
         std::lock_guard lock(mu);
         left = n;
         first = {};
     }
-    void done(std::error_code ec) {
+    void done(rpm::Result<void> r) {
         std::lock_guard lock(mu);
-        if (ec && !first) first = ec;
+        if (!r.has_value() && first.has_value()) first = std::move(r);
         if (--left == 0) cv.notify_all();
     }
-    std::error_code wait() {
+    rpm::Result<void> wait() {
         std::unique_lock lock(mu);
         cv.wait(lock, [this] { return left == 0; });
         return first;
@@ -142,18 +142,18 @@ Measurement single_slice(rpm::RemoteRegion& region, const SliceSpec& spec, const
     return drive(spec, stop, progress, label, [&](std::uint64_t k) -> std::string {
         buf[0] = static_cast<std::byte>(k);
         if (spec.writes == 1) {
-            const auto ec = region.persist(slot_offset(spec, k), buf);
-            return ec ? "persist: " + ec.message() : std::string();
+            const rpm::Result<void> r = region.persist(slot_offset(spec, k), buf);
+            return r.has_value() ? std::string() : "persist: " + r.error().message();
         }
         // The batch shape of a commit: the writes in flight together, then
         // one flush over the range they cover (buf is not changed meanwhile).
         pending.reset(spec.writes);
         for (unsigned w = 0; w < spec.writes; ++w)
-            region.write(slot_offset(spec, w), buf, [&pending](std::error_code ec) { pending.done(ec); });
-        const auto flushed = region.flush(spec.base, (spec.writes - 1) * spec.stride + spec.size);
-        const auto written = pending.wait();
-        if (written) return "write: " + written.message();
-        return flushed ? "flush: " + flushed.message() : std::string();
+            region.write(slot_offset(spec, w), buf, [&pending](rpm::Result<void> r) { pending.done(std::move(r)); });
+        const rpm::Result<void> flushed = region.flush(spec.base, (spec.writes - 1) * spec.stride + spec.size);
+        const rpm::Result<void> written = pending.wait();
+        if (!written.has_value()) return "write: " + written.error().message();
+        return flushed.has_value() ? std::string() : "flush: " + flushed.error().message();
     });
 }
 
