@@ -16,6 +16,7 @@
 namespace {
 using namespace rpm;
 using rpm::test::bytes_of;
+using rpm::test::ok;
 using CallbackQueueTest = rpm::test::ServerTest;
 
 // Waits, as an event loop would, until the queue's fd polls readable.
@@ -36,14 +37,14 @@ TEST_F(CallbackQueueTest, CallbacksRunOnTheLoopsThreadInOrderAndMayCallSynchrono
     ASSERT_TRUE(r) << r.error().message();
     const auto me = std::this_thread::get_id();
     std::vector<int> order;
-    std::vector<std::error_code> sync_in_callback;
+    std::vector<Result<void>> sync_in_callback;
     bool all_here = true;
     constexpr int kOps = 16;
     const std::string rec = "queued record";
     for (int i = 0; i < kOps; ++i) {
-        r->persist(4096 + 64 * i, bytes_of(rec), q->wrap([&, i](std::error_code ec) {
+        r->persist(4096 + 64 * i, bytes_of(rec), q->wrap([&, i](Result<void> done) {
             all_here = all_here && std::this_thread::get_id() == me;
-            order.push_back(ec ? -1 : i);
+            order.push_back(done ? i : -1);
             if (i == kOps - 1) sync_in_callback.push_back(r->persist(8192, std::string_view("from the loop")));
         }));
     }
@@ -54,7 +55,7 @@ TEST_F(CallbackQueueTest, CallbacksRunOnTheLoopsThreadInOrderAndMayCallSynchrono
     for (int i = 0; i < kOps; ++i) EXPECT_EQ(order[i], i) << "out of order or failed";
     EXPECT_TRUE(all_here) << "a callback ran on another thread";
     ASSERT_EQ(sync_in_callback.size(), 1u);
-    EXPECT_FALSE(sync_in_callback[0]) << sync_in_callback[0].message();
+    EXPECT_TRUE(ok(sync_in_callback[0]));
     EXPECT_EQ(q->pending(), 0u);
     EXPECT_FALSE(readable_within(*q, 0)) << "fd still readable with nothing queued";
 }
@@ -67,13 +68,13 @@ TEST(CallbackQueue, QueuesAcrossThreadsAndKeepsTheRestWhenOneThrows) {
     ASSERT_TRUE(q) << q.error().message();
     EXPECT_FALSE(readable_within(*q, 0));
     int ran = 0;
-    auto first = q->wrap([&](std::error_code) { throw std::runtime_error("first"); });
-    auto second = q->wrap([&](std::error_code ec) { ran += ec == errc::io_error ? 1 : 100; });
-    auto got = q->wrap_recv([&](std::error_code ec, std::size_t n) { ran += !ec && n == 7 ? 10 : 1000; });
+    auto first = q->wrap([&](Result<void>) { throw std::runtime_error("first"); });
+    auto second = q->wrap([&](Result<void> r) { ran += !r && r.error() == errc::io_error ? 1 : 100; });
+    auto got = q->wrap_recv([&](Result<std::size_t> n) { ran += n && *n == 7 ? 10 : 1000; });
     std::thread([&] {
         first({});
-        second(errc::io_error);
-        got({}, 7);
+        second(Error(errc::io_error, "test"));
+        got(std::size_t{7});
     }).join();
     EXPECT_EQ(ran, 0) << "a callback ran on the completing thread";
     EXPECT_EQ(q->pending(), 3u);

@@ -35,9 +35,9 @@ protected:
         for (int i = 0; i < kRecords; ++i) {
             const auto rec = record_of(conn, i);
             const auto off = offset_of(conn, i);
-            std::error_code ec = (i % 2) ? r->persist(off, rec) : r->write(off, rec);
-            if (!ec && i % 2 == 0) ec = r->flush(off, kRecord);
-            if (ec) return error = ec.message(), i;
+            Result<void> done = (i % 2) ? r->persist(off, rec) : r->write(off, rec);
+            if (done && i % 2 == 0) done = r->flush(off, kRecord);
+            if (!done) return error = done.error().message(), i;
         }
         return kRecords;
     }
@@ -62,7 +62,7 @@ TEST_F(OpsConcurrent, SeveralConnectionsAtOnceThenARestartLosesNothing) {
     std::vector<std::byte> back(kRecord);
     for (int k = 0; k < kConnections; ++k)
         for (int i = 0; i < acked[k]; ++i)
-            if (r->read(offset_of(k, i), back) || back != record_of(k, i)) ++lost;
+            if (!r->read(offset_of(k, i), back).has_value() || back != record_of(k, i)) ++lost;
     EXPECT_EQ(lost, 0) << "acknowledged records missing after the restart";
 }
 

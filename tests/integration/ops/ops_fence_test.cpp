@@ -16,6 +16,8 @@ namespace {
 using namespace rpm;
 using namespace std::chrono_literals;
 using rpm::test::bytes_of;
+using rpm::test::code_of;
+using rpm::test::ok;
 
 class OpsFence : public rpm::test::ServerTest {
 protected:
@@ -43,14 +45,27 @@ protected:
 // Over rdma:// a write already on the wire when the rkey changes fails as a
 // transport error before the server's goodbye is read; every later call
 // says fenced.
-std::error_code settled_fenced(RemoteRegion& r, std::uint64_t off, std::string_view data) {
-    std::error_code ec;
+Result<void> settled_fenced(RemoteRegion& r, std::uint64_t off, std::string_view data) {
+    Result<void> res;
     for (int i = 0; i < 50; ++i) {
-        ec = r.persist(off, bytes_of(data));
-        if (ec == errc::fenced) return ec;
+        res = r.persist(off, bytes_of(data));
+        if (code_of(res) == errc::fenced) return res;
         std::this_thread::sleep_for(20ms);
     }
-    return ec;
+    return res;
+}
+
+// A fenced operation's detail says that the server fenced it (its answer
+// to the request, or its goodbye) and which term took the region over.
+::testing::AssertionResult told_fenced_by(const Result<void>& r, std::uint64_t term) {
+    if (r.has_value()) return ::testing::AssertionFailure() << "succeeded";
+    const std::string& d = r.error().detail();
+    const bool by_server = d.find("refused by the server") != std::string::npos ||
+                           d.find("the server closed the connection") != std::string::npos;
+    const bool names_term = d.find("taken over by primary term " + std::to_string(term)) != std::string::npos;
+    if (by_server && names_term) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "no word of the server's fence by term " << term << " in: "
+                                         << r.error().message();
 }
 
 TEST_F(OpsFence, ANewerTermRevokesTheOlderOnesConnection) {
@@ -59,7 +74,7 @@ TEST_F(OpsFence, ANewerTermRevokesTheOlderOnesConnection) {
     auto old_r = open_kv(*old_c, 1);
     ASSERT_TRUE(old_r) << old_r.error().message();
     const std::string before = "term 1 wrote this " + std::to_string(::getpid());
-    ASSERT_FALSE(old_r->persist(4096, bytes_of(before)));
+    ASSERT_TRUE(ok(old_r->persist(4096, bytes_of(before))));
 
     auto new_c = connect();
     ASSERT_TRUE(new_c);
@@ -67,14 +82,18 @@ TEST_F(OpsFence, ANewerTermRevokesTheOlderOnesConnection) {
     ASSERT_TRUE(new_r) << new_r.error().message();
 
     const std::string stale = "a stale primary's write!!!!!" + std::to_string(::getpid());
-    EXPECT_EQ(settled_fenced(*old_r, 4096, stale), errc::fenced);
-    EXPECT_EQ(old_r->persist(4096, bytes_of(stale)), errc::fenced);  // and every call after
-    EXPECT_EQ(old_r->write(4096, bytes_of(stale)), errc::fenced);
+    const auto first = settled_fenced(*old_r, 4096, stale);
+    EXPECT_EQ(code_of(first), errc::fenced);
+    EXPECT_TRUE(told_fenced_by(first, 2));
+    const Result<void> after = old_r->persist(4096, bytes_of(stale));
+    EXPECT_EQ(code_of(after), errc::fenced);  // and every call after
+    EXPECT_TRUE(told_fenced_by(after, 2));
+    EXPECT_EQ(code_of(old_r->write(4096, bytes_of(stale))), errc::fenced);
     EXPECT_EQ(rpm::test::text_at(*new_r, 4096, before.size()), before);
     EXPECT_EQ(rpm::test::read_backing(kv_path, 4096, before.size()), before);
     // The newer term works as usual.
     const std::string fresh = "term 2 wrote this";
-    EXPECT_FALSE(new_r->persist(8192, bytes_of(fresh)));
+    EXPECT_TRUE(ok(new_r->persist(8192, bytes_of(fresh))));
     EXPECT_EQ(rpm::test::text_at(*new_r, 8192, fresh.size()), fresh);
 }
 
@@ -86,15 +105,20 @@ TEST_F(OpsFence, AnIdleConnectionOfTheOlderTermIsToldAtOnce) {
     ASSERT_TRUE(old_c);
     ASSERT_TRUE(open_kv(*old_c, 1));
     // Shared with the callback: it may run after a failed assertion returned.
-    auto told = std::make_shared<std::promise<std::error_code>>();
+    auto told = std::make_shared<std::promise<Result<std::size_t>>>();
     auto buf = std::make_shared<std::array<std::byte, 64>>();
-    old_c->recv(*buf, [told, buf](std::error_code ec, std::size_t) { told->set_value(ec); });
+    old_c->recv(*buf, [told, buf](Result<std::size_t> n) { told->set_value(std::move(n)); });
     auto new_c = connect();
     ASSERT_TRUE(new_c);
     ASSERT_TRUE(open_kv(*new_c, 2));
     auto f = told->get_future();
     ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
-    EXPECT_EQ(f.get(), errc::fenced);
+    const auto got = f.get();
+    EXPECT_EQ(code_of(got), errc::fenced);
+    if (!got) {
+        EXPECT_NE(got.error().detail().find("taken over by primary term 2"), std::string::npos)
+            << got.error().message();
+    }
 }
 
 TEST_F(OpsFence, AnOlderTermOrNoneIsRefusedOnceANewerOneOpened) {
@@ -121,8 +145,8 @@ TEST_F(OpsFence, ConnectionsOfTheSameTermShareTheRegion) {
     auto ra = open_kv(*a, 3);
     auto rb = open_kv(*b, 3);
     ASSERT_TRUE(ra && rb);
-    EXPECT_FALSE(ra->persist(0, bytes_of("from a")));
-    EXPECT_FALSE(rb->persist(64, bytes_of("from b")));
+    EXPECT_TRUE(ok(ra->persist(0, bytes_of("from a"))));
+    EXPECT_TRUE(ok(rb->persist(64, bytes_of("from b"))));
     EXPECT_EQ(rpm::test::text_at(*ra, 64, 6), "from b");
 }
 
@@ -160,7 +184,7 @@ TEST_F(OpsFence, NothingOfTheOlderTermLandsAfterTheNewerOpenReturns) {
     std::atomic<int> acknowledged{0};
     std::thread writer([&] {
         for (int i = 0; i < 100000; ++i) {
-            if (old_r->persist(12288, bytes_of(stale))) return;  // fenced (or the connection went)
+            if (!old_r->persist(12288, bytes_of(stale)).has_value()) return;  // fenced (or the connection went)
             ++acknowledged;
         }
     });
@@ -169,12 +193,17 @@ TEST_F(OpsFence, NothingOfTheOlderTermLandsAfterTheNewerOpenReturns) {
     ASSERT_TRUE(new_c);
     auto new_r = open_kv(*new_c, 2);
     ASSERT_TRUE(new_r) << new_r.error().message();
-    ASSERT_FALSE(new_r->persist(12288, bytes_of(fresh)));
+    ASSERT_TRUE(ok(new_r->persist(12288, bytes_of(fresh))));
     writer.join();
     // Over rdma:// a write in flight when the rkey died fails the
     // connection as a transport error before the goodbye is read.
-    const auto ec = settled_fenced(*old_r, 12288, stale);
-    EXPECT_TRUE(ec == errc::fenced || (scheme() == "rdma" && ec == errc::io_error)) << ec.message();
+    const auto settled = settled_fenced(*old_r, 12288, stale);
+    const auto ec = code_of(settled);
+    EXPECT_TRUE(ec == errc::fenced || (scheme() == "rdma" && ec == errc::io_error))
+        << (settled ? std::string("succeeded") : settled.error().message());
+    if (ec == errc::fenced) {
+        EXPECT_TRUE(told_fenced_by(settled, 2));
+    }
     EXPECT_EQ(rpm::test::text_at(*new_r, 12288, fresh.size()), fresh);
     EXPECT_EQ(rpm::test::read_backing(kv_path, 12288, fresh.size()), fresh);
 }

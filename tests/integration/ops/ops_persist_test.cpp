@@ -13,6 +13,8 @@
 namespace {
 using namespace rpm;
 using rpm::test::bytes_of;
+using rpm::test::code_of;
+using rpm::test::ok;
 using rpm::test::text_at;
 using OpsPersist = rpm::test::ServerTest;
 
@@ -24,21 +26,21 @@ TEST_F(OpsPersist, ARecordAndItsCommitWordInOnePersist) {
     const std::string record = "record #" + std::to_string(::getpid()) + " of the log";
     const std::uint64_t commit = 0xC0FFEE0000000000ull + static_cast<std::uint64_t>(record.size());
     const WriteSlice slices[] = {{8192, bytes_of(record)}, {128, std::as_bytes(std::span(&commit, 1))}};
-    ASSERT_FALSE(r->persist(slices));
+    ASSERT_TRUE(ok(r->persist(slices)));
     EXPECT_EQ(text_at(*r, 8192, record.size()), record);
     std::uint64_t back = 0;
-    ASSERT_FALSE(r->read(128, std::as_writable_bytes(std::span(&back, 1))));
+    ASSERT_TRUE(ok(r->read(128, std::as_writable_bytes(std::span(&back, 1)))));
     EXPECT_EQ(back, commit);
     EXPECT_EQ(rpm::test::read_backing(kv_path, 8192, record.size()), record);  // in the server's memory
 
     // The callback and future forms.
     const std::string a = "callback slice", b = "future slice";
     const WriteSlice one[] = {{16384, bytes_of(a)}};
-    std::promise<std::error_code> p;
-    r->persist(one, [&p](std::error_code ec) { p.set_value(ec); });
-    EXPECT_FALSE(p.get_future().get());
+    std::promise<Result<void>> p;
+    r->persist(one, [&p](Result<void> done) { p.set_value(std::move(done)); });
+    EXPECT_TRUE(ok(p.get_future().get()));
     const WriteSlice two[] = {{20000, bytes_of(b)}};
-    EXPECT_FALSE(r->persist_async(two).get());
+    EXPECT_TRUE(ok(r->persist_async(two).get()));
     EXPECT_EQ(text_at(*r, 16384, a.size()), a);
     EXPECT_EQ(text_at(*r, 20000, b.size()), b);
 }
@@ -53,21 +55,28 @@ TEST_F(OpsPersist, ABadSliceIsRefusedBeforeAnythingIsSent) {
     const std::string before = text_at(*r, 256, in.size());
     ASSERT_NE(before, in);
     const WriteSlice slices[] = {{256, bytes_of(in)}, {r->size() - 4, bytes_of(out)}};
-    EXPECT_EQ(r->persist(slices), errc::out_of_range);
+    const Result<void> refused = r->persist(slices);
+    EXPECT_EQ(code_of(refused), errc::out_of_range);
+    if (!refused) {
+        // It names the slice's range and the region.
+        const std::string& d = refused.error().detail();
+        EXPECT_NE(d.find("persist [" + std::to_string(r->size() - 4) + ", +12)"), std::string::npos) << d;
+        EXPECT_NE(d.find("region 'kv'"), std::string::npos) << d;
+    }
     EXPECT_EQ(text_at(*r, 256, in.size()), before);
-    EXPECT_EQ(r->persist(std::span<const WriteSlice>{}), errc::invalid_argument) << "no slices";
+    EXPECT_EQ(code_of(r->persist(std::span<const WriteSlice>{})), errc::invalid_argument) << "no slices";
     std::vector<WriteSlice> many(kMaxPersistSlices + 1, WriteSlice{0, bytes_of(in)});
-    EXPECT_EQ(r->persist(many), errc::invalid_argument) << "too many slices";
+    EXPECT_EQ(code_of(r->persist(many)), errc::invalid_argument) << "too many slices";
     std::vector<WriteSlice> max(kMaxPersistSlices);
     std::vector<std::uint64_t> values(kMaxPersistSlices);
     for (std::size_t i = 0; i < max.size(); ++i) {
         values[i] = 0x5100000000000000ull + i;
         max[i] = {32768 + 64 * i, std::as_bytes(std::span(&values[i], 1))};
     }
-    ASSERT_FALSE(r->persist(max)) << "the most slices one persist takes";
+    ASSERT_TRUE(ok(r->persist(max))) << "the most slices one persist takes";
     for (std::size_t i = 0; i < max.size(); i += 51) {
         std::uint64_t v = 0;
-        ASSERT_FALSE(r->read(32768 + 64 * i, std::as_writable_bytes(std::span(&v, 1))));
+        ASSERT_TRUE(ok(r->read(32768 + 64 * i, std::as_writable_bytes(std::span(&v, 1)))));
         EXPECT_EQ(v, values[i]);
     }
 }
@@ -86,7 +95,7 @@ TEST_F(OpsPersist, BlockingCallsAndCallbacksShareAConnection) {
         for (int i = 0; i < kAsync; ++i) {
             async_values[i] = 0xA000000000000000ull + static_cast<std::uint64_t>(i);
             r->persist(static_cast<std::uint64_t>(i) * 8, std::as_bytes(std::span(&async_values[i], 1)),
-                       [&](std::error_code ec) { async_failed += ec ? 1 : 0; ++async_done; });
+                       [&](Result<void> done) { async_failed += done ? 0 : 1; ++async_done; });
             if (i % 64 == 0) std::this_thread::yield();
         }
     });
@@ -94,19 +103,19 @@ TEST_F(OpsPersist, BlockingCallsAndCallbacksShareAConnection) {
     for (int i = 0; i < kSync; ++i) {
         const std::uint64_t v = 0xB000000000000000ull + static_cast<std::uint64_t>(i);
         const std::uint64_t off = 65536 + static_cast<std::uint64_t>(i) * 8;
-        if (r->persist(off, std::as_bytes(std::span(&v, 1)))) ++sync_failed;
+        if (!r->persist(off, std::as_bytes(std::span(&v, 1))).has_value()) ++sync_failed;
         std::uint64_t back = 0;
-        if (r->read(off, std::as_writable_bytes(std::span(&back, 1))) || back != v) ++sync_failed;
+        if (!r->read(off, std::as_writable_bytes(std::span(&back, 1))).has_value() || back != v) ++sync_failed;
     }
     async_thread.join();
-    ASSERT_FALSE(r->flush(0, 8));  // after every callback persist: waits for them
+    ASSERT_TRUE(ok(r->flush(0, 8)));  // after every callback persist: waits for them
     for (int spin = 0; spin < 4000 && async_done.load() < kAsync; ++spin)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     EXPECT_EQ(sync_failed, 0);
     EXPECT_EQ(async_done.load(), kAsync);
     EXPECT_EQ(async_failed.load(), 0);
     std::vector<std::uint64_t> back(kAsync);
-    ASSERT_FALSE(r->read(0, std::as_writable_bytes(std::span(back))));
+    ASSERT_TRUE(ok(r->read(0, std::as_writable_bytes(std::span(back)))));
     EXPECT_EQ(back, async_values);
 }
 
@@ -125,8 +134,8 @@ TEST_F(OpsPersist, BlockingCallsFromSeveralThreadsOnOneConnection) {
                 const std::uint64_t v = (static_cast<std::uint64_t>(t) << 32) | static_cast<std::uint64_t>(i);
                 const std::uint64_t off = 131072 + (static_cast<std::uint64_t>(t) * kEach + i) * 8;
                 std::uint64_t back = 0;
-                if (r->persist(off, std::as_bytes(std::span(&v, 1))) ||
-                    r->read(off, std::as_writable_bytes(std::span(&back, 1))) || back != v)
+                if (!r->persist(off, std::as_bytes(std::span(&v, 1))).has_value() ||
+                    !r->read(off, std::as_writable_bytes(std::span(&back, 1))).has_value() || back != v)
                     ++failed;
             }
         });
@@ -142,13 +151,27 @@ TEST_F(OpsPersist, ABlockingCallFailsAtOnceWhenTheServerIsGone) {
     auto r = c->open_region("kv");
     ASSERT_TRUE(r);
     const std::uint64_t v = 42;
-    ASSERT_FALSE(r->persist(0, std::as_bytes(std::span(&v, 1))));
+    ASSERT_TRUE(ok(r->persist(0, std::as_bytes(std::span(&v, 1)))));
     server->stop();
     const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_EQ(r->persist(0, std::as_bytes(std::span(&v, 1))), errc::io_error);
+    const Result<void> gone = r->persist(0, std::as_bytes(std::span(&v, 1)));
+    EXPECT_EQ(code_of(gone), errc::io_error);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(10))
         << "a closed connection must fail at once, not wait for the 20 s timeout";
-    EXPECT_EQ(r->write(0, std::as_bytes(std::span(&v, 1))), errc::io_error);
+    const Result<void> later = r->write(0, std::as_bytes(std::span(&v, 1)));
+    EXPECT_EQ(code_of(later), errc::io_error);
+    // Both say that the connection failed, and why.
+    for (const Result<void>* f : {&gone, &later}) {
+        if (f->has_value()) continue;
+        const std::string& d = f->error().detail();
+        const auto at = d.find("connection failed: ");
+        ASSERT_NE(at, std::string::npos) << f->error().message();
+        EXPECT_GT(d.size(), at + std::string_view("connection failed: ").size()) << "no reason: " << d;
+    }
+    // A later operation's detail names it (tcp://; rdma:// names the work request's kind).
+    if (!later.has_value() && scheme() == "tcp") {
+        EXPECT_EQ(later.error().detail().rfind("write: ", 0), 0u) << later.error().message();
+    }
 }
 
 } // namespace
@@ -170,19 +193,19 @@ TEST_F(OpsPersist, RegisteredMemoryPersistsAndReadsBack) {
     // into it; and memory outside it, which takes the copying path.
     auto big = std::span(app).subspan(4096, 512 << 10);
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>((i * 13 + ::getpid()) & 0xff);
-    ASSERT_FALSE(r->persist(0, big));
+    ASSERT_TRUE(ok(r->persist(0, big)));
     const std::string rec = "registered record " + std::to_string(::getpid());
     std::memcpy(app.data() + 100, rec.data(), rec.size());
-    ASSERT_FALSE(r->persist(600000, std::span(app).subspan(100, rec.size())));
+    ASSERT_TRUE(ok(r->persist(600000, std::span(app).subspan(100, rec.size()))));
     auto back = std::span(app).subspan(2 << 20, 512 << 10);
-    ASSERT_FALSE(r->read(0, back));
+    ASSERT_TRUE(ok(r->read(0, back)));
     EXPECT_TRUE(std::equal(back.begin(), back.end(), big.begin())) << "512 KiB read back differs";
     EXPECT_EQ(rpm::test::read_backing(kv_path, 600000, rec.size()), rec);
     std::vector<std::byte> outside(64, std::byte{0x42});
-    ASSERT_FALSE(r->persist(700000, outside));
+    ASSERT_TRUE(ok(r->persist(700000, outside)));
     mem->reset();
     EXPECT_FALSE(mem->registered());
     // The same memory, no longer registered, still works through the copies.
-    ASSERT_FALSE(r->persist(600000, std::span(app).subspan(100, rec.size())));
+    ASSERT_TRUE(ok(r->persist(600000, std::span(app).subspan(100, rec.size()))));
     EXPECT_EQ(rpm::test::read_backing(kv_path, 600000, rec.size()), rec);
 }

@@ -14,7 +14,9 @@
 namespace {
 using namespace rpm;
 using rpm::test::bytes_of;
+using rpm::test::code_of;
 using rpm::test::env_or;
+using rpm::test::ok;
 using OpsTest = rpm::test::ServerTest;
 
 TEST_F(OpsTest, PersistThenReadBackAndFindItInTheBackingStore) {
@@ -37,9 +39,9 @@ TEST_F(OpsTest, PersistThenReadBackAndFindItInTheBackingStore) {
         EXPECT_NE(r->reason().find("msync"), std::string::npos) << r->reason();
     }
     const std::string rec = "durable record #" + std::to_string(::getpid());
-    ASSERT_FALSE(r->persist(4096, bytes_of(rec)));
+    ASSERT_TRUE(ok(r->persist(4096, bytes_of(rec))));
     std::string back(rec.size(), '\0');
-    ASSERT_FALSE(r->read(4096, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    ASSERT_TRUE(ok(r->read(4096, std::as_writable_bytes(std::span(back.data(), back.size())))));
     EXPECT_EQ(back, rec);
     EXPECT_EQ(rpm::test::read_backing(kv_path, 4096, rec.size()), rec);  // in the server's memory itself
 }
@@ -48,12 +50,17 @@ TEST_F(OpsTest, AtomicWriteStoresEightBytes) {
     auto c = connect();
     auto r = c->open_region("kv");
     ASSERT_TRUE(r);
-    ASSERT_FALSE(r->atomic_write(64, 0x1122334455667788ull));
-    ASSERT_FALSE(r->flush(64, 8));
+    ASSERT_TRUE(ok(r->atomic_write(64, 0x1122334455667788ull)));
+    ASSERT_TRUE(ok(r->flush(64, 8)));
     std::uint64_t v = 0;
-    ASSERT_FALSE(r->read(64, std::as_writable_bytes(std::span(&v, 1))));
+    ASSERT_TRUE(ok(r->read(64, std::as_writable_bytes(std::span(&v, 1)))));
     EXPECT_EQ(v, 0x1122334455667788ull);
-    EXPECT_EQ(r->atomic_write(65, 1), errc::misaligned);  // refused before sending
+    const Result<void> misaligned = r->atomic_write(65, 1);
+    EXPECT_EQ(code_of(misaligned), errc::misaligned);  // refused before sending
+    if (!misaligned) {
+        EXPECT_NE(misaligned.error().detail().find("offset 65 on region 'kv'"), std::string::npos)
+            << misaligned.error().message();
+    }
 }
 
 TEST_F(OpsTest, ManyWritesInFlightThenOneFlushCoversThemAll) {
@@ -66,13 +73,13 @@ TEST_F(OpsTest, ManyWritesInFlightThenOneFlushCoversThemAll) {
     for (int i = 0; i < kWrites; ++i) {
         values[i] = 0xA5A5000000000000ull + static_cast<std::uint64_t>(i);
         r->write(static_cast<std::uint64_t>(i) * 8, std::as_bytes(std::span(&values[i], 1)),
-                 [&](std::error_code ec) { failed += ec ? 1 : 0; ++done; });
+                 [&](Result<void> w) { failed += w ? 0 : 1; ++done; });
     }
-    ASSERT_FALSE(r->flush(0, kWrites * 8));  // issued after all writes: covers them
+    ASSERT_TRUE(ok(r->flush(0, kWrites * 8)));  // issued after all writes: covers them
     EXPECT_EQ(done.load(), kWrites) << "the flush completed before earlier writes";
     EXPECT_EQ(failed.load(), 0);
     std::vector<std::uint64_t> back(kWrites);
-    ASSERT_FALSE(r->read(0, std::as_writable_bytes(std::span(back))));
+    ASSERT_TRUE(ok(r->read(0, std::as_writable_bytes(std::span(back)))));
     EXPECT_EQ(back, values);
 }
 
@@ -84,9 +91,9 @@ TEST_F(OpsTest, FutureForms) {
     auto f1 = r->write_async(0, bytes_of(a));
     auto f2 = r->persist_async(100, bytes_of(b));
     auto f3 = r->flush_async(0, 200);
-    EXPECT_FALSE(f1.get());
-    EXPECT_FALSE(f2.get());
-    EXPECT_FALSE(f3.get());
+    EXPECT_TRUE(ok(f1.get()));
+    EXPECT_TRUE(ok(f2.get()));
+    EXPECT_TRUE(ok(f3.get()));
 }
 
 TEST_F(OpsTest, LargeWriteAndReadOfOneMebibyte) {
@@ -95,9 +102,9 @@ TEST_F(OpsTest, LargeWriteAndReadOfOneMebibyte) {
     ASSERT_TRUE(r);
     std::vector<std::byte> big(1 << 20);
     for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::byte>(i * 7);
-    ASSERT_FALSE(r->persist(0, big));
+    ASSERT_TRUE(ok(r->persist(0, big)));
     std::vector<std::byte> back(big.size());
-    ASSERT_FALSE(r->read(0, back));
+    ASSERT_TRUE(ok(r->read(0, back)));
     EXPECT_EQ(back, big);
 }
 
@@ -131,29 +138,36 @@ TEST_F(OpsLargeTest, OperationsLargerThanAFrameAreOneOperationEach) {
     auto r = c->open_region("big");
     ASSERT_TRUE(r) << r.error().message();
     const auto a = pattern((3u << 20) + 777, 1);
-    ASSERT_FALSE(r->write(100, a));
-    ASSERT_FALSE(r->flush(100, a.size()));
+    ASSERT_TRUE(ok(r->write(100, a)));
+    ASSERT_TRUE(ok(r->flush(100, a.size())));
     std::vector<std::byte> back(a.size());
-    ASSERT_FALSE(r->read(100, back));
+    ASSERT_TRUE(ok(r->read(100, back)));
     EXPECT_TRUE(back == a) << "a 3 MiB write read back differs";
     EXPECT_TRUE(rpm::test::read_backing(big_path, 100, 64) == std::string(reinterpret_cast<const char*>(a.data()), 64));
 
     // Two overlapping slices of 1.5 MiB: the later one wins where they meet.
     const auto b1 = pattern(3u << 19, 2), b2 = pattern(3u << 19, 3);
     const WriteSlice slices[] = {{0, b1}, {1u << 20, b2}};
-    ASSERT_FALSE(r->persist(slices));
+    ASSERT_TRUE(ok(r->persist(slices)));
     std::vector<std::byte> got((1u << 20) + b2.size());
-    ASSERT_FALSE(r->read(0, got));
+    ASSERT_TRUE(ok(r->read(0, got)));
     EXPECT_TRUE(std::equal(b1.begin(), b1.begin() + (1u << 20), got.begin()));
     EXPECT_TRUE(std::equal(b2.begin(), b2.end(), got.begin() + (1u << 20)));
 
     // The asynchronous form completes once, after every part.
-    std::promise<std::error_code> done;
-    r->persist(std::span<const WriteSlice>(slices), [&done](std::error_code ec) { done.set_value(ec); });
-    EXPECT_FALSE(done.get_future().get());
+    std::promise<Result<void>> done;
+    r->persist(std::span<const WriteSlice>(slices), [&done](Result<void> p) { done.set_value(std::move(p)); });
+    EXPECT_TRUE(ok(done.get_future().get()));
     // Out of range as a whole: refused as before, nothing sent.
     const auto too_far = pattern(2u << 20, 4);
-    EXPECT_EQ(r->write((5u << 20) - (1u << 20), too_far), errc::out_of_range);
+    const Result<void> far = r->write((5u << 20) - (1u << 20), too_far);
+    EXPECT_EQ(code_of(far), errc::out_of_range);
+    if (!far) {
+        // The refusal names the call, the range and the region.
+        const std::string& d = far.error().detail();
+        EXPECT_NE(d.find("write [4194304, +2097152)"), std::string::npos) << d;
+        EXPECT_NE(d.find("region 'big' of 5242880 bytes"), std::string::npos) << d;
+    }
 }
 
 // A moved-from Connection refuses every call (it used to dereference its
@@ -162,10 +176,11 @@ TEST_F(OpsTest, AMovedFromConnectionRefusesItsCalls) {
     auto c = connect();
     ASSERT_TRUE(c) << c.error().message();
     Connection moved = std::move(*c);
-    EXPECT_EQ(c->send(bytes_of("x")), errc::invalid_argument);
-    std::promise<std::error_code> sent;
-    c->send(bytes_of("x"), [&sent](std::error_code ec) { sent.set_value(ec); });
-    EXPECT_EQ(sent.get_future().get(), errc::invalid_argument);
+    EXPECT_EQ(code_of(c->send(bytes_of("x"))), errc::invalid_argument);
+    std::promise<Result<void>> sent;
+    c->send(bytes_of("x"), [&sent](Result<void> s) { sent.set_value(std::move(s)); });
+    EXPECT_EQ(code_of(sent.get_future().get()), errc::invalid_argument);
+    EXPECT_EQ(code_of(c->send_async(bytes_of("x")).get()), errc::invalid_argument);
     std::byte buf[8];
     auto got = c->recv(buf);
     ASSERT_FALSE(got);
@@ -177,13 +192,13 @@ TEST_F(OpsTest, AMovedFromConnectionRefusesItsCalls) {
     c->close();
     auto r = moved.open_region("kv");
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_FALSE(r->persist(0, bytes_of("moved")));
+    EXPECT_TRUE(ok(r->persist(0, bytes_of("moved"))));
 }
 
 TEST_F(OpsTest, MessagesBothWays) {
     auto c = connect();
     ASSERT_TRUE(c);
-    ASSERT_FALSE(c->send(bytes_of("ping from client")));
+    ASSERT_TRUE(ok(c->send(bytes_of("ping from client"))));
     std::uint64_t session = 0;
     {
         std::lock_guard lock(mu);
@@ -260,7 +275,7 @@ TEST_F(OpsTest, ForcedUnsafeMethodIsRefusedUnlessUnsafe) {
         ASSERT_TRUE(r) << r.error().message();
         EXPECT_EQ(r->method(), flush::Method::native_flush);
         const std::string rec = "flushed natively";
-        ASSERT_FALSE(r->persist(8192, bytes_of(rec)));
+        ASSERT_TRUE(ok(r->persist(8192, bytes_of(rec))));
         EXPECT_EQ(rpm::test::read_backing(kv_path, 8192, rec.size()), rec);
         // "logs" (tmpfs) is not PM: no FLUSH can make it durable, and the answer says so.
         auto tmpfs = c->open_region("logs", native);
@@ -313,12 +328,29 @@ TEST_F(OpsTest, ClientSideRangeChecks) {
     auto r = c->open_region("logs");
     ASSERT_TRUE(r);
     std::string s(16, 'x');
-    EXPECT_EQ(r->write(r->size() - 8, bytes_of(s)), errc::out_of_range);
-    EXPECT_EQ(r->flush(r->size(), 1), errc::out_of_range);
-    EXPECT_EQ(r->write(~0ull, bytes_of(s)), errc::out_of_range);
-    EXPECT_EQ(r->read(r->size() - 4, s.data(), 8), errc::out_of_range);
-    EXPECT_EQ(r->persist(r->size() - 4, std::string_view("12345678")), errc::out_of_range);
-    EXPECT_EQ(r->atomic_write(r->size(), 1), errc::out_of_range);
+    const Result<void> write = r->write(r->size() - 8, bytes_of(s));
+    EXPECT_EQ(code_of(write), errc::out_of_range);
+    EXPECT_EQ(code_of(r->flush(r->size(), 1)), errc::out_of_range);
+    EXPECT_EQ(code_of(r->write(~0ull, bytes_of(s))), errc::out_of_range);
+    const Result<void> read = r->read(r->size() - 4, s.data(), 8);
+    EXPECT_EQ(code_of(read), errc::out_of_range);
+    EXPECT_EQ(code_of(r->persist(r->size() - 4, std::string_view("12345678"))), errc::out_of_range);
+    EXPECT_EQ(code_of(r->atomic_write(r->size(), 1)), errc::out_of_range);
+    // The refusal names the call, the range asked for and the region with its size.
+    ASSERT_FALSE(write.has_value());
+    EXPECT_NE(write.error().detail().find("write [65528, +16)"), std::string::npos) << write.error().message();
+    EXPECT_NE(write.error().detail().find("region 'logs' of 65536 bytes"), std::string::npos)
+        << write.error().message();
+    ASSERT_FALSE(read.has_value());
+    EXPECT_NE(read.error().detail().find("read [65532, +8)"), std::string::npos) << read.error().message();
+    EXPECT_NE(read.error().detail().find("region 'logs'"), std::string::npos) << read.error().message();
+    // The future and callback forms refuse the same, with the same detail.
+    auto refused = r->read_async(r->size() - 4, std::as_writable_bytes(std::span(s.data(), 8))).get();
+    EXPECT_EQ(code_of(refused), errc::out_of_range);
+    if (!refused) {
+        EXPECT_EQ(refused.error().detail(), read.error().detail());
+    }
+    EXPECT_EQ(code_of(r->atomic_write_async(r->size(), 1).get()), errc::out_of_range);
 }
 
 TEST_F(OpsTest, ServerStopFailsPendingCallsAndDataSurvivesARestart) {
@@ -326,9 +358,14 @@ TEST_F(OpsTest, ServerStopFailsPendingCallsAndDataSurvivesARestart) {
     auto r = c->open_region("kv");
     ASSERT_TRUE(r);
     const std::string rec = "acknowledged before the restart";
-    ASSERT_FALSE(r->persist(512, bytes_of(rec)));
+    ASSERT_TRUE(ok(r->persist(512, bytes_of(rec))));
     server->stop();
-    EXPECT_TRUE(r->write(0, bytes_of(rec)));  // the connection is gone: an error, not a hang
+    const Result<void> gone = r->write(0, bytes_of(rec));  // the connection is gone: an error, not a hang
+    EXPECT_FALSE(gone.has_value());
+    if (!gone) {
+        EXPECT_NE(gone.error().detail().find("connection failed: "), std::string::npos)
+            << "no word of the connection's failure in: " << gone.error().message();
+    }
     server.reset();
     start_server();  // reopens the same files (create on an existing file keeps it)
     auto c2 = connect();
@@ -336,7 +373,7 @@ TEST_F(OpsTest, ServerStopFailsPendingCallsAndDataSurvivesARestart) {
     auto r2 = c2->open_region("kv");
     ASSERT_TRUE(r2);
     std::string back(rec.size(), '\0');
-    ASSERT_FALSE(r2->read(512, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    ASSERT_TRUE(ok(r2->read(512, std::as_writable_bytes(std::span(back.data(), back.size())))));
     EXPECT_EQ(back, rec);
 }
 
