@@ -3,12 +3,15 @@
 #include "raw_peer.hpp"
 #include "common/server_fixture.hpp"
 
+#include "tests/support/result.hpp"
+
 #include <cstring>
 #include <future>
 
 namespace {
 using namespace rpm;
 using rpm::test::bytes_of;
+using rpm::test::ok;
 using rpm::test::RawPeer;
 using rpm::test::TcpServerTest;
 
@@ -21,7 +24,7 @@ protected:
         ASSERT_TRUE(c);
         auto r = c->open_region("kv");
         ASSERT_TRUE(r);
-        ASSERT_FALSE(r->persist(0, bytes_of(kSentinel)));
+        ASSERT_TRUE(ok(r->persist(0, bytes_of(kSentinel))));
     }
     void expect_untouched_and_serving() {
         auto c = connect();
@@ -29,10 +32,10 @@ protected:
         auto r = c->open_region("kv");
         ASSERT_TRUE(r);
         std::string back(kSentinel.size(), '\0');
-        ASSERT_FALSE(r->read(0, std::as_writable_bytes(std::span(back.data(), back.size()))));
+        ASSERT_TRUE(ok(r->read(0, std::as_writable_bytes(std::span(back.data(), back.size())))));
         EXPECT_EQ(back, kSentinel);
         std::vector<std::byte> rest(4096);
-        ASSERT_FALSE(r->read((1 << 20) - 4096, rest));
+        ASSERT_TRUE(ok(r->read((1 << 20) - 4096, rest)));
         EXPECT_EQ(rest, std::vector<std::byte>(4096)) << "bytes near the end were written";
     }
     // Logged-in raw peer with region "kv" granted as id 0.
@@ -163,9 +166,9 @@ TEST_F(TcpBadInput, PersistWithOneBadSliceStoresNothing) {
     auto r = c->open_region("kv");
     ASSERT_TRUE(r);
     std::string back(16, '\0');
-    ASSERT_FALSE(r->read(64, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    ASSERT_TRUE(ok(r->read(64, std::as_writable_bytes(std::span(back.data(), back.size())))));
     EXPECT_EQ(back, std::string(16, '\0')) << "the in-range slice of a refused persist was stored";
-    ASSERT_FALSE(r->read(128, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    ASSERT_TRUE(ok(r->read(128, std::as_writable_bytes(std::span(back.data(), back.size())))));
     EXPECT_EQ(back, good);
     expect_untouched_and_serving();
 }
@@ -181,15 +184,15 @@ TEST_F(TcpBadInput, PersistLargerThanAFrameIsSentInParts) {
     // Each slice is inside the 1 MiB region; together they exceed a frame.
     const std::vector<std::byte> first(600 * 1024, std::byte{'F'}), second(600 * 1024, std::byte{'S'});
     const WriteSlice slices[] = {{0, first}, {400 * 1024, second}};
-    ASSERT_FALSE(r->persist(slices));
+    ASSERT_TRUE(ok(r->persist(slices)));
     std::string back(4, '\0');
-    ASSERT_FALSE(r->read(400 * 1024 - 2, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    ASSERT_TRUE(ok(r->read(400 * 1024 - 2, std::as_writable_bytes(std::span(back.data(), back.size())))));
     EXPECT_EQ(back, "FFSS") << "the later slice wins where they overlap";
-    std::promise<std::error_code> p;
-    r->persist(slices, [&p](std::error_code ec) { p.set_value(ec); });
-    EXPECT_FALSE(p.get_future().get());
-    const std::string ok = "still serving";
-    ASSERT_FALSE(r->persist(4096, bytes_of(ok)));
+    std::promise<Result<void>> p;
+    r->persist(slices, [&p](Result<void> res) { p.set_value(std::move(res)); });
+    EXPECT_TRUE(ok(p.get_future().get()));
+    const std::string still = "still serving";
+    ASSERT_TRUE(ok(r->persist(4096, bytes_of(still))));
 }
 
 TEST_F(TcpBadInput, MalformedPersistIsAnErrorAndTheSessionGoesOn) {

@@ -9,6 +9,8 @@
 
 #include "transport/tcp/io_group.hpp"
 
+#include "tests/support/result.hpp"
+
 #include <atomic>
 #include <future>
 #include <thread>
@@ -17,6 +19,7 @@ namespace {
 using namespace rpm;
 using namespace std::chrono_literals;
 using rpm::test::bytes_of;
+using rpm::test::ok;
 using rpm::test::TcpServerTest;
 
 class TcpGroupDrive : public TcpServerTest {
@@ -53,10 +56,10 @@ TEST_F(TcpGroupDrive, TheDriversRequestsCompleteOnItsOwnThread) {
         std::vector<std::thread::id> ran;
         int failed = 0;
         for (int i = 0; i < 3; ++i)
-            regions[i].persist(64u * i, bytes_of(rec), [&](std::error_code ec) {
+            regions[i].persist(64u * i, bytes_of(rec), [&](Result<void> r) {
                 std::lock_guard lock(seen_mu);
                 ran.push_back(std::this_thread::get_id());
-                failed += ec ? 1 : 0;
+                failed += r.has_value() ? 0 : 1;
             });
         ASSERT_TRUE(drive->run_until([&] {
             std::lock_guard lock(seen_mu);
@@ -83,26 +86,26 @@ TEST_F(TcpGroupDrive, AnswersOwedWhenTheDriveEndsAreCompletedByTheGroup) {
     // Requests sent under a drive that ends without reading them: the group's
     // thread must take the sockets back, or these never complete.
     for (int round = 0; round < 20; ++round) {
-        std::vector<std::promise<std::error_code>> done(3);
+        std::vector<std::promise<Result<void>>> done(3);
         {
             auto drive = group->try_drive();
             ASSERT_TRUE(drive);
             for (int i = 0; i < 3; ++i)
-                regions[i].persist(64u * i, bytes_of("owed"), [&, i](std::error_code ec) { done[i].set_value(ec); });
+                regions[i].persist(64u * i, bytes_of("owed"), [&, i](Result<void> r) { done[i].set_value(std::move(r)); });
         }
         for (auto& d : done) {
             auto f = d.get_future();
             ASSERT_EQ(f.wait_for(10s), std::future_status::ready) << "an answer owed at the drive's end never completed";
-            EXPECT_FALSE(f.get());
+            EXPECT_TRUE(ok(f.get()));
         }
     }
     // And the sockets are the group's again: a plain callback request works.
-    std::promise<std::error_code> p;
+    std::promise<Result<void>> p;
     std::vector<std::byte> out(16);
-    regions[0].read(0, out, [&](std::error_code ec) { p.set_value(ec); });
+    regions[0].read(0, out, [&](Result<void> r) { p.set_value(std::move(r)); });
     auto f = p.get_future();
     ASSERT_EQ(f.wait_for(10s), std::future_status::ready);
-    EXPECT_FALSE(f.get());
+    EXPECT_TRUE(ok(f.get()));
 }
 
 TEST_F(TcpGroupDrive, WakeDriverEndsAPoll) {
@@ -115,10 +118,10 @@ TEST_F(TcpGroupDrive, WakeDriverEndsAPoll) {
         group->wake_driver();
     });
     const auto t0 = std::chrono::steady_clock::now();
-    const bool ok = drive->run_until([&] { return flag.load(); }, in(20s));
+    const bool woke = drive->run_until([&] { return flag.load(); }, in(20s));
     const auto took = std::chrono::steady_clock::now() - t0;
     waker.join();
-    EXPECT_TRUE(ok);
+    EXPECT_TRUE(woke);
     EXPECT_LT(took, 10s) << "the driver slept until its deadline: wake_driver() did not reach it";
 }
 
@@ -135,7 +138,7 @@ TEST_F(TcpGroupDrive, AClaimedConnectionClosedElsewhereFailsItsRequests) {
     // and the driver returns.
     std::atomic<int> calls{0};
     std::vector<std::byte> out(64);
-    regions[1].read(0, out, [&](std::error_code) { ++calls; });
+    regions[1].read(0, out, [&](Result<void>) { ++calls; });
     std::thread closer([&] { conns[1].close(); });
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_TRUE(drive->run_until([&] { return calls.load() == 1; }, in(20s)));
@@ -145,30 +148,30 @@ TEST_F(TcpGroupDrive, AClaimedConnectionClosedElsewhereFailsItsRequests) {
     closer.join();
     EXPECT_EQ(calls.load(), 1);
     // The others still work under the same drive.
-    std::atomic<int> ok{0};
-    regions[0].persist(0, bytes_of("still"), [&](std::error_code ec) { ok += ec ? 0 : 1; });
-    regions[2].persist(0, bytes_of("still"), [&](std::error_code ec) { ok += ec ? 0 : 1; });
-    EXPECT_TRUE(drive->run_until([&] { return ok.load() == 2; }, in(10s)));
+    std::atomic<int> succeeded{0};
+    regions[0].persist(0, bytes_of("still"), [&](Result<void> r) { succeeded += r.has_value() ? 1 : 0; });
+    regions[2].persist(0, bytes_of("still"), [&](Result<void> r) { succeeded += r.has_value() ? 1 : 0; });
+    EXPECT_TRUE(drive->run_until([&] { return succeeded.load() == 2; }, in(10s)));
 }
 
 TEST_F(TcpGroupDrive, RequestsOfOtherThreadsOnAClaimedConnectionAreAnswered) {
     auto drive = group->try_drive();
     ASSERT_TRUE(drive);
     std::atomic<bool> mine{false};
-    regions[0].persist(0, bytes_of("mine"), [&](std::error_code) { mine = true; });  // claims regions[0]'s connection
+    regions[0].persist(0, bytes_of("mine"), [&](Result<void>) { mine = true; });  // claims regions[0]'s connection
     ASSERT_TRUE(drive->run_until([&] { return mine.load(); }, in(10s)));
     // Another thread's synchronous calls on the claimed connection, while
     // this thread drives: sent at once, read by the driver.
     std::atomic<bool> finished{false};
-    std::error_code theirs;
+    Result<void> theirs;
     std::thread other([&] {
-        for (int i = 0; i < 50 && !theirs; ++i) theirs = regions[0].persist(128, bytes_of("theirs"));
+        for (int i = 0; i < 50 && theirs.has_value(); ++i) theirs = regions[0].persist(128, bytes_of("theirs"));
         finished = true;
         group->wake_driver();
     });
     EXPECT_TRUE(drive->run_until([&] { return finished.load(); }, in(20s)));
     other.join();
-    EXPECT_FALSE(theirs) << theirs.message();
+    EXPECT_TRUE(ok(theirs));
 }
 
 } // namespace

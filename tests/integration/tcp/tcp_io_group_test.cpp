@@ -4,6 +4,8 @@
 // group's thread ends with its last user.
 #include "common/server_fixture.hpp"
 
+#include "tests/support/result.hpp"
+
 #include <future>
 #include <set>
 #include <thread>
@@ -11,6 +13,7 @@
 namespace {
 using namespace rpm;
 using rpm::test::bytes_of;
+using rpm::test::ok;
 using rpm::test::TcpServerTest;
 
 class TcpIoGroup : public TcpServerTest {
@@ -44,20 +47,20 @@ TEST_F(TcpIoGroup, CallbacksOfAGroupRunOnItsOneThread) {
     std::mutex seen_mu;
     std::set<std::thread::id> group_threads;
     std::thread::id solo_thread;
-    std::vector<std::promise<std::error_code>> done(4);
+    std::vector<std::promise<Result<void>>> done(4);
     const std::string rec = "in a group";
     for (int i = 0; i < 3; ++i)
-        regions[i].persist(64u * i, bytes_of(rec), [&, i](std::error_code ec) {
+        regions[i].persist(64u * i, bytes_of(rec), [&, i](Result<void> r) {
             std::lock_guard lock(seen_mu);
             group_threads.insert(std::this_thread::get_id());
-            done[i].set_value(ec);
+            done[i].set_value(std::move(r));
         });
-    solo_region->persist(512, bytes_of(rec), [&](std::error_code ec) {
+    solo_region->persist(512, bytes_of(rec), [&](Result<void> r) {
         std::lock_guard lock(seen_mu);
         solo_thread = std::this_thread::get_id();
-        done[3].set_value(ec);
+        done[3].set_value(std::move(r));
     });
-    for (auto& d : done) EXPECT_FALSE(d.get_future().get());
+    for (auto& d : done) EXPECT_TRUE(ok(d.get_future().get()));
     EXPECT_EQ(group_threads.size(), 1u) << "the group's callbacks ran on several threads";
     EXPECT_EQ(group_threads.count(solo_thread), 0u) << "a connection outside the group used the group's thread";
     EXPECT_EQ(group_threads.count(std::this_thread::get_id()), 0u) << "a callback ran on the caller's thread";
@@ -73,18 +76,18 @@ TEST_F(TcpIoGroup, OneClosesFromAnothersCallbackAndTheRestGoOn) {
     ASSERT_TRUE(ra && rb);
     // b has a request in flight when a's callback destroys it: b's request
     // fails (or completed first), and a goes on.
-    std::promise<std::error_code> b_done;
-    rb->persist(0, bytes_of("b's record"), [&](std::error_code ec) { b_done.set_value(ec); });
+    std::promise<Result<void>> b_done;
+    rb->persist(0, bytes_of("b's record"), [&](Result<void> r) { b_done.set_value(std::move(r)); });
     std::promise<void> closed;
-    ra->persist(64, bytes_of("a's record"), [&](std::error_code) {
+    ra->persist(64, bytes_of("a's record"), [&](Result<void>) {
         victim.reset();
         closed.set_value();
     });
     closed.get_future().get();
     (void)b_done.get_future().get();  // it completes, either way, exactly once
-    EXPECT_FALSE(ra->persist(128, bytes_of("a goes on")));
+    EXPECT_TRUE(ok(ra->persist(128, bytes_of("a goes on"))));
     std::string back(9, '\0');
-    EXPECT_FALSE(ra->read(128, std::as_writable_bytes(std::span(back.data(), back.size()))));
+    EXPECT_TRUE(ok(ra->read(128, std::as_writable_bytes(std::span(back.data(), back.size())))));
     EXPECT_EQ(back, "a goes on");
 }
 
@@ -99,7 +102,7 @@ TEST_F(TcpIoGroup, TheGroupOutlivesItsConnectionsAndEndsWithTheLast) {
         EXPECT_FALSE(watch.expired());
         auto r = c->open_region("kv");
         ASSERT_TRUE(r);
-        EXPECT_FALSE(r->persist(0, bytes_of("kept alive")));
+        EXPECT_TRUE(ok(r->persist(0, bytes_of("kept alive"))));
     }
     EXPECT_TRUE(watch.expired());
 }

@@ -10,6 +10,8 @@
 // does, so it could not be shown to fail here; it guards the promise.
 #include "common/server_fixture.hpp"
 
+#include "tests/support/result.hpp"
+
 #include <atomic>
 #include <cstring>
 #include <thread>
@@ -17,6 +19,7 @@
 
 namespace {
 using namespace rpm;
+using rpm::test::ok;
 using rpm::test::TcpServerTest;
 
 constexpr std::uint64_t kOld = 0x0123456789abcdefull;
@@ -47,16 +50,16 @@ TEST_F(TcpSharedRegion, ReadsRaceOtherConnectionsStoresWithoutTearingWords) {
     auto w = wc->open_region("kv");
     auto r = rc->open_region("kv");
     ASSERT_TRUE(w && r);
-    ASSERT_FALSE(w->atomic_write(kWordAt, kOld));
+    ASSERT_TRUE(ok(w->atomic_write(kWordAt, kOld)));
 
     std::atomic<bool> done{false};
     std::string writer_error;
     std::thread writer([&] {
         std::vector<std::byte> record(256);
         for (int i = 0; i < kStores && writer_error.empty(); ++i) {
-            if (auto ec = w->atomic_write(kWordAt, i % 2 ? kOld : kNew)) writer_error = ec.message();
+            if (Result<void> s = w->atomic_write(kWordAt, i % 2 ? kOld : kNew); !s.has_value()) writer_error = s.error().message();
             std::memset(record.data(), i & 0xff, record.size());
-            if (auto ec = w->write(2048, record)) writer_error = ec.message();
+            if (Result<void> s = w->write(2048, record); !s.has_value()) writer_error = s.error().message();
         }
         done = true;
     });
@@ -68,8 +71,8 @@ TEST_F(TcpSharedRegion, ReadsRaceOtherConnectionsStoresWithoutTearingWords) {
     while ((!done || reads == 0) && reads < 20000 && reader_error.empty()) {
         const bool copied = reads % 4 != 3;
         std::span<std::byte> buf = copied ? std::span(small) : std::span(large);
-        if (auto ec = r->read(0, buf)) {
-            reader_error = ec.message();
+        if (Result<void> got = r->read(0, buf); !got.has_value()) {
+            reader_error = got.error().message();
             break;
         }
         const auto v = word_in(buf, kWordAt);
@@ -83,7 +86,7 @@ TEST_F(TcpSharedRegion, ReadsRaceOtherConnectionsStoresWithoutTearingWords) {
     EXPECT_GT(reads, 0);
     // Once both are done, the read sees the writer's last store.
     std::vector<std::byte> last(8);
-    ASSERT_FALSE(r->read(kWordAt, last));
+    ASSERT_TRUE(ok(r->read(kWordAt, last)));
     EXPECT_EQ(word_in(last, 0), (kStores - 1) % 2 ? kOld : kNew);
 }
 

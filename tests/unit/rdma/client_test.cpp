@@ -17,11 +17,11 @@ bool is_op_ctx(const void* ctx) {
 
 struct Order {
     std::mutex mu;
-    std::vector<std::pair<int, std::error_code>> seen;
+    std::vector<std::pair<int, Result<void>>> seen;
     client::Done cb(int id) {
-        return [this, id](std::error_code ec) {
+        return [this, id](Result<void> r) {
             std::lock_guard lock(mu);
-            seen.emplace_back(id, ec);
+            seen.emplace_back(id, std::move(r));
         };
     }
     std::size_t size() {
@@ -318,6 +318,10 @@ TEST(RdmaClient, ServerErrorsReachTheFlushCallback) {
     Waiter w;
     t->flush(g, outside, w.done());
     EXPECT_EQ(w.get(), errc::out_of_range);
+    // The server's answer (a send_flush flush is a request), not a failed connection.
+    EXPECT_TRUE(detail_has(w.result(), "request over rdma://"));
+    EXPECT_TRUE(detail_has(w.result(), "refused by the server"));
+    EXPECT_TRUE(detail_lacks(w.result(), "the connection failed"));
 }
 
 TEST(RdmaClient, AFlushIsPostedBehindTheWritesAndCompletesAfterThem) {
@@ -341,7 +345,7 @@ TEST(RdmaClient, AFlushIsPostedBehindTheWritesAndCompletesAfterThem) {
     ASSERT_TRUE(eventually([&] { return order.size() == 3; }));
     for (int i = 0; i < 3; ++i) {
         EXPECT_EQ(order.seen[static_cast<std::size_t>(i)].first, i + 1);
-        EXPECT_FALSE(order.seen[static_cast<std::size_t>(i)].second);
+        EXPECT_TRUE(ok(order.seen[static_cast<std::size_t>(i)].second));
     }
 }
 
@@ -373,6 +377,8 @@ TEST(RdmaClient, AFailedCompletionFailsTheConnection) {
     Waiter after;
     t->write(g, 0, data, after.done());
     EXPECT_EQ(after.get(), errc::io_error);  // RC: the queue pair is in the error state
+    EXPECT_TRUE(detail_has(after.result(), "the connection failed"));
+    EXPECT_TRUE(detail_has(after.result(), "work request failed"));
 }
 
 TEST(RdmaClient, AConnectionDropFailsEveryPendingOperation) {
@@ -388,17 +394,27 @@ TEST(RdmaClient, AConnectionDropFailsEveryPendingOperation) {
     const proto::Range r{0, 3};
     t->flush(g, std::span(&r, 1), order.cb(3));
     std::vector<std::byte> in(16);
-    std::promise<std::error_code> recv_done;
-    t->recv(in, [&](std::error_code ec, std::size_t) { recv_done.set_value(ec); });
+    std::promise<Result<std::size_t>> recv_done;
+    t->recv(in, [&](Result<std::size_t> got) { recv_done.set_value(std::move(got)); });
     h.fabric.drop_all();
     ASSERT_TRUE(eventually([&] { return order.size() == 3; }));
-    for (const auto& [id, ec] : order.seen) EXPECT_EQ(ec, errc::io_error) << id;
+    const std::string where = "over rdma://" + std::string(kHost) + ":" + std::to_string(h.listener->port());
+    const char* names[] = {"write", "atomic_write", "flush"};
+    for (const auto& [id, res] : order.seen) {
+        EXPECT_EQ(code_of(res), errc::io_error) << id;
+        // What failed, where, and that the connection went (not the server's answer).
+        EXPECT_TRUE(detail_has(res, std::string(names[id - 1]) + " " + where + ": the connection failed: ")) << id;
+        EXPECT_TRUE(detail_has(res, "connection lost")) << id;
+    }
     auto f = recv_done.get_future();
     ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
-    EXPECT_EQ(f.get(), errc::io_error);
+    const auto rr = f.get();
+    EXPECT_EQ(code_of(rr), errc::io_error);
+    EXPECT_TRUE(detail_has(rr, "the connection failed"));
     Waiter later;
     t->write(g, 0, data, later.done());
     EXPECT_EQ(later.get(), errc::io_error);
+    EXPECT_TRUE(detail_has(later.result(), "the connection failed"));
 }
 
 TEST(RdmaClient, CloseFailsPendingOperationsExactlyOnce) {
@@ -415,7 +431,7 @@ TEST(RdmaClient, CloseFailsPendingOperationsExactlyOnce) {
     h.fabric.release_held();
     std::this_thread::sleep_for(20ms);
     EXPECT_EQ(order.size(), 4u);
-    for (const auto& [id, ec] : order.seen) EXPECT_EQ(ec, errc::io_error);
+    for (const auto& [id, res] : order.seen) EXPECT_EQ(code_of(res), errc::io_error) << id;
 }
 
 // As tcp://'s: close() returns once every pending operation's callback has
@@ -430,11 +446,11 @@ TEST(RdmaClient, CloseReturnsOnceThePendingCallbacksHaveRun) {
     h.fabric.hold_client_completions(true);
     std::atomic<int> ran{0};
     const auto data = bytes_of("abc");
-    t->write(g, 0, data, [&](std::error_code) {
+    t->write(g, 0, data, [&](Result<void>) {
         std::this_thread::sleep_for(200ms);
         ++ran;
     });
-    for (int i = 0; i < 3; ++i) t->write(g, 8, data, [&](std::error_code) { ++ran; });
+    for (int i = 0; i < 3; ++i) t->write(g, 8, data, [&](Result<void>) { ++ran; });
     t->close();
     EXPECT_EQ(ran.load(), 4) << "close() returned before the pending operations' callbacks had run";
     h.fabric.release_held();
@@ -453,14 +469,14 @@ TEST(RdmaClient, ACallbackClosesItsOwnConnection) {
     std::atomic<bool> closed{false};
     std::atomic<std::thread::id> first{}, second{};
     Waiter last;
-    t->write(g, 0, data, [&](std::error_code) {
+    t->write(g, 0, data, [&](Result<void>) {
         first = std::this_thread::get_id();
         t->close();
         closed = true;
     });
-    t->write(g, 8, data, [&, d = last.done()](std::error_code ec) {
+    t->write(g, 8, data, [&, d = last.done()](Result<void> r) {
         second = std::this_thread::get_id();
-        d(ec);
+        d(std::move(r));
     });
     h.fabric.release_held();
     // Its completion may have come in the same poll as the first's: done
@@ -476,12 +492,12 @@ TEST(RdmaClient, OperationsAfterCloseFailOnTheIoThread) {
     auto t = h.connect_ok();
     auto g = open(*t, "raw");
     t->close();
-    std::promise<std::pair<std::error_code, std::thread::id>> p;
-    t->write(g, 0, bytes_of("late"), [&](std::error_code ec) { p.set_value({ec, std::this_thread::get_id()}); });
+    std::promise<std::pair<Result<void>, std::thread::id>> p;
+    t->write(g, 0, bytes_of("late"), [&](Result<void> r) { p.set_value({std::move(r), std::this_thread::get_id()}); });
     auto f = p.get_future();
     ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
-    auto [ec, id] = f.get();
-    EXPECT_EQ(ec, errc::io_error);
+    auto [r, id] = f.get();
+    EXPECT_EQ(code_of(r), errc::io_error);
     EXPECT_NE(id, std::this_thread::get_id());
     auto g2 = t->open_region(proto::OpenRegion{"raw", std::nullopt, false});
     ASSERT_FALSE(g2);
@@ -511,7 +527,7 @@ TEST(RdmaClient, RequestsInFlightAreBoundedBySendSlots) {
     h.targets["adr"]->hold_persists(false);
     ASSERT_TRUE(eventually([&] { return order.size() == kSendSlots + 3; }));
     EXPECT_EQ(client_sends(), before + kSendSlots + 3);
-    for (const auto& [id, ec] : order.seen) EXPECT_FALSE(ec) << id;
+    for (const auto& [id, res] : order.seen) EXPECT_TRUE(ok(res)) << id;
 }
 
 TEST(RdmaClient, OperationsQueueWhenTheSendQueueIsFull) {
@@ -555,8 +571,8 @@ TEST(RdmaClient, CallbacksRunOnTheIoThreadEvenForImmediateErrors) {
     auto t = h.connect_ok();
     auto g = open(*t, "raw");
     std::promise<std::thread::id> a, b;
-    t->atomic_write(g, 3, 1, [&](std::error_code) { a.set_value(std::this_thread::get_id()); });
-    t->write(g, 0, bytes_of("y"), [&](std::error_code) { b.set_value(std::this_thread::get_id()); });
+    t->atomic_write(g, 3, 1, [&](Result<void>) { a.set_value(std::this_thread::get_id()); });
+    t->write(g, 0, bytes_of("y"), [&](Result<void>) { b.set_value(std::this_thread::get_id()); });
     const auto ta = a.get_future().get();
     const auto tb = b.get_future().get();
     EXPECT_NE(ta, std::this_thread::get_id());

@@ -44,11 +44,15 @@ protected:
         ASSERT_TRUE(eventually([&] { return client_pools(*h_)->bounce().stats().free_global > 0; }));
         adr_target_ = h_->targets["adr"];
     }
-    std::error_code persist(const proto::RegionGrant& g, std::uint64_t at, std::span<const std::byte> data) {
+    Result<void> persist_result(const proto::RegionGrant& g, std::uint64_t at, std::span<const std::byte> data) {
         Waiter w;
         const proto::Slice s{at, data};
         t_->persist(g, std::span(&s, 1), w.done());
-        return w.get();
+        return w.result();
+    }
+    /// persist_result's code: {} for success.
+    std::error_code persist(const proto::RegionGrant& g, std::uint64_t at, std::span<const std::byte> data) {
+        return code_of(persist_result(g, at, data));
     }
     std::uint32_t bounce_in_use() const { return client_pools(*h_)->bounce().stats().in_use; }
     MemTarget* adr_target_ = nullptr;
@@ -149,9 +153,13 @@ TEST_P(DirectPersist, SendFlushCallsBackOnlyAfterTheServersPersist) {
 
 TEST_P(DirectPersist, TheServersFailedPersistFailsThePersistNotTheConnection) {
     adr_target_->fail_persist_ = true;
-    const auto ec = persist(adr_, 0, bytes_of("refused"));
+    const auto r = persist_result(adr_, 0, bytes_of("refused"));
+    const auto ec = code_of(r);
     EXPECT_TRUE(ec) << "a failed persist step was reported durable";
     EXPECT_NE(ec, std::make_error_code(std::errc::timed_out));
+    // The server's answer, not the connection's failure.
+    EXPECT_TRUE(detail_has(r, "refused by the server"));
+    EXPECT_TRUE(detail_lacks(r, "the connection failed"));
     adr_target_->fail_persist_ = false;
     EXPECT_FALSE(persist(adr_, 0, bytes_of("accepted")));
 }
@@ -169,6 +177,7 @@ TEST_P(DirectPersist, AConnectionLostUnderItFailsIt) {
     ASSERT_TRUE(eventually([&] { return client_sends(*h_).size() > sends_before; }));
     h_->fabric.drop_all();
     EXPECT_EQ(w.get(20s), errc::io_error);
+    EXPECT_TRUE(detail_has(w.result(), "the connection failed"));
     adr_target_->hold_persists(false);
     h_->fabric.hold_client_completions(false);
     EXPECT_EQ(bounce_in_use(), 1u) << "the entry of a write still on the wire went back to the pool";

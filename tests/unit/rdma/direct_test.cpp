@@ -21,24 +21,24 @@ protected:
         // an entry, a call's operation queues and waits for one.
         ASSERT_TRUE(eventually([&] { return client_pools(*h_)->bounce().stats().free_global > 0; }));
     }
-    std::error_code sync_read(std::uint64_t at, std::span<std::byte> out, std::chrono::milliseconds timeout = 5s) {
+    Result<void> sync_read(std::uint64_t at, std::span<std::byte> out, std::chrono::milliseconds timeout = 5s) {
         return t_->call([&](client::Done d) { t_->read(g_, at, out, std::move(d)); }, timeout);
     }
-    std::error_code sync_write(std::uint64_t at, std::span<const std::byte> data) {
+    Result<void> sync_write(std::uint64_t at, std::span<const std::byte> data) {
         return t_->call([&](client::Done d) { t_->write(g_, at, data, std::move(d)); }, 5s);
     }
     std::uint32_t bounce_in_use() const { return client_pools(*h_)->bounce().stats().in_use; }
     // A read (`read`, with a 60 s timeout) on another thread, the connection
     // lost while it is on the wire: it must fail with io_error at once, not
     // at its timeout.
-    void expect_read_fails_when_lost(const std::function<std::error_code(std::span<std::byte>)>& read) {
+    void expect_read_fails_when_lost(const std::function<Result<void>(std::span<std::byte>)>& read) {
         h_->fabric.hold_client_completions(true);
         std::vector<std::byte> out(8);
         const auto reads_before = h_->fabric.reads().size();
         std::atomic<bool> returned{false};
-        std::error_code ec;
+        Result<void> r;
         std::thread caller([&] {
-            ec = read(out);
+            r = read(out);
             returned = true;
         });
         // Not ASSERT: the caller must be joined whatever happens.
@@ -48,14 +48,18 @@ protected:
         h_->fabric.hold_client_completions(false);
         caller.join();
         EXPECT_TRUE(in_time) << "the call waited for its timeout, not for the connection's failure";
-        EXPECT_EQ(ec, errc::io_error);
+        EXPECT_EQ(code_of(r), errc::io_error);
+        // The read's error says what went: the connection, not a timeout.
+        EXPECT_TRUE(detail_has(r, "read over rdma://" + std::string(kHost) + ":"));
+        EXPECT_TRUE(detail_has(r, ": the connection failed: "));
+        EXPECT_TRUE(detail_lacks(r, "timeout"));
     }
 };
 
 TEST_P(Direct, ASynchronousWriteIsOneSignaledWorkRequestPostedAtOnce) {
     const auto data = bytes_of("direct write");
     const auto before = h_->fabric.writes().size();
-    ASSERT_FALSE(sync_write(4096, data));
+    ASSERT_TRUE(ok(sync_write(4096, data)));
     const auto writes = h_->fabric.writes();
     ASSERT_EQ(writes.size(), before + 1);
     const auto& w = writes.back();
@@ -75,7 +79,7 @@ TEST_P(Direct, ASynchronousReadIsOneSignaledWorkRequestAndCopiesOut) {
     const auto want = bytes_of("remote bytes");
     std::copy(want.begin(), want.end(), remote_->bytes().begin() + 512);
     std::vector<std::byte> got(want.size());
-    ASSERT_FALSE(sync_read(512, got));
+    ASSERT_TRUE(ok(sync_read(512, got)));
     EXPECT_EQ(got, want);
     const auto reads = h_->fabric.reads();
     ASSERT_FALSE(reads.empty());
@@ -95,7 +99,7 @@ TEST_P(Direct, RegisteredMemoryIsReadIntoWithoutABounceEntry) {
     ASSERT_TRUE(reg) << reg.error().message();
     const auto want = bytes_of("zero copy");
     std::copy(want.begin(), want.end(), remote_->bytes().begin() + 64);
-    ASSERT_FALSE(sync_read(64, std::span(app).subspan(100, want.size())));
+    ASSERT_TRUE(ok(sync_read(64, std::span(app).subspan(100, want.size()))));
     EXPECT_TRUE(std::equal(want.begin(), want.end(), app.begin() + 100));
     const auto r = h_->fabric.reads().back();
     EXPECT_EQ(r.ctx, direct_ctx());
@@ -107,19 +111,19 @@ TEST_P(Direct, RegisteredMemoryIsReadIntoWithoutABounceEntry) {
 // start posts after it queues behind it, and so do the chunks of a large one.
 TEST_P(Direct, TheCallsSecondOperationAndChunkedOnesQueue) {
     const auto a = bytes_of("first"), b = bytes_of("second");
-    ASSERT_FALSE(t_->call(
+    ASSERT_TRUE(ok(t_->call(
         [&](client::Done d) {
             t_->write(g_, 0, a, nullptr);
             t_->write(g_, 64, b, std::move(d));
         },
-        5s));
+        5s)));
     auto writes = h_->fabric.writes();
     ASSERT_GE(writes.size(), 2u);
     EXPECT_EQ(writes[writes.size() - 2].ctx, direct_ctx());
     EXPECT_NE(writes.back().ctx, direct_ctx()) << "a second operation of one call went direct";
     EXPECT_TRUE(std::equal(b.begin(), b.end(), remote_->bytes().begin() + 64));
     std::vector<std::byte> big(kMaxChunk + 10, std::byte{7});
-    ASSERT_FALSE(sync_write(1 << 16, big));
+    ASSERT_TRUE(ok(sync_write(1 << 16, big)));
     writes = h_->fabric.writes();
     EXPECT_NE(writes.back().ctx, direct_ctx()) << "a write of two chunks went direct";
     EXPECT_EQ(remote_->bytes()[(1 << 16) + kMaxChunk + 9], std::byte{7});
@@ -134,28 +138,28 @@ TEST_P(Direct, OperationsQueuedMeanwhileFinishAfterIt) {
     std::vector<std::byte> out(8);
     const auto reads_before = h_->fabric.reads().size();
     std::thread caller([&] {
-        const auto ec = t_->call(
+        const auto r = t_->call(
             [&](client::Done d) {
-                t_->read(g_, 0, out, [&, d = std::move(d)](std::error_code e) {
+                t_->read(g_, 0, out, [&, d = std::move(d)](Result<void> e) {
                     {
                         std::lock_guard lock(mu);
                         order.push_back(1);
                     }
-                    d(e);
+                    d(std::move(e));
                 });
             },
             5s);
-        EXPECT_FALSE(ec);
+        EXPECT_TRUE(ok(r));
     });
     ASSERT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; }));
     Waiter w;
     const auto data = bytes_of("queued");
-    t_->write(g_, 128, data, [&, d = w.done()](std::error_code e) {
+    t_->write(g_, 128, data, [&, d = w.done()](Result<void> e) {
         {
             std::lock_guard lock(mu);
             order.push_back(2);
         }
-        d(e);
+        d(std::move(e));
     });
     ASSERT_TRUE(eventually([&] { return h_->fabric.writes().size() > 0 && h_->fabric.writes().back().data == data; }))
         << "the queued write was not posted while the direct read was on the wire";
@@ -176,8 +180,8 @@ TEST_P(Direct, CallbackOperationsGoDirectToo) {
     std::vector<std::byte> got(want.size());
     const auto data = bytes_of("issued by a callback");
     Waiter w;
-    t_->read(g_, 256, got, [&, d = w.done()](std::error_code e) {
-        if (e) return d(e);
+    t_->read(g_, 256, got, [&, d = w.done()](Result<void> e) {
+        if (!e.has_value()) return d(std::move(e));
         t_->write(g_, 1024, data, d);
     });
     ASSERT_FALSE(w.get());
@@ -213,8 +217,8 @@ TEST_P(Direct, AFailedPostOfAnOperationACallbackIssuedCallsBack) {
     const auto writes = h_->fabric.writes().size();
     Waiter first, second;
     const auto rec = bytes_of("refused");
-    t_->write(g_, 0, bytes_of("first"), [&, d = first.done()](std::error_code ec) {
-        d(ec);
+    t_->write(g_, 0, bytes_of("first"), [&, d = first.done()](Result<void> r) {
+        d(std::move(r));
         t_->write(g_, 0, rec, second.done());
     });
     ASSERT_TRUE(eventually([&] { return h_->fabric.writes().size() > writes; }));
@@ -232,9 +236,9 @@ TEST_P(Direct, AFailedPostOfAnOperationACallbackIssuedCallsBack) {
 TEST_P(Direct, AFailedPostFailsTheCallNotTheConnection) {
     h_->fabric.fail_next("rpma_read", kErrInval);
     std::vector<std::byte> out(8);
-    EXPECT_TRUE(sync_read(0, out)) << "a failed post was reported as success";
+    EXPECT_FALSE(sync_read(0, out).has_value()) << "a failed post was reported as success";
     EXPECT_EQ(bounce_in_use(), 0u) << "the failed post kept its entry";
-    EXPECT_FALSE(sync_read(0, out)) << "the connection did not survive a failed post";
+    EXPECT_TRUE(ok(sync_read(0, out))) << "the connection did not survive a failed post";
 }
 
 // Lost while its read is on the wire: the call fails at once, not at its
@@ -272,7 +276,7 @@ TEST_P(Direct, ACompletionQueuedBeforeTheLossCounts) {
 // operation itself, with no callback (ClientConn::transfer_now).
 TEST_P(Direct, ANowReadAndWriteGoDirectWithoutACallback) {
     const auto data = bytes_of("written now");
-    ASSERT_FALSE(t_->write_now(g_, 2048, data, 5s));
+    ASSERT_TRUE(ok(t_->write_now(g_, 2048, data, 5s)));
     const auto w = h_->fabric.writes().back();
     EXPECT_EQ(w.ctx, direct_ctx()) << "the write went through the op queue";
     EXPECT_EQ(w.flags, kCompletionAlways);
@@ -280,7 +284,7 @@ TEST_P(Direct, ANowReadAndWriteGoDirectWithoutACallback) {
     EXPECT_EQ(w.data, data);
     EXPECT_TRUE(std::equal(data.begin(), data.end(), remote_->bytes().begin() + 2048));
     std::vector<std::byte> got(data.size());
-    ASSERT_FALSE(t_->read_now(g_, 2048, got, 5s));
+    ASSERT_TRUE(ok(t_->read_now(g_, 2048, got, 5s)));
     EXPECT_EQ(got, data);
     const auto r = h_->fabric.reads().back();
     EXPECT_EQ(r.ctx, direct_ctx()) << "the read went through the op queue";
@@ -289,18 +293,18 @@ TEST_P(Direct, ANowReadAndWriteGoDirectWithoutACallback) {
     EXPECT_EQ(bounce_in_use(), 0u) << "an entry was not given back";
     // Again: the second call's outcome is its own, not the first's.
     const auto more = bytes_of("and again");
-    ASSERT_FALSE(t_->write_now(g_, 4096, more, 5s));
+    ASSERT_TRUE(ok(t_->write_now(g_, 4096, more, 5s)));
     std::vector<std::byte> got2(more.size());
-    ASSERT_FALSE(t_->read_now(g_, 4096, got2, 5s));
+    ASSERT_TRUE(ok(t_->read_now(g_, 4096, got2, 5s)));
     EXPECT_EQ(got2, more);
 }
 
 TEST_P(Direct, ANowCallsFailedPostFailsItNotTheConnection) {
     h_->fabric.fail_next("rpma_read", kErrInval);
     std::vector<std::byte> out(8);
-    EXPECT_TRUE(t_->read_now(g_, 0, out, 5s)) << "a failed post was reported as success";
+    EXPECT_FALSE(t_->read_now(g_, 0, out, 5s).has_value()) << "a failed post was reported as success";
     EXPECT_EQ(bounce_in_use(), 0u) << "the failed post kept its entry";
-    EXPECT_FALSE(t_->read_now(g_, 0, out, 5s)) << "the connection did not survive a failed post";
+    EXPECT_TRUE(ok(t_->read_now(g_, 0, out, 5s))) << "the connection did not survive a failed post";
 }
 
 // Another thread's operation on the wire: the call's read queues behind it,
@@ -313,17 +317,17 @@ TEST_P(Direct, ANowReadBehindAnotherThreadsOperationQueues) {
     const auto writes_before = h_->fabric.writes().size();
     std::atomic<bool> write_done{false};
     Waiter w;
-    t_->write(g_, 8192, bytes_of("first"), [&, d = w.done()](std::error_code e) {
+    t_->write(g_, 8192, bytes_of("first"), [&, d = w.done()](Result<void> e) {
         write_done = true;
-        d(e);
+        d(std::move(e));
     });
     ASSERT_TRUE(eventually([&] { return h_->fabric.writes().size() > writes_before; }));
     const auto reads_before = h_->fabric.reads().size();
     std::vector<std::byte> got(want.size());
-    std::error_code ec;
+    Result<void> r;
     bool saw_write_done = false;
     std::thread caller([&] {
-        ec = t_->read_now(g_, 640, got, 5s);
+        r = t_->read_now(g_, 640, got, 5s);
         saw_write_done = write_done.load();
     });
     // Not ASSERT: the caller must be joined whatever happens.
@@ -335,7 +339,7 @@ TEST_P(Direct, ANowReadBehindAnotherThreadsOperationQueues) {
     h_->fabric.hold_client_completions(false);
     h_->fabric.release_held();
     caller.join();
-    EXPECT_FALSE(ec);
+    EXPECT_TRUE(ok(r));
     EXPECT_EQ(got, want);
     EXPECT_TRUE(saw_write_done) << "the read returned before the write posted ahead of it had called back";
     EXPECT_FALSE(w.get());
@@ -347,11 +351,13 @@ TEST_P(Direct, ANowReadEndsAtItsTimeoutOrTheConnectionsLoss) {
     h_->fabric.hold_client_completions(true);
     std::vector<std::byte> out(8);
     const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_EQ(t_->read_now(g_, 0, out, 200ms), errc::io_error);
+    const auto r = t_->read_now(g_, 0, out, 200ms);
+    EXPECT_EQ(code_of(r), errc::io_error);
     const auto waited = std::chrono::steady_clock::now() - t0;
     EXPECT_GE(waited, 150ms) << "it gave up before its timeout";
     EXPECT_LT(waited, 20s) << "it did not give up at its timeout";
-    EXPECT_TRUE(t_->read_now(g_, 0, out, 5s)) << "the connection was not closed by the timeout";
+    EXPECT_TRUE(detail_has(r, "no answer within the timeout (200 ms)"));
+    EXPECT_FALSE(t_->read_now(g_, 0, out, 5s).has_value()) << "the connection was not closed by the timeout";
     h_->fabric.hold_client_completions(false);
 }
 

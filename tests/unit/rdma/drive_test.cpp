@@ -15,31 +15,31 @@ protected:
         o.on_message = [this](std::uint64_t s, std::span<const std::byte>) { session_ = s; };
     }
     // A synchronous write through call(): its status, and the thread its callback ran on.
-    std::pair<std::error_code, std::thread::id> sync_write(std::uint64_t at, std::span<const std::byte> data,
-                                                           std::chrono::milliseconds timeout = 5s) {
+    std::pair<Result<void>, std::thread::id> sync_write(std::uint64_t at, std::span<const std::byte> data,
+                                                        std::chrono::milliseconds timeout = 5s) {
         // Shared: after a timeout the callback runs later, on another thread.
         auto ran = std::make_shared<std::atomic<std::thread::id>>();
-        const auto ec = t_->call(
+        auto r = t_->call(
             [&](client::Done d) {
-                t_->write(g_, at, data, [ran, d = std::move(d)](std::error_code e) {
+                t_->write(g_, at, data, [ran, d = std::move(d)](Result<void> e) {
                     ran->store(std::this_thread::get_id());
-                    d(e);
+                    d(std::move(e));
                 });
             },
             timeout);
-        return {ec, ran->load()};
+        return {std::move(r), ran->load()};
     }
     // A synchronous call during which the I/O thread parks; nothing is left
     // over, so it stays parked after the call.
     void park_io_thread() {
         const auto& conn = dynamic_cast<const RdmaClient&>(*t_).conn();
         const auto data = bytes_of("park");
-        ASSERT_FALSE(t_->call(
+        ASSERT_TRUE(ok(t_->call(
             [&](client::Done d) {
                 EXPECT_TRUE(eventually([&] { return conn.io_thread_parked(); })) << "the I/O thread did not park";
                 t_->write(g_, 0, data, std::move(d));
             },
-            5s));
+            5s)));
         EXPECT_TRUE(conn.io_thread_parked());
     }
     std::atomic<std::uint64_t> session_{0};
@@ -48,8 +48,8 @@ protected:
 TEST_P(Drive, ACallsCallbackRunsOnTheCallingThread) {
     const auto data = bytes_of("driven");
     for (int i = 0; i < 20; ++i) {
-        const auto [ec, ran] = sync_write(static_cast<std::uint64_t>(i) * 8, data);
-        ASSERT_FALSE(ec) << i;
+        const auto [r, ran] = sync_write(static_cast<std::uint64_t>(i) * 8, data);
+        ASSERT_TRUE(ok(r)) << i;
         EXPECT_EQ(ran, std::this_thread::get_id()) << "call " << i << " was completed by another thread";
     }
     EXPECT_EQ(std::memcmp(h_->targets["pm"]->bytes().data() + 152, data.data(), data.size()), 0);
@@ -75,20 +75,20 @@ TEST_P(Drive, AnAsynchronousOperationAfterACallCompletesWithoutAnother) {
 
 TEST_P(Drive, ARecvAfterACallGetsTheServersMessage) {
     const auto ping = bytes_of("ping");
-    ASSERT_FALSE(t_->call([&](client::Done d) { t_->send(ping, std::move(d)); }, 5s));
+    ASSERT_TRUE(ok(t_->call([&](client::Done d) { t_->send(ping, std::move(d)); }, 5s)));
     ASSERT_TRUE(eventually([&] { return session_.load() != 0; }));
     park_io_thread();
     // Only the recv() can wake the parked I/O thread to watch for the message.
     std::vector<std::byte> in(16);
-    auto got = std::make_shared<std::promise<std::pair<std::error_code, std::size_t>>>();
-    t_->recv(in, [got](std::error_code ec, std::size_t n) { got->set_value({ec, n}); });
+    auto got = std::make_shared<std::promise<Result<std::size_t>>>();
+    t_->recv(in, [got](Result<std::size_t> r) { got->set_value(std::move(r)); });
     const auto pong = bytes_of("pong");
     ASSERT_TRUE(h_->listener->send(session_, pong));
     auto f = got->get_future();
     ASSERT_EQ(f.wait_for(5s), std::future_status::ready) << "a recv() after a synchronous call was never served";
-    const auto [ec, n] = f.get();
-    EXPECT_FALSE(ec);
-    EXPECT_EQ(n, pong.size());
+    const auto n = f.get();
+    ASSERT_TRUE(ok(n));
+    EXPECT_EQ(*n, pong.size());
 }
 
 // A synchronous read spins on the CQ for its own completion first
@@ -97,16 +97,16 @@ TEST_P(Drive, ARecvAfterACallGetsTheServersMessage) {
 // on the wire, and the read then returns its bytes.
 TEST_P(Drive, AMessageDuringASynchronousReadIsHandedOutByTheCall) {
     const auto ping = bytes_of("ping");
-    ASSERT_FALSE(t_->call([&](client::Done d) { t_->send(ping, std::move(d)); }, 5s));
+    ASSERT_TRUE(ok(t_->call([&](client::Done d) { t_->send(ping, std::move(d)); }, 5s)));
     ASSERT_TRUE(eventually([&] { return session_.load() != 0; }));
     const auto want = bytes_of("read back");
     std::copy(want.begin(), want.end(), remote_->bytes().begin() + 768);
     std::vector<std::byte> in(16);
     std::atomic<bool> got_message{false};
     std::atomic<std::thread::id> recv_ran{};
-    t_->recv(in, [&](std::error_code ec, std::size_t) {
+    t_->recv(in, [&](Result<std::size_t> r) {
         recv_ran = std::this_thread::get_id();
-        got_message = !ec;
+        got_message = r.has_value();
     });
     h_->fabric.hold_client_completions(true);
     // About 10 s of empty polls in the call's spin (in busy and adaptive
@@ -114,11 +114,11 @@ TEST_P(Drive, AMessageDuringASynchronousReadIsHandedOutByTheCall) {
     h_->fabric.empty_poll_delay = 10ms;
     const auto reads_before = h_->fabric.reads().size();
     std::vector<std::byte> got(want.size());
-    std::error_code ec;
+    Result<void> r;
     std::atomic<std::thread::id> caller_id{};
     std::thread caller([&] {
         caller_id = std::this_thread::get_id();
-        ec = t_->read_now(g_, 768, got, 10s);
+        r = t_->read_now(g_, 768, got, 10s);
     });
     // Not ASSERT: the caller must be joined whatever happens.
     EXPECT_TRUE(eventually([&] { return h_->fabric.reads().size() > reads_before; })) << "the read was never posted";
@@ -129,7 +129,7 @@ TEST_P(Drive, AMessageDuringASynchronousReadIsHandedOutByTheCall) {
     h_->fabric.hold_client_completions(false);
     h_->fabric.release_held();
     caller.join();
-    EXPECT_FALSE(ec);
+    EXPECT_TRUE(ok(r));
     EXPECT_EQ(got, want);
     EXPECT_EQ(recv_ran.load(), caller_id.load()) << "the recv() callback did not run on the calling thread";
 }
@@ -143,10 +143,10 @@ TEST_P(Drive, OtherThreadsOperationsDuringCallsAllComplete) {
         const auto& data = async_data;
         for (int i = 0; i < kEach; ++i)
             t_->write(g_, 4096 + static_cast<std::uint64_t>(i % 64) * 8, data,
-                      [&](std::error_code ec) { ++(ec ? async_failed : async_ok); });
+                      [&](Result<void> r) { ++(r.has_value() ? async_ok : async_failed); });
     });
     const auto data = bytes_of("sync");
-    for (int i = 0; i < kEach; ++i) ASSERT_FALSE(sync_write(static_cast<std::uint64_t>(i % 64) * 8, data).first) << i;
+    for (int i = 0; i < kEach; ++i) ASSERT_TRUE(ok(sync_write(static_cast<std::uint64_t>(i % 64) * 8, data).first)) << i;
     other.join();
     EXPECT_TRUE(eventually([&] { return async_ok + async_failed == kEach; }))
         << async_ok << " + " << async_failed << " of " << kEach << " asynchronous writes completed";
@@ -165,8 +165,8 @@ TEST_P(Drive, SynchronousCallsGetTheirTurnDuringACallbackChain) {
     std::atomic<bool> calls_done{false}, chain_over{false};
     std::atomic<int> links{0};
     std::vector<std::byte> buf(8);
-    std::function<void(std::error_code)> next = [&](std::error_code ec) {
-        if (ec || calls_done || Clock::now() >= chain_end) {
+    std::function<void(Result<void>)> next = [&](Result<void> r) {
+        if (!r.has_value() || calls_done || Clock::now() >= chain_end) {
             chain_over = true;
             return;
         }
@@ -178,8 +178,8 @@ TEST_P(Drive, SynchronousCallsGetTheirTurnDuringACallbackChain) {
     const auto data = bytes_of("turn");
     const int links_before = links;
     for (int i = 0; i < 20; ++i) {
-        const auto [ec, ran] = sync_write(static_cast<std::uint64_t>(i) * 8 + 512, data);
-        EXPECT_FALSE(ec) << i;
+        const auto [r, ran] = sync_write(static_cast<std::uint64_t>(i) * 8 + 512, data);
+        EXPECT_TRUE(ok(r)) << i;
         EXPECT_EQ(ran, std::this_thread::get_id()) << "call " << i << " was completed by another thread";
     }
     const bool chain_ran_on = !chain_over;
@@ -198,8 +198,8 @@ TEST_P(Drive, CallersOnSeveralThreadsTakeTurns) {
         callers.emplace_back([&, c] {
             const auto data = bytes_of("caller " + std::to_string(c));
             for (int i = 0; i < kEach; ++i) {
-                const auto [ec, ran] = sync_write(static_cast<std::uint64_t>(c) * 4096, data);
-                if (ec || ran != std::this_thread::get_id()) ++failed;
+                const auto [r, ran] = sync_write(static_cast<std::uint64_t>(c) * 4096, data);
+                if (!r.has_value() || ran != std::this_thread::get_id()) ++failed;
             }
         });
     for (auto& c : callers) c.join();
@@ -212,12 +212,16 @@ TEST_P(Drive, CallersOnSeveralThreadsTakeTurns) {
 
 TEST_P(Drive, ACallThatTimesOutClosesTheConnection) {
     h_->fabric.hold_client_completions(true);
-    const auto [ec, ran] = sync_write(0, bytes_of("held"), 300ms);
-    EXPECT_EQ(ec, errc::io_error);
+    const auto [r, ran] = sync_write(0, bytes_of("held"), 300ms);
+    EXPECT_EQ(code_of(r), errc::io_error);
+    EXPECT_TRUE(detail_has(r, "no answer within the timeout (300 ms)"));
     // The write's callback still runs, once, with the failure; later calls fail.
     h_->fabric.hold_client_completions(false);
     h_->fabric.release_held();
-    EXPECT_EQ(sync_write(8, bytes_of("after")).first, errc::io_error);
+    const auto after = sync_write(8, bytes_of("after")).first;
+    EXPECT_EQ(code_of(after), errc::io_error);
+    // Failed by the closed connection, not by a timeout of its own.
+    EXPECT_TRUE(detail_has(after, "the connection failed"));
 }
 
 // A thread that holds a connection's polling (the Replicator's committing
@@ -240,8 +244,8 @@ TEST_P(Drive, AHolderPollsTheCompletionsOnItsThread) {
     std::atomic<std::thread::id> ran{};
     std::atomic<int> done{0};
     for (int i = 0; i < 4; ++i)
-        t_->write(g_, static_cast<std::uint64_t>(i) * 8, bytes_of("held"), [&](std::error_code ec) {
-            EXPECT_FALSE(ec);
+        t_->write(g_, static_cast<std::uint64_t>(i) * 8, bytes_of("held"), [&](Result<void> r) {
+            EXPECT_TRUE(ok(r));
             ran = std::this_thread::get_id();
             ++done;
         });

@@ -195,13 +195,13 @@ TEST(PersistChain, AWriteThatCannotBePostedFailsThePersistItsFlushStillRuns) {
     EXPECT_EQ(h.fabric.flushes().size(), 1u);
     // The connection lives on: the next persist succeeds, with its callback only once.
     int calls = 0;
-    std::promise<std::error_code> p;
+    std::promise<Result<void>> p;
     const auto rec = bytes_of("after");
     const std::vector<proto::Slice> slices{{0, rec}, {128, rec}};
-    t->persist(g, slices, [&](std::error_code ec) {
-        if (++calls == 1) p.set_value(ec);
+    t->persist(g, slices, [&](Result<void> r) {
+        if (++calls == 1) p.set_value(std::move(r));
     });
-    EXPECT_FALSE(p.get_future().get());
+    EXPECT_TRUE(ok(p.get_future().get()));
     EXPECT_EQ(calls, 1);
 }
 
@@ -215,6 +215,9 @@ TEST(PersistChain, AFlushThatCannotBePostedBehindAnUnsignaledWriteFailsTheConnec
         Waiter later;
         t->write(g, 0, bytes_of("x"), later.done());
         EXPECT_EQ(later.get(), errc::io_error) << direct;
+        // The connection's failure says why it went.
+        EXPECT_TRUE(detail_has(later.result(), "the connection failed")) << direct;
+        EXPECT_TRUE(detail_has(later.result(), "a persist's flush could not be posted behind its write")) << direct;
     }
 }
 

@@ -60,31 +60,32 @@ struct Loop {
     std::vector<std::byte>& buf;
     std::span<const proto::Slice> slices;
     int left;
-    std::error_code ec;
+    Result<void> r;
     std::mutex mu;
     std::condition_variable cv;
     bool over = false;
 
     void next() {
-        client::Done d = [this](std::error_code e) {
-            if (e || --left == 0) return finish(e);
+        client::Done d = [this](Result<void> e) {
+            if (!e.has_value() || --left == 0) return finish(std::move(e));
             next();
         };
         if (a.op == "read") t.read(g, 0, buf, std::move(d));
         else if (a.op == "write") t.write(g, 0, buf, std::move(d));
         else t.persist(g, slices, std::move(d));
     }
-    void finish(std::error_code e) {
+    void finish(Result<void> e) {
         std::lock_guard lock(mu);
-        ec = e;
+        r = std::move(e);
         over = true;
         cv.notify_all();
     }
-    std::error_code run() {
+    Result<void> run() {
         next();
         std::unique_lock lock(mu);
-        if (!cv.wait_for(lock, 60s, [this] { return over; })) return std::make_error_code(std::errc::timed_out);
-        return ec;
+        if (!cv.wait_for(lock, 60s, [this] { return over; }))
+            return Error(std::make_error_code(std::errc::timed_out), "the callback loop did not end within 60 s");
+        return r;
     }
 };
 
@@ -115,19 +116,19 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     if (a.callback) {
         Loop loop{*t, g, a, buf, slices, n, {}, {}, {}, false};
-        if (auto ec = loop.run()) {
-            std::fprintf(stderr, "rdma_probe: %s failed: %s\n", op.c_str(), ec.message().c_str());
+        if (auto r = loop.run(); !r.has_value()) {
+            std::fprintf(stderr, "rdma_probe: %s failed: %s\n", op.c_str(), r.error().message().c_str());
             return 1;
         }
     }
     for (int i = 0; i < n && !a.callback; ++i) {
-        std::error_code ec;
+        Result<void> r;
         // As RemoteRegion's synchronous read and write ask.
-        if (op == "read") ec = t->read_now(g, 0, buf, 5s);
-        else if (op == "write") ec = t->write_now(g, 0, buf, 5s);
-        else ec = t->call([&](client::Done d) { t->persist(g, slices, std::move(d)); }, 5s);
-        if (ec) {
-            std::fprintf(stderr, "rdma_probe: %s failed: %s\n", op.c_str(), ec.message().c_str());
+        if (op == "read") r = t->read_now(g, 0, buf, 5s);
+        else if (op == "write") r = t->write_now(g, 0, buf, 5s);
+        else r = t->call([&](client::Done d) { t->persist(g, slices, std::move(d)); }, 5s);
+        if (!r.has_value()) {
+            std::fprintf(stderr, "rdma_probe: %s failed: %s\n", op.c_str(), r.error().message().c_str());
             return 1;
         }
     }

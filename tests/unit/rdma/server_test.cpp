@@ -238,17 +238,19 @@ TEST(RdmaListener, MessagesGoBothWays) {
     ASSERT_TRUE(h.listener->send(1, bytes_of("pong")));
     ASSERT_TRUE(h.listener->send(1, bytes_of("a longer pong")));
     std::vector<std::byte> in(16);
-    std::promise<std::pair<std::error_code, std::size_t>> got;
-    t->recv(in, [&](std::error_code ec, std::size_t n) { got.set_value({ec, n}); });
-    auto [ec, n] = got.get_future().get();
-    ASSERT_FALSE(ec);
-    EXPECT_EQ(std::vector<std::byte>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n)), bytes_of("pong"));
+    std::promise<Result<std::size_t>> got;
+    t->recv(in, [&](Result<std::size_t> r) { got.set_value(std::move(r)); });
+    auto n = got.get_future().get();
+    ASSERT_TRUE(ok(n));
+    EXPECT_EQ(std::vector<std::byte>(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(*n)), bytes_of("pong"));
     std::vector<std::byte> small(4);
-    std::promise<std::pair<std::error_code, std::size_t>> got2;
-    t->recv(small, [&](std::error_code e, std::size_t m) { got2.set_value({e, m}); });
-    auto [ec2, n2] = got2.get_future().get();
-    EXPECT_EQ(ec2, errc::bad_size);
-    EXPECT_EQ(n2, 13u);
+    std::promise<Result<std::size_t>> got2;
+    t->recv(small, [&](Result<std::size_t> r) { got2.set_value(std::move(r)); });
+    auto n2 = got2.get_future().get();
+    EXPECT_EQ(code_of(n2), errc::bad_size);
+    // The message's size (13 bytes, "a longer pong") is in the error's detail.
+    EXPECT_TRUE(detail_has(n2, "recv over rdma://"));
+    EXPECT_TRUE(detail_has(n2, "a message of 13 bytes, larger than the buffer"));
 }
 
 // A reply leaves straight from the session's buffer into a send slot when
@@ -297,6 +299,8 @@ TEST(RdmaListener, MessagesLargerThanASlotAreBadSize) {
     Waiter w;
     t->send(big, w.done());
     EXPECT_EQ(w.get(), errc::bad_size);
+    // Refused by the client before it was sent: the server never saw it.
+    EXPECT_TRUE(detail_lacks(w.result(), "refused by the server"));
     auto r = h.listener->send(1, big);
     ASSERT_FALSE(r);
     EXPECT_EQ(r.error(), errc::bad_size);
@@ -340,6 +344,7 @@ TEST(RdmaListener, StopClosesEverySessionAndFreesEverything) {
         Waiter w;
         t->write(*g, 0, bytes_of("late"), w.done());
         EXPECT_EQ(w.get(), errc::io_error);
+        EXPECT_TRUE(detail_has(w.result(), "the connection failed"));
         EXPECT_FALSE(h.listener->send(1, bytes_of("x")));
     }
     h.listener.reset();

@@ -9,6 +9,8 @@
 #include "transport/rdma/frames.hpp"
 #include "transport/rdma/server.hpp"
 
+#include "tests/support/result.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -18,11 +20,31 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace rpm::rdma::test {
 
 using namespace std::chrono_literals;
+using rpm::test::code_of;
+using rpm::test::fails_with;
+using rpm::test::ok;
+
+/// `r` failed, and its error's detail holds `part`.
+template <class T>
+::testing::AssertionResult detail_has(const Result<T>& r, std::string_view part) {
+    if (r.has_value()) return ::testing::AssertionFailure() << "succeeded; expected a failure saying \"" << part << "\"";
+    if (r.error().detail().find(part) != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the detail \"" << r.error().detail() << "\" does not say \"" << part << "\"";
+}
+/// `r` failed, and its error's detail does not hold `part`.
+template <class T>
+::testing::AssertionResult detail_lacks(const Result<T>& r, std::string_view part) {
+    if (r.has_value()) return ::testing::AssertionFailure() << "succeeded; expected a failure";
+    if (r.error().detail().find(part) == std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "the detail \"" << r.error().detail() << "\" says \"" << part << "\"";
+}
 
 /// A region in plain memory that records the server's persist steps.
 class MemTarget final : public server::ServedRegion {
@@ -123,17 +145,32 @@ struct OneRegion {
     proto::RegionGrant g;
 };
 
-/// Wait for one Done callback.
+/// Wait for one Done callback. get() keeps the error_code form (truthy on
+/// failure, {} for success) that most tests check; result() is the whole
+/// Result, for checks of the failure's detail.
 struct Waiter {
-    std::shared_ptr<std::promise<std::error_code>> p = std::make_shared<std::promise<std::error_code>>();
-    std::future<std::error_code> f = p->get_future();
+    std::shared_ptr<std::promise<Result<void>>> p = std::make_shared<std::promise<Result<void>>>();
+    std::future<Result<void>> f = p->get_future();
     client::Done done() {
-        return [p = p](std::error_code ec) { p->set_value(ec); };
+        return [p = p](Result<void> r) { p->set_value(std::move(r)); };
     }
-    std::error_code get(std::chrono::milliseconds t = 5s) {
-        if (f.wait_for(t) != std::future_status::ready) return std::make_error_code(std::errc::timed_out);
-        return f.get();
+    /// RETURN VALUE: what `done` got, or std::errc::timed_out when it has
+    /// not run within `t`. Callable more than once.
+    Result<void> result(std::chrono::milliseconds t = 5s) {
+        if (!got_) {
+            if (f.wait_for(t) != std::future_status::ready)
+                return Error(std::make_error_code(std::errc::timed_out), "Waiter: the callback did not run");
+            r_ = f.get();
+            got_ = true;
+        }
+        return r_;
     }
+    /// RETURN VALUE: code_of(result(t)): {} for success.
+    std::error_code get(std::chrono::milliseconds t = 5s) { return rpm::test::code_of(result(t)); }
+
+private:
+    Result<void> r_;
+    bool got_ = false;
 };
 
 /// Both ends in one completion mode (the test's parameter): a
