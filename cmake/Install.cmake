@@ -14,8 +14,16 @@ set(RPM_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/rpm)
 install(EXPORT rpmTargets NAMESPACE rpm:: DESTINATION ${RPM_CMAKE_DIR} COMPONENT dev)
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/rpmConfig.cmake.in
                               ${PROJECT_BINARY_DIR}/rpmConfig.cmake INSTALL_DESTINATION ${RPM_CMAKE_DIR})
+# find_package(rpm X.Y) accepts what the version policy calls compatible
+# (docs/testing.md, "ABI and versions"): before 1.0 only X.Y itself (its
+# patches), since a 0.x minor version may break; from 1.0 on any X.Z, Z >= Y.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(_rpm_compatibility SameMinorVersion)
+else()
+  set(_rpm_compatibility SameMajorVersion)
+endif()
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/rpmConfigVersion.cmake
-                                 COMPATIBILITY SameMinorVersion)
+                                 COMPATIBILITY ${_rpm_compatibility})
 install(FILES ${PROJECT_BINARY_DIR}/rpmConfig.cmake ${PROJECT_BINARY_DIR}/rpmConfigVersion.cmake
         DESTINATION ${RPM_CMAKE_DIR} COMPONENT dev)
 

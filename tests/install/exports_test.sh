@@ -7,6 +7,7 @@
 # is a detail:: namespace. A symbol without rpm:: in it (a leaked
 # Boost, Asio or OpenSSL helper) fails too. So does a library that exports
 # too little to be the API: a few names every user needs are looked for.
+# And every name is bound to a version node (RPM_1: cmake/librpmpm.map).
 #
 # Usage: exports_test.sh SOURCE_DIR LIBRARY.so
 #        exports_test.sh SOURCE_DIR --symbols FILE   (mangled names, one per
@@ -19,8 +20,18 @@ if [ "${2:-}" = --symbols ]; then
 else
   lib=$2
   [ -f "$lib" ] || { echo "exports_test: no library at $lib"; exit 2; }
-  # Defined (not U) dynamic symbols; the POSIX format's first column is the name.
-  mangled=$(nm -D --defined-only -P "$lib" | awk '{ print $1 }') || exit 2
+  # Defined (not U) dynamic symbols; the POSIX format's first column is the
+  # name, with its version (name@@RPM_1): every name must be bound to one of
+  # rpm's version nodes (cmake/librpmpm.map), whose own symbol (RPM_1, type A)
+  # is not a name of the API.
+  versioned=$(nm -D --defined-only -P "$lib" | awk '$2 != "A" { print $1 }') || exit 2
+  unversioned=$(grep -vE '@@?RPM_[0-9]+$' <<<"$versioned")
+  if [ -n "$unversioned" ]; then
+    sed 's/^/UNVERSIONED: /; s/$/: not in an RPM_ version node (cmake\/librpmpm.map)/' <<<"$unversioned" | head -40
+    echo "exports: $(wc -l <<<"$unversioned") symbols without rpm's version node"
+    exit 1
+  fi
+  mangled=$(sed 's/@.*//' <<<"$versioned")
 fi
 
 # The public headers, comments and string literals left out: their words,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian packages (cmake/Package.cmake), as a Debian user meets them:
-#   1. cpack makes librpmpm0, librpmpm-dev and rpmpm-tools, each holding
+#   1. cpack makes librpmpmN (N: the SONAME's major version, 0 for now),
+#      librpmpm-dev and rpmpm-tools, each holding
 #      what it should (the library; headers, CMake and pkg-config files;
 #      the tools and man pages) and nothing of the others';
 #   2. dpkg installs them on this machine (their dependencies are Debian
@@ -14,7 +15,12 @@ set -euo pipefail
 build_dir=$1
 src_dir=$2
 [ "$(id -u)" = 0 ] || { echo "package test: needs root (dpkg -i)"; exit 1; }
-packages=(rpmpm-tools librpmpm-dev librpmpm0)
+# The runtime package is named after the SONAME, librpmpm.so.MAJOR (Debian's
+# policy; cmake/Package.cmake): librpmpm0 now, librpmpm1 from 1.0 on.
+major=$(sed -n 's/^#define RPM_VERSION_MAJOR \([0-9][0-9]*\)$/\1/p' "$src_dir/include/rpm/version.hpp")
+[ -n "$major" ] || { echo "package test: no RPM_VERSION_MAJOR in $src_dir/include/rpm/version.hpp"; exit 1; }
+runtime=librpmpm$major
+packages=(rpmpm-tools librpmpm-dev "$runtime")
 # The test purges what it installs: it must not take away packages someone
 # installed on purpose.
 for p in "${packages[@]}"; do
@@ -43,14 +49,14 @@ has() {  # PACKAGE PATTERN: the package holds a file matching it
   dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }' | grep -qE "$2" || fail "$1 has no file like $2"
 }
 lacks() { ! dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }' | grep -qE "$2" || fail "$1 holds $2, which is not its"; }
-has librpmpm0 '^\./usr/lib/.*librpmpm\.so\.0\.'
-lacks librpmpm0 'include/|/bin/|cmake/|pkgconfig/'
+has "$runtime" "^\./usr/lib/.*librpmpm\.so\.$major\."
+lacks "$runtime" 'include/|/bin/|cmake/|pkgconfig/'
 has librpmpm-dev '^\./usr/include/rpm/client\.hpp$'
 has librpmpm-dev '^\./usr/lib/.*cmake/rpm/rpmConfig\.cmake$'
 has librpmpm-dev '^\./usr/lib/.*pkgconfig/rpmpm\.pc$'
 has librpmpm-dev '^\./usr/lib/.*librpmpm\.so$'
 has librpmpm-dev '^\./usr/share/doc/rpm/(README|architecture)\.md$'
-lacks librpmpm-dev '/bin/|librpmpm\.so\.0'
+lacks librpmpm-dev "/bin/|librpmpm\.so\.$major"
 for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf rpm-kvstore; do
   has rpmpm-tools "^\./usr/bin/$tool$"
   has rpmpm-tools "^\./usr/share/man/man1/$tool\.1"
@@ -61,7 +67,7 @@ for p in "${packages[@]}"; do
 done
 
 # 2. Installed on this machine.
-dpkg -i "$(deb librpmpm0)" "$(deb librpmpm-dev)" "$(deb rpmpm-tools)" >"$work/dpkg.log" 2>&1 ||
+dpkg -i "$(deb "$runtime")" "$(deb librpmpm-dev)" "$(deb rpmpm-tools)" >"$work/dpkg.log" 2>&1 ||
   { cat "$work/dpkg.log"; fail "dpkg -i failed"; }
 echo "package test: installed $(dpkg-query -W -f '${Package} ${Version}, ' "${packages[@]}")"
 
