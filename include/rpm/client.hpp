@@ -100,14 +100,6 @@ class RPM_INTERNAL IoGroup;
 /// loop could not be made fails each connect with errc::io_error.
 std::shared_ptr<IoGroup> make_io_group();
 
-// TEMPORARY migration check (not to be committed): no boolean use.
-struct DataResult : Result<void> {
-    DataResult() = default;
-    DataResult(Result<void> r) : Result<void>(std::move(r)) {}
-    DataResult(Error e) : Result<void>(std::move(e)) {}
-    explicit operator bool() const = delete;
-};
-
 struct ClientOptions {
     std::string client_id = "default";
     std::string secret;
@@ -198,13 +190,13 @@ public:
     /// nothing is sent); errc::io_error (connection failed or timed out:
     /// which bytes were stored is unknown); errc::fenced; the server's error
     /// otherwise (tcp://: the first of its parts').
-    DataResult write(std::uint64_t offset, std::span<const std::byte> data);
+    Result<void> write(std::uint64_t offset, std::span<const std::byte> data);
     /// write(offset, data) of `length` bytes at `data`. ERRORS: as write.
-    DataResult write(std::uint64_t offset, const void* data, std::size_t length) {
+    Result<void> write(std::uint64_t offset, const void* data, std::size_t length) {
         return write(offset, std::span(static_cast<const std::byte*>(data), length));
     }
     /// write(offset, data) of the bytes of `text`. ERRORS: as write.
-    DataResult write(std::uint64_t offset, std::string_view text) {
+    Result<void> write(std::uint64_t offset, std::string_view text) {
         return write(offset, text.data(), text.size());
     }
     /// Read out.size() bytes at `offset` into `out`: what the region holds,
@@ -218,9 +210,9 @@ public:
     /// the larger parts; the connection goes on); errc::io_error (connection
     /// failed or timed out); errc::fenced; the server's error otherwise
     /// (tcp://). On an error `out` may have been written in part.
-    DataResult read(std::uint64_t offset, std::span<std::byte> out);
+    Result<void> read(std::uint64_t offset, std::span<std::byte> out);
     /// read(offset, out) into the `length` bytes at `out`. ERRORS: as read.
-    DataResult read(std::uint64_t offset, void* out, std::size_t length) {
+    Result<void> read(std::uint64_t offset, void* out, std::size_t length) {
         return read(offset, std::span(static_cast<std::byte*>(out), length));
     }
     /// Store the 8-byte `value` (little-endian in the region) at `offset` as
@@ -232,7 +224,7 @@ public:
     /// errc::io_error
     /// (connection failed or timed out: whether it was stored is unknown);
     /// errc::fenced; the server's error otherwise (tcp://).
-    DataResult atomic_write(std::uint64_t offset, std::uint64_t value);
+    Result<void> atomic_write(std::uint64_t offset, std::uint64_t value);
     /// Make durable every write, atomic write and persist to
     /// [offset, offset + length) issued on this connection before this
     /// call, by method(): send_flush (every tcp:// grant unless forced) asks
@@ -245,7 +237,7 @@ public:
     /// file region; the connection goes on, durability is not assured);
     /// errc::io_error (connection failed or timed out: durability unknown);
     /// errc::fenced.
-    DataResult flush(std::uint64_t offset, std::uint64_t length);
+    Result<void> flush(std::uint64_t offset, std::uint64_t length);
     /// write(offset, data) followed by a flush of that range, as one call:
     /// tcp:// sends one request, answered after the server's persist step
     /// (more than a frame holds, 1 MiB + 4 KiB less a 20-byte head: writes
@@ -255,13 +247,13 @@ public:
     /// nothing is sent); the server's persist-step errors, as for
     /// flush (the data is stored, durability not assured); errc::io_error
     /// (connection failed or timed out: durability unknown); errc::fenced.
-    DataResult persist(std::uint64_t offset, std::span<const std::byte> data);
+    Result<void> persist(std::uint64_t offset, std::span<const std::byte> data);
     /// persist(offset, data) of `length` bytes at `data`. ERRORS: as persist.
-    DataResult persist(std::uint64_t offset, const void* data, std::size_t length) {
+    Result<void> persist(std::uint64_t offset, const void* data, std::size_t length) {
         return persist(offset, std::span(static_cast<const std::byte*>(data), length));
     }
     /// persist(offset, data) of the bytes of `text`. ERRORS: as persist.
-    DataResult persist(std::uint64_t offset, std::string_view text) {
+    Result<void> persist(std::uint64_t offset, std::string_view text) {
         return persist(offset, text.data(), text.size());
     }
     /// Vectored persist: every slice stored, then all of them durable, as
@@ -280,7 +272,7 @@ public:
     /// client's 1 MiB + 4 KiB: durability unknown); errc::fenced; the server's error otherwise
     /// (its persist-step errors as for flush). rdma://: the first error of
     /// the slices' writes and the flush.
-    DataResult persist(std::span<const WriteSlice> slices);
+    Result<void> persist(std::span<const WriteSlice> slices);
 
     // Asynchronous forms: each starts the operation of the synchronous form
     // of the same name and returns; done(r) runs exactly once with success or
@@ -437,7 +429,7 @@ public:
     /// tcp://: also a payload over the server's ServerOptions::max_payload,
     /// by default 1 MiB + 4 KiB: the server closes the connection);
     /// errc::fenced (the connection was fenced).
-    DataResult send(std::span<const std::byte> payload);
+    Result<void> send(std::span<const std::byte> payload);
     /// As send(payload); done(r) runs once the server answered, with the
     /// errors send(payload) returns, except the timeout: this has none.
     /// Where `done` runs: the file comment.

@@ -26,7 +26,7 @@ const std::string& no_profile() {
 }
 } // namespace
 
-DataResult Connection::send(std::span<const std::byte> payload) {
+Result<void> Connection::send(std::span<const std::byte> payload) {
     if (!s_) return moved_from("send");
     return detail::wait_for(*s_, [&](Callback cb) { send(payload, std::move(cb)); });
 }

@@ -94,26 +94,26 @@ void RemoteRegion::persist(std::span<const WriteSlice> slices, Callback done) {
 
 // The synchronous read and write ask the transport directly (no callback
 // to make and run: rdma:// then waits for the operation's own completion).
-DataResult RemoteRegion::write(std::uint64_t offset, std::span<const std::byte> data) {
+Result<void> RemoteRegion::write(std::uint64_t offset, std::span<const std::byte> data) {
     const auto& g = *g_;
     if (auto r = in_range(g, "write", offset, data.size()); !r) return r;
     return conn_->transport->write_now(g.grant, offset, data, conn_->options.timeout);
 }
-DataResult RemoteRegion::read(std::uint64_t offset, std::span<std::byte> out) {
+Result<void> RemoteRegion::read(std::uint64_t offset, std::span<std::byte> out) {
     const auto& g = *g_;
     if (auto r = in_range(g, "read", offset, out.size()); !r) return r;
     return conn_->transport->read_now(g.grant, offset, out, conn_->options.timeout);
 }
-DataResult RemoteRegion::atomic_write(std::uint64_t offset, std::uint64_t value) {
+Result<void> RemoteRegion::atomic_write(std::uint64_t offset, std::uint64_t value) {
     return detail::wait_for(*conn_, [&](Callback cb) { atomic_write(offset, value, std::move(cb)); });
 }
-DataResult RemoteRegion::flush(std::uint64_t offset, std::uint64_t length) {
+Result<void> RemoteRegion::flush(std::uint64_t offset, std::uint64_t length) {
     return detail::wait_for(*conn_, [&](Callback cb) { flush(offset, length, std::move(cb)); });
 }
-DataResult RemoteRegion::persist(std::uint64_t offset, std::span<const std::byte> data) {
+Result<void> RemoteRegion::persist(std::uint64_t offset, std::span<const std::byte> data) {
     return detail::wait_for(*conn_, [&](Callback cb) { persist(offset, data, std::move(cb)); });
 }
-DataResult RemoteRegion::persist(std::span<const WriteSlice> slices) {
+Result<void> RemoteRegion::persist(std::span<const WriteSlice> slices) {
     return detail::wait_for(*conn_, [&](Callback cb) { persist(slices, std::move(cb)); });
 }
 

@@ -349,8 +349,16 @@ const char* op_name(OpKind k) noexcept {
 // operation's refusal (a too large send).
 Error ClientConn::failure_locked(std::error_code ec, OpKind kind) const {
     std::string detail = std::string(op_name(kind)) + " over " + where_;
-    if (failed_ && ec == fail_ec_) detail += ": the connection failed: " + fail_why_;
-    else if (kind == OpKind::request) detail += ": refused by the server";
+    if (failed_ && ec == fail_ec_) {
+        // Most reasons already start with the address: say it once.
+        const std::string_view why = fail_why_;
+        const bool named = why.starts_with(where_ + ": ");
+        detail.append(": the connection failed: ").append(named ? why.substr(where_.size() + 2) : why);
+    } else if (kind == OpKind::request && ec == errc::bad_size) {
+        detail += ": larger than a message slot (" + std::to_string(layout_.slot_size()) + " bytes): nothing was sent";
+    } else if (kind == OpKind::request) {
+        detail += ": refused by the server";
+    }
     return Error(ec, std::move(detail));
 }
 

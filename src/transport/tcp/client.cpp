@@ -19,6 +19,7 @@ TcpClient::~TcpClient() {
 }
 
 Result<void> TcpClient::start(const std::string& host, std::uint16_t port) {
+    where_ = "tcp://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
     if (loop_.error()) return Error(errc::io_error, "cannot create an event loop: " + loop_.error().message());
     const Deadline deadline = std::chrono::steady_clock::now() + opts_.timeout;
     auto result = std::make_shared<std::promise<Result<void>>>();

@@ -164,6 +164,7 @@ private:
     std::uint32_t next_id_ = 1;  ///< under mu_
     State state_ = State::connecting;
     std::string failure_;        ///< why the connection closed
+    std::string where_;          ///< tcp://host:port, for errors' details
     /// What later requests fail with: io_error, or the server's reason
     /// (errc::fenced) when it said goodbye with one.
     std::error_code failure_ec_ = make_error_code(errc::io_error);

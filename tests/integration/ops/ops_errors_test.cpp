@@ -93,7 +93,7 @@ TEST_F(OpsErrorsTest, CallsAfterCloseSayTheConnectionWasClosed) {
         EXPECT_NE(d.find("closed"), std::string::npos) << "no reason in: " << f->error().message();
     }
     if (scheme() == "tcp" && !sync.has_value()) {  // rdma:// names the work request's kind
-        EXPECT_EQ(sync.error().detail().rfind("persist: ", 0), 0u) << sync.error().message();
+        EXPECT_EQ(sync.error().detail().rfind("persist over ", 0), 0u) << sync.error().message();
         EXPECT_NE(sync.error().detail().find("connection closed"), std::string::npos) << sync.error().message();
     }
 }

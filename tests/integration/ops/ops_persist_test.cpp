@@ -170,7 +170,7 @@ TEST_F(OpsPersist, ABlockingCallFailsAtOnceWhenTheServerIsGone) {
     }
     // A later operation's detail names it (tcp://; rdma:// names the work request's kind).
     if (!later.has_value() && scheme() == "tcp") {
-        EXPECT_EQ(later.error().detail().rfind("write: ", 0), 0u) << later.error().message();
+        EXPECT_EQ(later.error().detail().rfind("write over ", 0), 0u) << later.error().message();
     }
 }
 
