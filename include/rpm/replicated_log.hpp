@@ -45,7 +45,10 @@ public:
 
     /// Open the log in [offset, offset + length) of `r`'s data area, or
     /// format it there (through the replicator, committed) when that slice
-    /// holds no log. The replicator must outlive the log.
+    /// holds no log. The log shares `r`'s state, as a RemoteRegion shares
+    /// its connection: it keeps working when `r` is moved or destroyed, and
+    /// the replicator's connections and threads last until both are gone
+    /// (replicator() reaches it).
     /// The slice is read from the local copy (as recovery left it): a slice
     /// without the log magic, or with generation 0, is formatted anew.
     /// RETURN VALUE: the log, its tail after the last valid record.
@@ -96,8 +99,9 @@ public:
     /// RETURN VALUE: the log's random generation (never 0), from its
     /// header. ERRORS: none.
     [[nodiscard]] std::uint64_t generation() const noexcept;
-    /// RETURN VALUE: the replicator open was given. ERRORS: none.
-    [[nodiscard]] Replicator& replicator() const noexcept { return *r_; }
+    /// RETURN VALUE: a handle to the replicator open was given (the same
+    /// state: its status, commits and waits). ERRORS: none.
+    [[nodiscard]] Replicator& replicator() noexcept { return r_; }
 
     /// For ReplicatorOptions::recovery_rank: the end of the valid record
     /// chain in `slice` (a log slice of some member's data area); 0 when it
@@ -125,14 +129,14 @@ public:
     static std::vector<LogRecord> scan(std::span<const std::byte> slice);
 
 private:
-    ReplicatedLog(Replicator& r, std::uint64_t offset, std::uint64_t length) noexcept
-        : r_(&r), offset_(offset), length_(length) {}
+    ReplicatedLog(const Replicator& r, std::uint64_t offset, std::uint64_t length) noexcept
+        : r_(Replicator(r.impl_)), offset_(offset), length_(length) {}
     struct RPM_INTERNAL Encoded;
     /// The next record's bytes, or errc::bad_size.
     [[nodiscard]] Result<Encoded> encode(std::span<const std::byte> payload) const;
     /// The record is in the local copy: move the tail past it.
     LogAppend advance(const Encoded& e, Lsn lsn);
-    Replicator* r_;
+    Replicator r_;  ///< shares the state of the one open was given
     std::uint64_t offset_ = 0;
     std::uint64_t length_ = 0;
     std::uint64_t generation_ = 0;

@@ -391,6 +391,7 @@ public:
     struct RPM_INTERNAL Impl;
 
 private:
+    friend class ReplicatedLog;  // a log shares the replicator's state (ReplicatedLog::open)
     explicit Replicator(std::shared_ptr<Impl> impl) noexcept;
     std::shared_ptr<Impl> impl_;
 };

@@ -79,8 +79,8 @@ LogAppend ReplicatedLog::advance(const Encoded& e, Lsn lsn) {
 Result<LogAppend> ReplicatedLog::append(std::span<const std::byte> payload) {
     auto e = encode(payload);
     if (!e) return e.error();
-    if (auto w = r_->write(offset_ + tail_ + 8, e->body); !w) return w.error();
-    auto lsn = r_->atomic_write(offset_ + tail_, e->word);
+    if (auto w = r_.write(offset_ + tail_ + 8, e->body); !w) return w.error();
+    auto lsn = r_.atomic_write(offset_ + tail_, e->word);
     if (!lsn) return lsn.error();
     return advance(*e, *lsn);
 }
@@ -93,7 +93,7 @@ Result<LogAppend> ReplicatedLog::append_durable(std::span<const std::byte> paylo
     std::byte word[8];
     std::memcpy(word, &e->word, 8);
     const WriteSlice slices[2] = {{offset_ + tail_ + 8, e->body}, {offset_ + tail_, word}};
-    auto lsn = r_->persist(slices);
+    auto lsn = r_.persist(slices);
     if (!lsn) {
         // The record stays appended if the local copy holds it, as a failed
         // commit after append() leaves it. It may not: a replicator that
@@ -101,15 +101,15 @@ Result<LogAppend> ReplicatedLog::append_durable(std::span<const std::byte> paylo
         // slices are inside the log, checked at open and by encode, so no
         // other refusal comes before the local write).
         std::uint64_t local = 0;
-        std::memcpy(&local, r_->data().data() + offset_ + tail_, 8);
-        if (local == e->word) advance(*e, r_->last_lsn());
+        std::memcpy(&local, r_.data().data() + offset_ + tail_, 8);
+        if (local == e->word) advance(*e, r_.last_lsn());
         return lsn.error();
     }
     return advance(*e, *lsn);
 }
 
 void ReplicatedLog::for_each(const std::function<bool(const LogRecord&)>& fn) const {
-    fmt::walk(r_->data().subspan(offset_, length_), fn);
+    fmt::walk(r_.data().subspan(offset_, length_), fn);
 }
 
 std::uint64_t ReplicatedLog::records() const noexcept { return records_; }

@@ -78,6 +78,27 @@ TEST_F(ReplicatorTest, DurableAppendsAfterUncommittedOnesCoverThemToo) {
     }
 }
 
+TEST_F(ReplicatorTest, ALogKeepsItsReplicatorWhenTheObjectItWasOpenedOnIsGone) {
+    // The log shares the replicator's state (as a RemoteRegion its
+    // connection): the Replicator object may be moved away or destroyed.
+    auto log = [&]() -> Result<ReplicatedLog> {
+        auto r = Replicator::open(options(Durability::all()));
+        if (!r) return r.error();
+        auto opened = ReplicatedLog::open(*r, 0, 1u << 16);
+        Replicator moved = std::move(*r);  // the object open was given is now moved-from
+        return opened;                     // ... and `moved` goes here
+    }();
+    ASSERT_TRUE(log) << log.error().message();
+    auto d = log->append_durable(bytes("after its replicator object went"));
+    ASSERT_TRUE(d) << d.error().message();
+    EXPECT_GE(log->replicator().frontier(Frontier::all), d->lsn);
+    for (int n = 0; n < 3; ++n) {
+        const auto raw = nodes_[n]->data(0, 1u << 16);
+        const auto recs = ReplicatedLog::scan(std::as_bytes(std::span(raw.data(), raw.size())));
+        ASSERT_EQ(recs.size(), 1u) << n;
+    }
+}
+
 TEST_F(ReplicatorTest, LogRefusesWhatDoesNotFit) {
     auto r = Replicator::open(options(Durability::majority()));
     ASSERT_TRUE(r);
