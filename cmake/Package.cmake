@@ -1,6 +1,6 @@
 # Debian packages of the three install components (cmake/Install.cmake):
 #   cpack -G DEB --config build/CPackConfig.cmake   (README, "Using it")
-# gives librpmpm0 (the library), librpmpm-dev (headers, CMake and pkg-config
+# gives librpmpm1 (the library; librpmpm<major>), librpmpm-dev (headers, CMake and pkg-config
 # files, docs) and rpmpm-tools (rpm-probe, rpm-server, rpm-client, rpm-bench,
 # rpm-nvmf, rpm-kvstore, rpm-kvbench and their man pages). The library's
 # and the tools' dependencies come from dpkg-shlibdeps (dpkg-dev); the
@@ -28,7 +28,7 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_SHLIBDEPS ON)
 # yet installed: dpkg-shlibdeps finds it in the build tree and leaves the
 # dependency to the line below.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${PROJECT_BINARY_DIR}/lib)
-# The library's soname dependency (shlibdeps finds librpmpm0 only if it is
+# The library's soname dependency (shlibdeps finds librpmpm<major> only if it is
 # installed): stated, the exact version, as the headers and library go together.
 set(_rpm_exact "librpmpm${PROJECT_VERSION_MAJOR} (= ${PROJECT_VERSION})")
 set(CPACK_DEBIAN_DEV_PACKAGE_DEPENDS "${_rpm_exact}")

@@ -38,8 +38,8 @@
 
 // The headers say which rpm they are at compile time; a program that needs a
 // newer API can refuse to build against an older one.
-#if RPM_VERSION < RPM_VERSION_AT(0, 1, 0)
-#error "this example needs rpm 0.1.0 or newer"
+#if RPM_VERSION < RPM_VERSION_AT(1, 0, 0)
+#error "this example needs rpm 1.0.0 or newer (its Result-returning data path)"
 #endif
 
 namespace {

@@ -4,8 +4,8 @@
 
 #include <rpm/export.hpp>
 
-#define RPM_VERSION_MAJOR 0
-#define RPM_VERSION_MINOR 1
+#define RPM_VERSION_MAJOR 1
+#define RPM_VERSION_MINOR 0
 #define RPM_VERSION_PATCH 0
 /// One number for comparisons: #if RPM_VERSION >= RPM_VERSION_AT(0, 2, 0)
 #define RPM_VERSION_AT(major, minor, patch) ((major) * 10000 + (minor) * 100 + (patch))

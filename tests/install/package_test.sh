@@ -16,7 +16,7 @@ build_dir=$1
 src_dir=$2
 [ "$(id -u)" = 0 ] || { echo "package test: needs root (dpkg -i)"; exit 1; }
 # The runtime package is named after the SONAME, librpmpm.so.MAJOR (Debian's
-# policy; cmake/Package.cmake): librpmpm0 now, librpmpm1 from 1.0 on.
+# policy; cmake/Package.cmake): librpmpm1 since 1.0.
 major=$(sed -n 's/^#define RPM_VERSION_MAJOR \([0-9][0-9]*\)$/\1/p' "$src_dir/include/rpm/version.hpp")
 [ -n "$major" ] || { echo "package test: no RPM_VERSION_MAJOR in $src_dir/include/rpm/version.hpp"; exit 1; }
 runtime=librpmpm$major

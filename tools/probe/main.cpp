@@ -4,6 +4,8 @@
 #include "report.hpp"
 #include "../lib/parse_args.hpp"
 
+#include <rpm/version.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -48,7 +50,7 @@ int main(int argc, char** argv) {
                    "nvme0, mlx5_0, eth0), where each sits, every provider's verdict and the choice")
         ->expected(0, -1);
     app.add_flag("--json", json, "print JSON instead of text");
-    app.set_version_flag("--version", "rpm-probe 0.1.0");
+    app.set_version_flag("--version", std::string("rpm-probe ") + rpm::version());
     if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
 
     // CLI11 hands a bare --p2p over as one empty value.
