@@ -126,6 +126,9 @@ struct TargetStats {
     std::uint64_t auth_failed = 0;           ///< authentication transactions that failed (each logged with its reason)
 };
 
+/// A running target. On a moved-from Target port() is 0, stats(),
+/// staging() and namespaces() are empty, stop() does nothing; assigning to
+/// it and destruction are valid.
 class Target {
 public:
     /// Open every namespace, create the subsystems in the engine, listen.
@@ -162,8 +165,14 @@ public:
     /// prefixed by the subsystem's NQN (and nsid). On failure, subsystems
     /// already made in TargetOptions::engine stay there (the engine has no
     /// verb to destroy them).
-    static Result<std::unique_ptr<Target>> start(TargetOptions options);
+    static Result<Target> start(TargetOptions options);
 
+    /// Take over `other`'s target (its threads keep serving); `other` is
+    /// left moved-from. RETURN VALUE: none (a constructor). ERRORS: none.
+    Target(Target&& other) noexcept;
+    /// Stop this object's target (as the destructor), then take over
+    /// `other`'s. RETURN VALUE: *this. ERRORS: none.
+    Target& operator=(Target&& other) noexcept;
     /// Stops the target (as stop()). ERRORS: none.
     ~Target();
     Target(const Target&) = delete;
@@ -171,31 +180,35 @@ public:
 
     /// The TCP port it listens on.
     /// RETURN VALUE: the port listened on, NVMe/TCP or NVMe/RDMA (the OS's
-    /// choice when TargetOptions::port was 0); never fails.
+    /// choice when TargetOptions::port was 0); 0 for a moved-from Target;
+    /// never fails.
     [[nodiscard]] std::uint16_t port() const noexcept;
     /// RETURN VALUE: the counters since start(), each read atomically (not
-    /// all at one instant). ERRORS: none.
+    /// all at one instant); all 0 for a moved-from Target. ERRORS: none.
     [[nodiscard]] TargetStats stats() const;
     /// Where the staging buffers are and why.
     /// RETURN VALUE: the staging report of the first subsystem in
-    /// TargetOptions::subsystems only (the others' are not reported).
-    /// ERRORS: none.
+    /// TargetOptions::subsystems only (the others' are not reported); an
+    /// empty report for a moved-from Target. ERRORS: none.
     [[nodiscard]] StagingReport staging() const;
     /// Every exported namespace, with how its backend is driven (O_DIRECT
     /// or buffered, the PM region's persistence).
     /// RETURN VALUE: the namespaces of every subsystem, in subsystem order,
-    /// each subsystem's by nsid. ERRORS: none.
+    /// each subsystem's by nsid; none for a moved-from Target. ERRORS: none.
     [[nodiscard]] std::vector<NamespaceView> namespaces() const;
     /// Close every connection and stop listening (also done by the destructor).
     /// Returns once every connection has ended (a command in progress
-    /// finishes first) and the threads have stopped; calling it again
-    /// does nothing. The getters above still work afterwards.
+    /// finishes first) and the threads have stopped; calling it again, or
+    /// on a moved-from Target, does nothing. The getters above still work
+    /// afterwards.
     /// RETURN VALUE: none. ERRORS: none.
     void stop();
 
     struct RPM_INTERNAL Impl;
 private:
-    explicit Target(std::unique_ptr<Impl> impl);
+    explicit Target(std::unique_ptr<Impl> impl) noexcept;
+    /// Null once moved from. The threads and callbacks hold the Impl, never
+    /// the Target, so a move leaves them serving.
     std::unique_ptr<Impl> impl_;
 };
 

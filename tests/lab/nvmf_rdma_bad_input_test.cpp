@@ -16,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -128,7 +129,7 @@ protected:
 
     std::filesystem::path path_;
     std::vector<std::uint8_t> pattern_;
-    std::unique_ptr<Target> target_;
+    std::optional<Target> target_;
     HostOptions host_;
 };
 

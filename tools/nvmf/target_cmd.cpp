@@ -135,10 +135,10 @@ int run(const TargetArgs& a) {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any target thread starts
     auto t = rpm::nvmf::Target::start(o);
     if (!t) return fail(t.error().message(), t.error() == rpm::errc::invalid_argument ? 2 : 1);
-    print_started(**t, o);
+    print_started(*t, o);
     std::cout.flush();
     if (!a.port_file.empty()) {
-        std::ofstream(a.port_file + ".tmp") << (*t)->port() << "\n";
+        std::ofstream(a.port_file + ".tmp") << t->port() << "\n";
         std::rename((a.port_file + ".tmp").c_str(), a.port_file.c_str());
     }
     int sig = 0;
@@ -148,8 +148,8 @@ int run(const TargetArgs& a) {
     } else {
         sigwait(&set, &sig);
     }
-    (*t)->stop();
-    print_stats((*t)->stats());
+    t->stop();
+    print_stats(t->stats());
     return 0;
 }
 

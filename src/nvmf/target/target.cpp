@@ -161,13 +161,27 @@ void Target::Impl::watchdog_loop() {
     }
 }
 
-Target::Target(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Target::Target(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+
+// The threads and callbacks hold the Impl (start() gives them `d`), never the
+// Target, so moving the pointer leaves them serving.
+Target::Target(Target&& other) noexcept = default;
+
+Target& Target::operator=(Target&& other) noexcept {
+    if (this != &other) {
+        stop();  // the target this object held goes first, as in ~Target
+        impl_ = std::move(other.impl_);
+    }
+    return *this;
+}
 
 Target::~Target() { stop(); }
 
-std::uint16_t Target::port() const noexcept { return impl_->port; }
+// A moved-from Target has no impl_: it reports nothing and stops nothing.
+std::uint16_t Target::port() const noexcept { return impl_ ? impl_->port : 0; }
 
 TargetStats Target::stats() const {
+    if (!impl_) return {};
     const auto& s = impl_->stats;
     return {s.connections, s.terminated, s.controllers, s.keep_alive_expired, s.admin,
             s.io,          s.offloaded,  s.errors,      s.digest_errors,      s.refused,
@@ -175,12 +189,13 @@ TargetStats Target::stats() const {
 }
 
 StagingReport Target::staging() const {
-    if (impl_->handles.empty()) return {};
+    if (!impl_ || impl_->handles.empty()) return {};
     return impl_->engine->staging(impl_->handles.front());
 }
 
 std::vector<NamespaceView> Target::namespaces() const {
     std::vector<NamespaceView> out;
+    if (!impl_) return out;
     for (auto h : impl_->handles) {
         auto v = impl_->engine->namespaces(h);
         out.insert(out.end(), v.begin(), v.end());
@@ -189,6 +204,7 @@ std::vector<NamespaceView> Target::namespaces() const {
 }
 
 void Target::stop() {
+    if (!impl_) return;
     auto& d = *impl_;
     {
         std::lock_guard lock(d.mu);
@@ -219,7 +235,7 @@ void Target::stop() {
     d.acceptor.close(ec);
 }
 
-Result<std::unique_ptr<Target>> Target::start(TargetOptions options) {
+Result<Target> Target::start(TargetOptions options) {
     if (auto ok = target::check_options(options); !ok) return ok.error();
     auto impl = std::make_unique<Impl>();
     impl->engine = options.engine ? options.engine : make_software_engine();
@@ -253,7 +269,7 @@ Result<std::unique_ptr<Target>> Target::start(TargetOptions options) {
     if (d->rdma) d->rdma->start(d->registry.get());
     else d->accept_thread = std::thread([d] { d->accept_loop(); });
     d->watchdog_thread = std::thread([d] { d->watchdog_loop(); });
-    return std::unique_ptr<Target>(new Target(std::move(impl)));
+    return Target(std::move(impl));
 }
 
 } // namespace rpm::nvmf

@@ -27,7 +27,7 @@ std::string new_secret(std::size_t len = 32, std::uint8_t transform = 1) {
 struct AuthTarget {
     TempDir dir;
     std::string host_secret = new_secret(), ctrl_secret = new_secret(48, 2);
-    std::unique_ptr<Target> target;
+    std::optional<Target> target;
     explicit AuthTarget(bool with_ctrl_secret, std::chrono::milliseconds setup_timeout = std::chrono::seconds(10)) {
         auto o = testing::options(dir);
         o.setup_timeout = setup_timeout;

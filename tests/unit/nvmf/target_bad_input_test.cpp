@@ -11,7 +11,7 @@ using testing::TempDir;
 
 struct NvmfTargetBadInput : ::testing::Test {
     TempDir dir;
-    std::unique_ptr<Target> target;
+    std::optional<Target> target;
     std::optional<Host> host;
     void SetUp() override {
         auto t = Target::start(testing::options(dir));
@@ -210,7 +210,7 @@ TEST_F(NvmfTargetBadInput, UnknownSubsystemAndRefusedHostAreConnectErrors) {
     opts.subsystems[0].allowed_hosts = {"nqn.2026-11.io.rpm:someone-else"};
     auto t = Target::start(opts);
     ASSERT_TRUE(t);
-    auto refused = Host::connect(testing::host_options((*t)->port()));
+    auto refused = Host::connect(testing::host_options(t->port()));
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().detail().find("SC 0x84"), std::string::npos) << refused.error().detail();
 }

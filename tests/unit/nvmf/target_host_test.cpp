@@ -1,7 +1,8 @@
 // rpm's NVMe/TCP target and host together over 127.0.0.1: the connect
 // sequence, discovery, I/O in the capsule and through R2T, digests, PM and
 // file namespaces, and the data found in the backing files; a moved-from
-// Host refusing every call.
+// Host refusing every call; a moved Target still serving, its moved-from
+// shell reporting nothing.
 #include "target_support.hpp"
 
 namespace rpm::nvmf {
@@ -11,7 +12,7 @@ using testing::TempDir;
 
 struct Running {
     TempDir dir;
-    std::unique_ptr<Target> target;
+    std::optional<Target> target;
     Running() {
         auto t = Target::start(testing::options(dir));
         if (!t) ADD_FAILURE() << t.error().message();
@@ -103,7 +104,7 @@ TEST(NvmfTargetHost, RefusedDigestFailsTheHandshakeCleanly) {
     o.allow_data_digest = false;
     auto t = Target::start(o);
     ASSERT_TRUE(t);
-    auto ho = testing::host_options((*t)->port());
+    auto ho = testing::host_options(t->port());
     ho.data_digest = true;
     auto h = Host::connect(ho);
     ASSERT_FALSE(h);
@@ -225,6 +226,74 @@ TEST(NvmfTargetHost, AMovedFromHostRefusesEveryCallWithoutCrashing) {
     a = std::move(b);
     EXPECT_EQ(a.controller().cntlid, cntlid);
     EXPECT_TRUE(a.keep_alive());
+}
+
+/// A moved-from Target, as nvmf.hpp documents it: nothing to report, and
+/// stop() (twice) does nothing.
+void expect_moved_from_target(Target& gone) {
+    EXPECT_EQ(gone.port(), 0u);
+    EXPECT_EQ(gone.stats().connections, 0u);
+    EXPECT_EQ(gone.stats().controllers, 0u);
+    EXPECT_EQ(gone.staging().bytes, 0u);
+    EXPECT_TRUE(gone.staging().why.empty());
+    EXPECT_TRUE(gone.namespaces().empty());
+    gone.stop();
+    gone.stop();
+}
+
+/// One write and read back through `h`: the target behind it serves.
+void expect_serves(Host& h, unsigned seed) {
+    const auto data = testing::random_bytes(4096, seed);
+    ASSERT_TRUE(h.write(1, 0, data)) << h.last_status();
+    std::vector<std::byte> back(data.size());
+    ASSERT_TRUE(h.read(1, 0, back)) << h.last_status();
+    EXPECT_EQ(back, data);
+}
+
+TEST(NvmfTargetHost, AMovedTargetKeepsServingItsMovedFromShellReportsNothing) {
+    TempDir dir;
+    auto t = Target::start(testing::options(dir));
+    ASSERT_TRUE(t) << t.error().message();
+    const auto port = t->port();
+    auto ho = testing::host_options(port);
+    ho.kato_ms = 0;  // no keep-alive thread: a closed connection shows at the next command
+    auto before = Host::connect(ho);  // connected before the move: its queue is the Impl's
+    ASSERT_TRUE(before) << before.error().message();
+
+    Target moved(std::move(*t));
+    {
+        SCOPED_TRACE("move-constructed from");
+        expect_moved_from_target(*t);  // NOLINT(bugprone-use-after-move): the point
+    }
+    EXPECT_EQ(moved.port(), port);
+    EXPECT_EQ(moved.namespaces().size(), 2u);
+    expect_serves(*before, 11);
+    auto after = Host::connect(testing::host_options(moved.port()));
+    ASSERT_TRUE(after) << after.error().message();
+    expect_serves(*after, 12);
+    EXPECT_EQ(moved.stats().controllers, 2u);
+
+    // Move assignment stops the target `other` held before taking this one.
+    TempDir dir2;
+    auto other = Target::start(testing::options(dir2));
+    ASSERT_TRUE(other) << other.error().message();
+    auto ho2 = testing::host_options(other->port());
+    ho2.kato_ms = 0;
+    auto on_other = Host::connect(ho2);
+    ASSERT_TRUE(on_other) << on_other.error().message();
+    *other = std::move(moved);
+    {
+        SCOPED_TRACE("move-assigned from");
+        expect_moved_from_target(moved);  // NOLINT(bugprone-use-after-move): the point
+    }
+    EXPECT_FALSE(on_other->flush(1)) << "the target assigned over was not stopped";
+    EXPECT_EQ(other->port(), port);
+    expect_serves(*before, 13);
+
+    // Assigning to a moved-from Target makes it whole again.
+    moved = std::move(*other);
+    EXPECT_EQ(moved.port(), port);
+    expect_serves(*after, 14);
 }
 
 } // namespace

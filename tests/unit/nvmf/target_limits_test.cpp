@@ -19,7 +19,7 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 struct NvmfTargetLimits : ::testing::Test {
     TempDir dir;
-    std::unique_ptr<Target> target;
+    std::optional<Target> target;
     void start(std::chrono::milliseconds setup, std::size_t max_connections, std::size_t per_address) {
         auto o = testing::options(dir);
         o.setup_timeout = setup;

@@ -20,6 +20,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 
 namespace rpm::nvmf::testing {
