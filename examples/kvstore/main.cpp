@@ -80,8 +80,8 @@ int replica(const ReplicaArgs& a) {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any server thread starts
     auto server = rpm::Server::start(std::move(*o));
     if (!server) return fail(server.error().message(), 3);
-    const std::string scheme = a.listen.substr(0, a.listen.find(':'));
-    const auto port = server->port(scheme);
+    // Server::start accepted the URI, so its scheme parses.
+    const auto port = server->port(*rpm::parse_scheme(a.listen.substr(0, a.listen.find(':'))));
     std::cout << "rpm-kvstore replica: serving region " << kRegionName << " (" << a.region << ", "
               << server->regions().front().size << " bytes) on " << a.listen.substr(0, a.listen.rfind(':') + 1) << port
               << std::endl;

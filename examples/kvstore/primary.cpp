@@ -131,7 +131,8 @@ int stats(const kv::Store& s) {
         const auto& r = st.replicas[i];
         std::cout << "replica " << i << " " << r.uri << ": " << rpm::to_string(r.state) << ", frontier " << r.frontier
                   << ", failures " << r.failures << ", resyncs " << r.resyncs << " (" << r.bytes_resynced
-                  << " bytes), method " << r.method << ", " << health(r);
+                  << " bytes), method " << (r.method ? rpm::flush::to_string(*r.method) : "none") << ", "
+                  << health(r);
         // Why it left, while it is away: once it is live again the error is
         // history (failures counts it), not something wrong now.
         if (r.state != rpm::ReplicaState::live && r.last_error.code()) std::cout << ", left because: " << r.last_error.message();

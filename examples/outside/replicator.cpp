@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
         const auto& s = replicas[i];
         std::ostringstream line;
         line << "replica " << i << " " << s.uri << ": " << rpm::to_string(s.state) << ", frontier " << s.frontier
-             << ", method " << s.method << ", failures " << s.failures;
+             << ", method " << (s.method ? rpm::flush::to_string(*s.method) : "none") << ", failures " << s.failures;
         if (s.state != rpm::ReplicaState::live && s.last_error.code()) line << " (" << s.last_error.message() << ")";
         say(line.str());
     }

@@ -59,6 +59,7 @@
 #include <rpm/mr_pool.hpp>
 #include <rpm/persistence.hpp>
 #include <rpm/result.hpp>
+#include <rpm/transport.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -352,13 +353,13 @@ private:
 
 /// How a connection's atomic writes (RemoteRegion::atomic_write) travel.
 struct AtomicWriteStats {
-    /// "native": IBTA ATOMIC WRITE work requests (rdma://, where the device
-    /// reports the capability, e.g. rxe on Linux >= 6.2); "fenced_write": an
-    /// 8-byte RDMA write, inline and fenced behind earlier reads (rdma://
-    /// otherwise); "server": the server stores the 8 bytes (tcp://).
-    std::string_view method;
+    /// AtomicWriteKind::native (rdma://, where the device reports IBTA
+    /// ATOMIC WRITE), fenced_write (rdma:// otherwise) or server (tcp://);
+    /// include/rpm/transport.hpp says what each does. Fixed when the
+    /// connection is made; nullopt only from a moved-from Connection.
+    std::optional<AtomicWriteKind> kind;
     /// Atomic writes the device completed as IBV_WC_ATOMIC_WRITE: native
-    /// ones that went on the wire (0 unless `method` is "native").
+    /// ones that went on the wire (0 unless `kind` is native).
     std::uint64_t native_completed = 0;
 };
 
@@ -445,10 +446,13 @@ public:
     /// RETURN VALUE: the server's platform profile (JSON), as it sent it in
     /// the handshake. ERRORS: none.
     [[nodiscard]] const std::string& server_profile_json() const noexcept;
-    /// RETURN VALUE: the URI's scheme. ERRORS: none.
-    [[nodiscard]] std::string_view transport() const noexcept;  ///< "tcp" or "rdma"
+    /// RETURN VALUE: the scheme of the URI it was connected with
+    /// (to_string gives "tcp" or "rdma"); std::nullopt for a moved-from
+    /// Connection. ERRORS: none.
+    [[nodiscard]] std::optional<Scheme> transport() const noexcept;
     /// RETURN VALUE: how this connection's atomic writes go, and how many
-    /// went natively. ERRORS: none.
+    /// went natively (AtomicWriteStats::kind nullopt for a moved-from
+    /// Connection). ERRORS: none.
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept;
     /// Close the connection: every pending operation fails with
     /// errc::io_error (or with the error the connection already failed

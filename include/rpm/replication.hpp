@@ -40,6 +40,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -143,11 +144,13 @@ struct ReplicaStatus {
     ReplicaState state = ReplicaState::failed;
     Lsn frontier = 0;             ///< persistent up to here
     Lsn position_at_open = 0;     ///< what its header said when the primary opened
-    std::string method;           ///< the flush method its grant uses
-    /// How commit words (atomic_write) reach it: AtomicWriteStats::method
-    /// of its connection ("native", "fenced_write", "server"; empty while
-    /// it has none), and how many went as native atomic writes.
-    std::string atomic_write;
+    /// The flush method its grant uses; nullopt while it has no grant (not
+    /// reached yet, or failed and not yet reconnected).
+    std::optional<flush::Method> method;
+    /// How commit words (atomic_write) reach it: AtomicWriteStats::kind of
+    /// its connection; nullopt while it has no connection (as `method`).
+    /// And how many went over that connection as native atomic writes.
+    std::optional<AtomicWriteKind> atomic_write;
     std::uint64_t native_atomic_writes = 0;
     std::uint64_t failures = 0;
     std::uint64_t resyncs = 0;

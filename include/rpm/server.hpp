@@ -10,6 +10,7 @@
 #include <rpm/persistence.hpp>
 #include <rpm/pmem.hpp>
 #include <rpm/result.hpp>
+#include <rpm/transport.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -185,11 +186,11 @@ public:
     /// ERRORS: none.
     ~Server();  ///< stops
 
-    /// The bound port of the listener for `scheme` ("tcp" or "rdma"); 0 if none.
+    /// The bound port of the listener for `scheme`; 0 if none.
     /// RETURN VALUE: that port (the port picked, for port 0); with several
-    /// listeners of the scheme, the first one's; 0 for another scheme or a
-    /// moved-from Server. ERRORS: none.
-    [[nodiscard]] std::uint16_t port(std::string_view scheme) const noexcept;
+    /// listeners of the scheme, the first one's; 0 when no listener has
+    /// that scheme, or for a moved-from Server. ERRORS: none.
+    [[nodiscard]] std::uint16_t port(Scheme scheme) const noexcept;
     /// RETURN VALUE: what the server decided for each region, in the order
     /// of ServerOptions::regions. ERRORS: none.
     [[nodiscard]] const std::vector<RegionReport>& regions() const noexcept;

@@ -223,10 +223,10 @@ std::vector<ReplicaStatus> Replicator::replicas() const {
         s.state = m.state;
         s.frontier = m.frontier;
         s.position_at_open = m.position_at_open;
-        if (m.region) s.method = std::string(flush::to_string(m.region->method()));
+        if (m.region) s.method = m.region->method();
         if (m.conn) {
             const auto a = m.conn->atomic_write_stats();
-            s.atomic_write = std::string(a.method);
+            s.atomic_write = a.kind;
             s.native_atomic_writes = a.native_completed;
         }
         s.failures = m.failures;

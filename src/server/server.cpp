@@ -17,7 +17,7 @@ namespace rpm {
 
 struct Server::Impl {
     std::unique_ptr<server::Service> core;
-    std::vector<std::pair<std::string, std::unique_ptr<server::Listener>>> listeners;  // scheme, listener
+    std::vector<std::pair<Scheme, std::unique_ptr<server::Listener>>> listeners;
     std::vector<RegionReport> reports;
 };
 
@@ -112,7 +112,7 @@ std::string profile_to_json(const platform::Profile& p, const std::vector<std::u
 }
 
 Result<std::unique_ptr<server::Listener>> listen(server::Service& core, const detail::Uri& u) {
-    return u.scheme == "tcp" ? server::listen_tcp(core, u.host, u.port) : server::listen_rdma(core, u.host, u.port);
+    return u.scheme == Scheme::tcp ? server::listen_tcp(core, u.host, u.port) : server::listen_rdma(core, u.host, u.port);
 }
 
 } // namespace
@@ -159,7 +159,7 @@ Server::Server(Server&&) noexcept = default;
 Server& Server::operator=(Server&&) noexcept = default;
 Server::~Server() { stop(); }
 
-std::uint16_t Server::port(std::string_view scheme) const noexcept {
+std::uint16_t Server::port(Scheme scheme) const noexcept {
     if (!impl_) return 0;
     for (const auto& [s, l] : impl_->listeners)
         if (s == scheme) return l->port();

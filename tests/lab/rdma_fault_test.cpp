@@ -84,7 +84,7 @@ protected:
         o.secret = "app-secret";
         o.timeout = std::chrono::seconds(20);
         o.completion = completion();
-        auto t = rdma::connect_rdma_with(api, address(), server->port("rdma"), o);
+        auto t = rdma::connect_rdma_with(api, address(), server->port(Scheme::rdma), o);
         EXPECT_TRUE(t) << t.error().message();
         if (!t) return {};
         auto g = (*t)->open_region(proto::OpenRegion{"logs", std::nullopt, false, term});

@@ -49,6 +49,12 @@ int fail(const std::string& msg) {
     return 2;
 }
 
+// The port of the listener `uri` (a --listen value the server accepted) got.
+std::uint16_t port_of(const rpm::Server& s, const std::string& uri) {
+    const auto scheme = rpm::parse_scheme(uri.substr(0, uri.find(':')));
+    return scheme ? s.port(*scheme) : 0;
+}
+
 void print_regions(const rpm::Server& s) {
     for (const auto& r : s.regions()) {
         std::cout << "region " << r.name << ": " << r.path << ", " << r.size << " bytes, persistence domain "
@@ -164,12 +170,12 @@ int serve(const ServeArgs& a, rpm::ServerOptions o) {
     if (!server) return fail(server.error().message());
     for (const auto& uri : a.listen)
         std::cout << "rpm-server: listening on " << uri.substr(0, uri.rfind(':') + 1)
-                  << server->port(uri.substr(0, uri.find(':'))) << "\n";
+                  << port_of(*server, uri) << "\n";
     print_regions(*server);
     std::cout.flush();
     if (!a.port_file.empty()) {
         const auto& first = a.listen.front();  // the port of the first --listen, whatever its scheme
-        std::ofstream(a.port_file + ".tmp") << server->port(first.substr(0, first.find(':'))) << "\n";
+        std::ofstream(a.port_file + ".tmp") << port_of(*server, first) << "\n";
         std::rename((a.port_file + ".tmp").c_str(), a.port_file.c_str());  // readers never see half a number
     }
     int sig = 0;

@@ -55,6 +55,12 @@ protected:
 
     /// The transport under test; TCP-only suites override it.
     [[nodiscard]] virtual std::string scheme() const { return env_or("RPM_IT_TRANSPORT", "tcp"); }
+    /// scheme() as the enum Server::port and Connection::transport use.
+    [[nodiscard]] Scheme scheme_enum() const {
+        const auto s = parse_scheme(scheme());
+        if (!s) ADD_FAILURE() << "RPM_IT_TRANSPORT=" << scheme() << ": not tcp or rdma";
+        return s.value_or(Scheme::tcp);
+    }
     [[nodiscard]] std::string address() const { return env_or("RPM_IT_ADDR", "127.0.0.1"); }
     [[nodiscard]] bool on_pm() const { return !pm_path.empty(); }
     [[nodiscard]] static CompletionMode completion() {
@@ -83,7 +89,7 @@ protected:
     }
 
     [[nodiscard]] std::string uri() const {
-        return scheme() + "://" + address() + ":" + std::to_string(server->port(scheme()));
+        return scheme() + "://" + address() + ":" + std::to_string(server->port(scheme_enum()));
     }
 
     Result<Connection> connect(const std::string& id = "app", const std::string& secret = "app-secret") {
