@@ -54,7 +54,7 @@ rpm::Result<rpm::ServerOptions> replica_server_options(const ReplicaArgs& a) {
     o.listen = {a.listen};
     if (!a.fence_dir.empty()) o.fence_dir = a.fence_dir;
     o.secrets[a.client.substr(0, colon)] = a.client.substr(colon + 1);
-    rpm::ServedRegion r{kRegionName, a.region, 0, false, {}};
+    rpm::RegionSpec r{kRegionName, a.region, 0, false, {}};
     auto size = parse_size(a.size);
     if (!size) return rpm::Error(rpm::errc::invalid_argument, "--size " + a.size + " is not like 65536, 64M or 1G");
     if (*size < kv::kMinRegionSize)

@@ -30,8 +30,10 @@ RPM_API_BEGIN
 
 namespace rpm {
 
-/// One region a server offers.
-struct ServedRegion {
+/// One region a server offers, as configured (ServerOptions::regions); what
+/// the server then decided for it is its RegionReport. The client's side of
+/// a replicated region is ReplicaSpec (include/rpm/replication.hpp).
+struct RegionSpec {
     std::string name;                ///< what clients ask for (1..255 bytes)
     std::filesystem::path path;      ///< devdax device, DAX file, regular or tmpfs file
     std::size_t size = 0;            ///< with create: the size to create; else 0 = whole file
@@ -49,7 +51,7 @@ struct ServerOptions {
     std::vector<std::string> listen;
     /// client id -> shared secret. The secret never crosses the wire.
     std::map<std::string, std::string> secrets;
-    std::vector<ServedRegion> regions;
+    std::vector<RegionSpec> regions;
     /// Where each region's fencing term is kept (docs/replication.md,
     /// "Fencing"): `<fence_dir>/<name>.fence`. Unset: `<path>.fence` beside
     /// a region that is a regular file; a device region (devdax) then
@@ -172,7 +174,7 @@ public:
     ///   address (a wildcard address never has one), or rdma_cm or a verbs
     ///   call failed while setting up (detail: the call), or the session
     ///   message pool could not register its buffers
-    /// A region file created (ServedRegion::create) before a later step
+    /// A region file created (RegionSpec::create) before a later step
     /// failed stays on disk.
     static Result<Server> start(ServerOptions opts);
 
@@ -243,7 +245,7 @@ public:
     /// region without fence_dir: it has no fence file); errc::io_error (a
     /// server is serving the region: "a server is serving NAME (PATH); stop
     /// it first"; or the path cannot be opened or locked).
-    static Result<OfflineFence> open(const ServedRegion& region,
+    static Result<OfflineFence> open(const RegionSpec& region,
                                      const std::optional<std::filesystem::path>& fence_dir);
 
     /// RETURN VALUE: the fence file (it may not exist yet). ERRORS: none.

@@ -14,7 +14,7 @@ struct OfflineFence::Impl {
     UniqueFd lock;  ///< the region file's exclusive flock
 };
 
-Result<OfflineFence> OfflineFence::open(const ServedRegion& region,
+Result<OfflineFence> OfflineFence::open(const RegionSpec& region,
                                         const std::optional<std::filesystem::path>& fence_dir) {
     if (region.name.empty() || region.name.size() > proto::kMaxName)
         return Error(errc::invalid_argument, "region names are 1 to 255 bytes ('" + region.name + "')");

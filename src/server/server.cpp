@@ -56,7 +56,7 @@ Result<void> validate(const ServerOptions& o) {
     return {};
 }
 
-Result<std::unique_ptr<server::Region>> open_region(const ServedRegion& s, const ServerOptions& o) {
+Result<std::unique_ptr<server::Region>> open_region(const RegionSpec& s, const ServerOptions& o) {
     pmem::OpenOptions po;
     po.create = s.create;
     po.size = s.size;

@@ -136,7 +136,7 @@ int base_options(const ServeArgs& a, rpm::ServerOptions& o) {
 // Regions, clients and grants; 0, or the exit status after a message.
 int access_options(const ServeArgs& a, rpm::ServerOptions& o) {
     for (const auto& spec : a.regions) {
-        rpm::ServedRegion r;
+        rpm::RegionSpec r;
         std::string why;
         if (!parse_region(spec, r, why)) return fail("--region " + spec + ": " + why);
         o.regions.push_back(std::move(r));

@@ -32,7 +32,7 @@ int not_done(const std::string& why) {
 
 // The fence, or the exit status of why there is none: a server serving the
 // region (or another I/O failure) is not bad input.
-std::optional<rpm::OfflineFence> open_fence(const rpm::ServedRegion& r, const std::string& fence_dir, int& status) {
+std::optional<rpm::OfflineFence> open_fence(const rpm::RegionSpec& r, const std::string& fence_dir, int& status) {
     std::optional<std::filesystem::path> dir;
     if (!fence_dir.empty()) dir = fence_dir;
     auto fence = rpm::OfflineFence::open(r, dir);
@@ -68,7 +68,7 @@ int reset_term(const ResetTermArgs& a) {
     std::uint64_t term = 0;
     if (!parse_u64(a.term, term))
         return bad("--term " + a.term + ": expected a whole number from 0 to 18446744073709551615");
-    rpm::ServedRegion r;
+    rpm::RegionSpec r;
     std::string why;
     if (!parse_region(a.region, r, why)) return bad("--region " + a.region + ": " + why);
     int status = 0;

@@ -76,7 +76,7 @@ protected:
         o.io_threads = io_threads;
         o.completion = completion();
         o.secrets = {{"app", "app-secret"}, {"other", "other-secret"}};
-        ServedRegion kv{"kv", kv_path, on_pm() ? 0u : std::size_t{1} << 20, !on_pm(), {"app"}};
+        RegionSpec kv{"kv", kv_path, on_pm() ? 0u : std::size_t{1} << 20, !on_pm(), {"app"}};
         o.regions = {kv, {"logs", logs_path, 1 << 16, true, {}}};
         o.on_message = [this](std::uint64_t session, std::span<const std::byte> p) {
             std::lock_guard lock(mu);

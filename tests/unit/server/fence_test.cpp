@@ -366,7 +366,7 @@ TEST_F(RegionFile, ServersShareItsLockAndAResetExcludesThem) {
 }
 
 TEST_F(RegionFile, AnOfflineFenceSetsTheTermInTheServersFile) {
-    const ServedRegion kv{"kv", file, 0, false, {}};
+    const RegionSpec kv{"kv", file, 0, false, {}};
     {
         auto serving = server::lock_region_file("kv", file, false);
         ASSERT_TRUE(serving);
@@ -394,7 +394,7 @@ TEST_F(RegionFile, AnOfflineFenceSetsTheTermInTheServersFile) {
 }
 
 TEST_F(RegionFile, AnOfflineFenceRefusesBadInputAndOverwritesAMalformedFile) {
-    const ServedRegion kv{"kv", file, 0, false, {}};
+    const RegionSpec kv{"kv", file, 0, false, {}};
     EXPECT_EQ(code_of(OfflineFence::open({"kv", dir / "missing", 0, false, {}}, std::nullopt)), errc::path_not_found);
     EXPECT_EQ(code_of(OfflineFence::open({"", file, 0, false, {}}, std::nullopt)), errc::invalid_argument);
     EXPECT_EQ(code_of(OfflineFence::open(kv, file)), errc::invalid_argument);  // a fence dir that is a file
