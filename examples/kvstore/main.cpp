@@ -115,8 +115,8 @@ void add_primary_options(CLI::App* p, PrimaryArgs& a) {
     p->add_option("--degraded-ms", a.degraded_ms,
                   "report a replica degraded when its round trips' p90 passes this (default: failure timeout / 10)")
         ->check(CLI::PositiveNumber);
-    p->add_option("--term", a.term,
-                  "this primary's term, its fencing token: larger than any earlier primary's; the replicas then "
+    p->add_option("--fencing-term", a.fencing_term,
+                  "this primary's fencing term: larger than any earlier primary's; the replicas then "
                   "refuse every older one (docs/replication.md, \"Fencing\"; default 0: none)");
 }
 
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
     get_cmd->add_option("key", key)->required();
     auto* del_cmd = pri->add_subcommand("delete", "delete KEY (exit 1: not found)");
     del_cmd->add_option("key", key)->required();
-    auto* stats_cmd = pri->add_subcommand("stats", "records, keys, space, term, LSN frontiers, replicas");
+    auto* stats_cmd = pri->add_subcommand("stats", "records, keys, space, generation, LSN frontiers, replicas");
     auto* shell_cmd = pri->add_subcommand("shell", "read put/get/delete/stats/dump lines from stdin");
     auto* dump_cmd = pri->add_subcommand("dump", "print every live KEY=VALUE, sorted");
     auto* load_cmd = pri->add_subcommand("load", "put keys k<RUN>-<I>, logging each acknowledged one to --acked");

@@ -25,8 +25,8 @@
 //     or durable, is unknown. A connection is never re-made: connect anew.
 //     (The server too answers errc::io_error where its own I/O failed:
 //     flush, persist and open_region say when; the connection goes on.)
-//   - errc::fenced: a newer primary term took over a region this connection
-//     opened with an older one (RegionOptions::term). The server answers
+//   - errc::fenced: a newer fencing term took over a region this connection
+//     opened with an older one (RegionOptions::fencing_term). The server answers
 //     a request that meets the fence with it, says goodbye with it and
 //     closes: every pending and later operation of the connection, on any
 //     of its regions, fails with errc::fenced (rdma://: the server also
@@ -118,16 +118,18 @@ struct RegionOptions {
     std::optional<flush::Method> force_method;
     /// Allow a forced method that cannot guarantee durability for the region.
     bool unsafe = false;
-    /// This opener's primary term, its fencing token (docs/replication.md,
-    /// "Fencing"); 0 = none. The server keeps, durably, the highest term
-    /// each region has accepted: an open with an older one fails with
-    /// errc::fenced, and a newer one revokes every connection that opened
-    /// the region with an older term (their operations fail with
-    /// errc::fenced from then on). The server may limit who presents a
-    /// term (ServerOptions::fencers) and how far above the region's
-    /// current term it may be (ServerOptions::max_term_step, 2^40 by
-    /// default): see open_region's ERRORS.
-    std::uint64_t term = 0;
+    /// This opener's fencing term, the token that orders primaries
+    /// (docs/replication.md, "Fencing"); 0 = none. The server keeps,
+    /// durably, the highest fencing term each region has accepted: an open
+    /// with an older one fails with errc::fenced, and a newer one revokes
+    /// every connection that opened the region with an older one (their
+    /// operations fail with errc::fenced from then on). The server may
+    /// limit who presents one (ServerOptions::fencers) and how far above
+    /// the region's current one it may be
+    /// (ServerOptions::max_fencing_term_step, 2^40 by default): see
+    /// open_region's ERRORS. A Replicator sets it from
+    /// ReplicatorOptions::fencing_term.
+    std::uint64_t fencing_term = 0;
 };
 
 /// One piece of a vectored persist: `data` is stored at `offset` of the region.
@@ -379,21 +381,22 @@ public:
     /// nothing is sent; an unknown region, or one not granted to this
     /// client: the same answer, so names do not leak; a forced method that
     /// is unsafe for the region while opts.unsafe is not set: the detail
-    /// says so; opts.term more than the server's
-    /// ServerOptions::max_term_step above the region's current term:
-    /// nothing is kept and no connection revoked, the detail gives the
-    /// terms and the bound); errc::permission_denied (a nonzero opts.term
-    /// from a client not in the server's ServerOptions::fencers, rpm-server
-    /// --fencer; nothing kept); errc::unsupported (a forced native_flush:
-    /// tcp:// cannot do it, nor can this build's rdma://; rdma://:
-    /// read_after_write on a region that is not PM, or memory the server's
-    /// RNIC cannot register; a term on a region the server has no place to
-    /// keep a term for: ServerOptions::fence_dir); errc::fenced (opts.term
-    /// is older than a term the region accepted, or is 0 while the region
-    /// has one, or a newer one came while it was opened);
+    /// says so; opts.fencing_term more than the server's
+    /// ServerOptions::max_fencing_term_step above the region's current
+    /// one: nothing is kept and no connection revoked, the detail gives the
+    /// terms and the bound); errc::permission_denied (a nonzero
+    /// opts.fencing_term from a client not in the server's
+    /// ServerOptions::fencers, rpm-server --fencer; nothing kept);
+    /// errc::unsupported (a forced native_flush: tcp:// cannot do it, nor
+    /// can this build's rdma://; rdma://: read_after_write on a region that
+    /// is not PM, or memory the server's RNIC cannot register; a fencing
+    /// term on a region the server has no place to keep one for:
+    /// ServerOptions::fence_dir); errc::fenced (opts.fencing_term is older
+    /// than one the region accepted, or is 0 while the region has one, or
+    /// a newer one came while it was opened);
     /// errc::bad_size (this connection made 1024 opens, the most one may:
     /// connect again); errc::io_error (the server could not keep the new
-    /// term durably; rdma://: the grant's memory descriptor or peer
+    /// fencing term durably; rdma://: the grant's memory descriptor or peer
     /// configuration could not be used; the connection failed; or the
     /// timeout passed, which closes the connection); errc::rdma_unavailable
     /// (rdma://: the server could not describe the region's registration).

@@ -9,7 +9,7 @@ Result<RemoteRegion> Connection::open_region(std::string_view name, const Region
     if (!s_) return Error(errc::invalid_argument, "open_region on a moved-from connection");
     if (name.empty() || name.size() > proto::kMaxName)
         return Error(errc::invalid_argument, "region names are 1 to 255 bytes");
-    proto::OpenRegion req{std::string(name), opts.force_method, opts.unsafe, opts.term};
+    proto::OpenRegion req{std::string(name), opts.force_method, opts.unsafe, opts.fencing_term};
     auto grant = s_->transport->open_region(req);
     if (!grant) return grant.error();
     const detail::GrantedRegion& g = s_->add(std::string(name), std::move(*grant));

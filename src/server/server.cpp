@@ -28,10 +28,10 @@ Result<void> validate(const ServerOptions& o) {
     if (o.secrets.empty()) return Error(errc::invalid_argument, "ServerOptions.secrets is empty: no client could log in");
     if (o.regions.empty()) return Error(errc::invalid_argument, "ServerOptions.regions is empty: nothing to serve");
     if (o.handshake_timeout.count() <= 0 || o.max_connections == 0 || o.max_unauthenticated_per_address == 0 ||
-        o.max_queued_answer_bytes == 0 || o.max_term_step == 0)
+        o.max_queued_answer_bytes == 0 || o.max_fencing_term_step == 0)
         return Error(errc::invalid_argument, "ServerOptions.handshake_timeout, max_connections, "
                                              "max_unauthenticated_per_address, max_queued_answer_bytes and "
-                                             "max_term_step must be positive");
+                                             "max_fencing_term_step must be positive");
     std::set<std::string> names;
     for (const auto& r : o.regions) {
         if (r.name.empty() || r.name.size() > proto::kMaxName)

@@ -105,7 +105,7 @@ protected:
         auto c = connect();
         ASSERT_TRUE(c) << "the server stopped serving: " << c.error().message();
         RegionOptions ro;
-        ro.term = term;
+        ro.fencing_term = term;
         auto r = c->open_region("logs", ro);
         ASSERT_TRUE(r) << r.error().message();
         std::string back(kSentinel.size(), '\0');
