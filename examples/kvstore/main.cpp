@@ -131,7 +131,7 @@ void add_node_options(CLI::App* n, NodeArgs& a) {
         ->required();
     n->add_option("--region", a.replica.region, "its region file (created with --size if missing)")->required();
     n->add_option("--size", a.replica.size, "size when creating it (default 64M)");
-    n->add_option("--fence-dir", a.replica.fence_dir, "keep the region's primary term here (default: beside it)")
+    n->add_option("--fence-dir", a.replica.fence_dir, "keep the region's fencing term here (default: beside it)")
         ->check(CLI::ExistingDirectory);
     n->add_option("--serve", a.serve, "HOST:PORT clients reach it on (RESP, as redis-cli speaks)")->required();
     n->add_option("--member", a.members, "every node's --listen URI, this one's included (repeatable)")->required();
@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
     rep->add_option("--client", ra.client, "ID:SECRET the primary connects with (default kvstore:kvstore)");
     rep->add_option("--port-file", ra.port_file, "write the bound port here once listening");
     rep->add_option("--fence-dir", ra.fence_dir,
-                    "keep the region's primary term here (default: REGION.fence beside the region file)")
+                    "keep the region's fencing term here (default: REGION.fence beside the region file)")
         ->check(CLI::ExistingDirectory);
 
     PrimaryArgs pa;

@@ -37,7 +37,7 @@ enum class errc : int {
     no_p2p_memory,             ///< no P2P provider suits the clients, or it has no room left
     nvme_status,               ///< an NVMe controller completed a command with an error status
     protocol_error,            ///< the peer broke the wire protocol; the connection was closed
-    fenced,                    ///< a newer primary term took the region over; this one may no longer change it
+    fenced,                    ///< a newer fencing term took the region over; this one may no longer change it
     auth_failed,               ///< authentication failed: rpm's handshake (unknown client id, wrong secret) or NVMe-oF DH-HMAC-CHAP
     out_of_range,              ///< a range (offset + length) reaches past the end of the region
     misaligned,                ///< an offset is not aligned as the operation requires (atomic_write: 8 bytes)
