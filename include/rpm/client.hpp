@@ -367,7 +367,8 @@ struct AtomicWriteStats {
 
 /// One authenticated connection to a server. The calls below are for a
 /// Connection that Client::connect returned; on a moved-from one only
-/// open_region (errc::invalid_argument), close(), assigning to it and
+/// open_region (errc::invalid_argument), transport() and
+/// atomic_write_stats() (nullopt), close(), assigning to it and
 /// destruction are valid.
 class Connection {
 public:
