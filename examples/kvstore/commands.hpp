@@ -32,7 +32,7 @@ struct PrimaryArgs {
     std::string id = "kvstore", secret = "kvstore";
     int heartbeat_ms = 100, failure_timeout_ms = 1000, reconnect_ms = 500;
     int dial_timeout_ms = 0, degraded_ms = 0;  ///< 0: the replicator's defaults
-    std::uint64_t term = 0;  ///< --term: the fencing token (0: none)
+    std::uint64_t fencing_term = 0;  ///< --fencing-term (0: none)
 };
 
 struct LoadArgs {

@@ -256,7 +256,7 @@ Stats Store::stats() const {
     s.slots = layout_.slots;
     s.log_used = log_->used();
     s.log_capacity = log_->capacity();
-    s.term = r_.term();
+    s.generation = r_.generation();
     s.local = r_.frontier(rpm::Frontier::local);
     s.quorum = r_.frontier(rpm::Frontier::quorum);
     s.all = r_.frontier(rpm::Frontier::all);

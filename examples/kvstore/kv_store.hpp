@@ -66,7 +66,7 @@ struct Stats {
     std::uint64_t slots = 0;
     std::uint64_t log_used = 0;    ///< bytes, log header included
     std::uint64_t log_capacity = 0;
-    std::uint64_t term = 0;
+    std::uint64_t generation = 0;  ///< Replicator::generation(): opens of the group so far
     rpm::Lsn local = 0, quorum = 0, all = 0;
     std::string durability;
     unsigned members = 0, needed = 0;

@@ -54,7 +54,7 @@ rpm::Result<rpm::ServerOptions> replica_server_options(const ReplicaArgs& a) {
     o.listen = {a.listen};
     if (!a.fence_dir.empty()) o.fence_dir = a.fence_dir;
     o.secrets[a.client.substr(0, colon)] = a.client.substr(colon + 1);
-    rpm::ServedRegion r{kRegionName, a.region, 0, false, {}};
+    rpm::RegionSpec r{kRegionName, a.region, 0, false, {}};
     auto size = parse_size(a.size);
     if (!size) return rpm::Error(rpm::errc::invalid_argument, "--size " + a.size + " is not like 65536, 64M or 1G");
     if (*size < kv::kMinRegionSize)
@@ -80,8 +80,8 @@ int replica(const ReplicaArgs& a) {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any server thread starts
     auto server = rpm::Server::start(std::move(*o));
     if (!server) return fail(server.error().message(), 3);
-    const std::string scheme = a.listen.substr(0, a.listen.find(':'));
-    const auto port = server->port(scheme);
+    // Server::start accepted the URI, so its scheme parses.
+    const auto port = server->port(*rpm::parse_scheme(a.listen.substr(0, a.listen.find(':'))));
     std::cout << "rpm-kvstore replica: serving region " << kRegionName << " (" << a.region << ", "
               << server->regions().front().size << " bytes) on " << a.listen.substr(0, a.listen.rfind(':') + 1) << port
               << std::endl;
@@ -115,8 +115,8 @@ void add_primary_options(CLI::App* p, PrimaryArgs& a) {
     p->add_option("--degraded-ms", a.degraded_ms,
                   "report a replica degraded when its round trips' p90 passes this (default: failure timeout / 10)")
         ->check(CLI::PositiveNumber);
-    p->add_option("--term", a.term,
-                  "this primary's term, its fencing token: larger than any earlier primary's; the replicas then "
+    p->add_option("--fencing-term", a.fencing_term,
+                  "this primary's fencing term: larger than any earlier primary's; the replicas then "
                   "refuse every older one (docs/replication.md, \"Fencing\"; default 0: none)");
 }
 
@@ -131,7 +131,7 @@ void add_node_options(CLI::App* n, NodeArgs& a) {
         ->required();
     n->add_option("--region", a.replica.region, "its region file (created with --size if missing)")->required();
     n->add_option("--size", a.replica.size, "size when creating it (default 64M)");
-    n->add_option("--fence-dir", a.replica.fence_dir, "keep the region's primary term here (default: beside it)")
+    n->add_option("--fence-dir", a.replica.fence_dir, "keep the region's fencing term here (default: beside it)")
         ->check(CLI::ExistingDirectory);
     n->add_option("--serve", a.serve, "HOST:PORT clients reach it on (RESP, as redis-cli speaks)")->required();
     n->add_option("--member", a.members, "every node's --listen URI, this one's included (repeatable)")->required();
@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
     rep->add_option("--client", ra.client, "ID:SECRET the primary connects with (default kvstore:kvstore)");
     rep->add_option("--port-file", ra.port_file, "write the bound port here once listening");
     rep->add_option("--fence-dir", ra.fence_dir,
-                    "keep the region's primary term here (default: REGION.fence beside the region file)")
+                    "keep the region's fencing term here (default: REGION.fence beside the region file)")
         ->check(CLI::ExistingDirectory);
 
     PrimaryArgs pa;
@@ -204,7 +204,7 @@ int main(int argc, char** argv) {
     get_cmd->add_option("key", key)->required();
     auto* del_cmd = pri->add_subcommand("delete", "delete KEY (exit 1: not found)");
     del_cmd->add_option("key", key)->required();
-    auto* stats_cmd = pri->add_subcommand("stats", "records, keys, space, term, LSN frontiers, replicas");
+    auto* stats_cmd = pri->add_subcommand("stats", "records, keys, space, generation, LSN frontiers, replicas");
     auto* shell_cmd = pri->add_subcommand("shell", "read put/get/delete/stats/dump lines from stdin");
     auto* dump_cmd = pri->add_subcommand("dump", "print every live KEY=VALUE, sorted");
     auto* load_cmd = pri->add_subcommand("load", "put keys k<RUN>-<I>, logging each acknowledged one to --acked");

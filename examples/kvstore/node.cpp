@@ -112,7 +112,7 @@ rpm::Result<void> Node::self_fence(std::uint64_t term) {
     auto conn = rpm::Client(co).connect(a_.replica.listen);
     if (!conn) return conn.error();
     rpm::RegionOptions ro;
-    ro.term = term;
+    ro.fencing_term = term;
     auto r = conn->open_region(kRegionName, ro);
     if (!r) return r.error();
     return {};
@@ -125,7 +125,7 @@ rpm::Result<std::unique_ptr<kv::Store>> Node::open_store(std::uint64_t term) {
     p.replicas.clear();
     for (const auto& m : a_.members)
         if (m != a_.replica.listen) p.replicas.push_back(m);
-    p.term = fencing() ? term : 0;
+    p.fencing_term = fencing() ? term : 0;
     auto o = replicator_options(p);
     if (!o) return o.error();
     return kv::Store::open(std::move(*o));
@@ -151,23 +151,23 @@ void Node::lead(const rpm::Leader& l) {
         step_down_ = false;
     }
     if (stopping()) return (void)coord_->resign();  // elected while being stopped: hand it on at once
-    say("elected, term " + std::to_string(l.term));
+    say("elected, term " + std::to_string(l.fencing_term));
     if (fencing())
-        if (auto f = self_fence(l.term); !f) {
-            say("cannot fence its own region with term " + std::to_string(l.term) + ": " + f.error().message());
+        if (auto f = self_fence(l.fencing_term); !f) {
+            say("cannot fence its own region with term " + std::to_string(l.fencing_term) + ": " + f.error().message());
             (void)coord_->resign();
             return pause(1s);
         }
     server_.reset();  // the region is the primary's local copy from here on
-    auto store = open_while_leading(l.term);
+    auto store = open_while_leading(l.fencing_term);
     if (!store) {
         start_server();
         (void)coord_->resign();
         return pause(1s);  // let another candidate try
     }
     const auto st = store->stats();
-    service_->run([&] { store_ = std::move(store), term_ = l.term; });
-    say("serving as primary, term " + std::to_string(l.term) + ", " + std::to_string(st.live_keys) + " keys, " +
+    service_->run([&] { store_ = std::move(store), term_ = l.fencing_term; });
+    say("serving as primary, term " + std::to_string(l.fencing_term) + ", " + std::to_string(st.live_keys) + " keys, " +
         std::to_string(st.needed) + " of " + std::to_string(st.members) + " members per put");
     std::string why;
     {
@@ -185,7 +185,7 @@ void Node::not_leader(std::string& out) {
     std::lock_guard lk(mu_);
     std::string name, serve;
     if (leader_ && leader_->name.rfind(a_.name + " ", 0) != 0 && parse_candidate(leader_->name, name, serve))
-        return resp::error(out, "NOTLEADER " + name + " " + serve + " " + std::to_string(leader_->term));
+        return resp::error(out, "NOTLEADER " + name + " " + serve + " " + std::to_string(leader_->fencing_term));
     resp::error(out, "NOTLEADER none");
 }
 
@@ -241,7 +241,7 @@ void Node::info(std::string& out) {
         std::lock_guard lk(mu_);
         std::string name, serve;
         if (leader_ && parse_candidate(leader_->name, name, serve))
-            s += "leader " + name + " " + serve + " term " + std::to_string(leader_->term) + "\n";
+            s += "leader " + name + " " + serve + " term " + std::to_string(leader_->fencing_term) + "\n";
         else
             s += "leader none\n";
     }

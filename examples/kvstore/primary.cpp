@@ -54,7 +54,7 @@ rpm::Result<rpm::ReplicatorOptions> replicator_options(const PrimaryArgs& a) {
     o.dial_timeout = std::chrono::milliseconds(a.dial_timeout_ms);
     o.degraded_round_trip = std::chrono::milliseconds(a.degraded_ms);
     o.on_event = print_event;
-    o.fencing_term = a.term;
+    o.fencing_term = a.fencing_term;
     return o;
 }
 
@@ -74,7 +74,7 @@ std::unique_ptr<kv::Store> open_primary(const PrimaryArgs& a, int& status) {
     }
     const auto st = (*s)->stats();
     const auto& rep = (*s)->report();
-    std::cerr << "rpm-kvstore: " << a.local << ": term " << st.term << ", " << st.records << " records, "
+    std::cerr << "rpm-kvstore: " << a.local << ": generation " << st.generation << ", " << st.records << " records, "
               << st.live_keys << " live keys, durability " << st.durability << " (" << st.needed << " of "
               << st.members << " members)" << (rep.formatted ? ", new store" : "");
     if (rep.repaired_slots) std::cerr << ", repaired " << rep.repaired_slots << " index slots from the log";
@@ -124,14 +124,15 @@ int stats(const kv::Store& s) {
     const auto st = s.stats();
     std::cout << "records " << st.records << ", live keys " << st.live_keys << " (index of " << st.slots << " slots)\n"
               << "log: " << st.log_used << " of " << st.log_capacity << " bytes used\n"
-              << "term " << st.term << ", durability " << st.durability << " (" << st.needed << " of " << st.members
+              << "generation " << st.generation << ", durability " << st.durability << " (" << st.needed << " of " << st.members
               << " members)\n"
               << "lsn frontiers: local " << st.local << ", quorum " << st.quorum << ", all " << st.all << "\n";
     for (std::size_t i = 0; i < st.replicas.size(); ++i) {
         const auto& r = st.replicas[i];
         std::cout << "replica " << i << " " << r.uri << ": " << rpm::to_string(r.state) << ", frontier " << r.frontier
                   << ", failures " << r.failures << ", resyncs " << r.resyncs << " (" << r.bytes_resynced
-                  << " bytes), method " << r.method << ", " << health(r);
+                  << " bytes), method " << (r.method ? rpm::flush::to_string(*r.method) : "none") << ", "
+                  << health(r);
         // Why it left, while it is away: once it is live again the error is
         // history (failures counts it), not something wrong now.
         if (r.state != rpm::ReplicaState::live && r.last_error.code()) std::cout << ", left because: " << r.last_error.message();

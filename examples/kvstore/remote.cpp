@@ -245,7 +245,7 @@ int status(const RemoteArgs& a) {
     if (!l) return fail("status: " + l.error().message(), 3);
     std::string name, addr;
     if (!*l || !parse_candidate((*l)->name, name, addr)) return std::cout << "leader none\n", 1;
-    std::cout << "leader " << name << " " << addr << " term " << (*l)->term << "\n";
+    std::cout << "leader " << name << " " << addr << " term " << (*l)->fencing_term << "\n";
     auto r = rem.call({"INFO"});
     if (!r || r->kind != resp::Reply::Kind::bulk) return r ? failed("info", *r) : fail("info: " + r.error().message(), 3);
     std::cout << r->text;

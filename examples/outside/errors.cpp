@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
         std::cerr << "outside-errors: server: " << server.error().message() << "\n";
         return 1;
     }
-    const std::string uri = "tcp://127.0.0.1:" + std::to_string(server->port("tcp"));
+    const std::string uri = "tcp://127.0.0.1:" + std::to_string(server->port(rpm::Scheme::tcp));
     rpm::ClientOptions co;
     co.client_id = "app";
     co.secret = "right-secret";
@@ -222,7 +222,7 @@ int main(int argc, char** argv) {
 
     {  // 5. A peer that connects and never authenticates: the server closes it and logs why.
         Socket silent;
-        if (!silent.connect_to(server->port("tcp"))) {
+        if (!silent.connect_to(server->port(rpm::Scheme::tcp))) {
             std::cerr << "outside-errors: cannot connect a raw socket to " << uri << "\n";
             return 1;
         }

@@ -8,7 +8,7 @@
 // SECRETS_FILE: its first ID:SECRET line is this client's id and secret (the
 // format of rpm-server --secrets-file, so the replicas' own file will do).
 // LOCAL_FILE: the local copy, created at 1 MiB if missing; run again with the
-// same file and replicas, it recovers and goes on with a new term.
+// same file and replicas, it recovers and goes on with a new generation.
 // URI: tcp://HOST:PORT of an rpm-server that serves a region named "data" of
 // at least 1 MiB, e.g.
 //   rpm-server --listen tcp://127.0.0.1:7001 --region data=/dev/shm/data-b.pool:1M --secrets-file secrets
@@ -90,7 +90,7 @@ int main(int argc, char** argv) {
     };
     auto r = rpm::Replicator::open(std::move(o));
     if (!r) return fail("open", r.error());
-    say("open: term " + std::to_string(r->term()) + ", " + std::to_string(r->members()) + " members, a commit needs " +
+    say("open: generation " + std::to_string(r->generation()) + ", " + std::to_string(r->members()) + " members, a commit needs " +
         std::to_string(r->needed()) + " (" + rpm::to_string(r->durability()) + "), recovered up to LSN " +
         std::to_string(r->last_lsn()) + ", data area " + std::to_string(r->size()) + " bytes");
 
@@ -102,8 +102,9 @@ int main(int argc, char** argv) {
         say("found at offset 0: '" + found + "'");
     }
 
-    // Records carry the term, so that a second run visibly writes anew.
-    const std::string tag = " (term " + std::to_string(r->term()) + ")";
+    // Records carry the generation (one more at each open), so that a
+    // second run visibly writes anew.
+    const std::string tag = " (generation " + std::to_string(r->generation()) + ")";
     const std::vector<std::string> records = {"alpha" + tag, "beta" + tag, "gamma" + tag};
     std::uint64_t offset = 0;
     for (const auto& rec : records) {
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
         const auto& s = replicas[i];
         std::ostringstream line;
         line << "replica " << i << " " << s.uri << ": " << rpm::to_string(s.state) << ", frontier " << s.frontier
-             << ", method " << s.method << ", failures " << s.failures;
+             << ", method " << (s.method ? rpm::flush::to_string(*s.method) : "none") << ", failures " << s.failures;
         if (s.state != rpm::ReplicaState::live && s.last_error.code()) line << " (" << s.last_error.message() << ")";
         say(line.str());
     }

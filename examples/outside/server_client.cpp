@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     co.client_id = client_id;
     co.secret = secret;
     co.timeout = std::chrono::seconds(5);  // a stuck call fails instead of hanging the program
-    const auto uri = "tcp://127.0.0.1:" + std::to_string(server->port("tcp"));
+    const auto uri = "tcp://127.0.0.1:" + std::to_string(server->port(rpm::Scheme::tcp));
     auto conn = rpm::Client(co).connect(uri);
     if (!conn) return fail("connect " + uri, conn.error().message());
     auto notes = conn->open_region("notes");

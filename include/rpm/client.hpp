@@ -29,8 +29,8 @@
 //     or durable, is unknown. A connection is never re-made: connect anew.
 //     (The server too answers errc::io_error where its own I/O failed:
 //     flush, persist and open_region say when; the connection goes on.)
-//   - errc::fenced: a newer primary term took over a region this connection
-//     opened with an older one (RegionOptions::term). The server answers
+//   - errc::fenced: a newer fencing term took over a region this connection
+//     opened with an older one (RegionOptions::fencing_term). The server answers
 //     a request that meets the fence with it, says goodbye with it and
 //     closes: every pending and later operation of the connection, on any
 //     of its regions, fails with errc::fenced (rdma://: the server also
@@ -63,6 +63,7 @@
 #include <rpm/mr_pool.hpp>
 #include <rpm/persistence.hpp>
 #include <rpm/result.hpp>
+#include <rpm/transport.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -122,16 +123,18 @@ struct RegionOptions {
     std::optional<flush::Method> force_method;
     /// Allow a forced method that cannot guarantee durability for the region.
     bool unsafe = false;
-    /// This opener's primary term, its fencing token (docs/replication.md,
-    /// "Fencing"); 0 = none. The server keeps, durably, the highest term
-    /// each region has accepted: an open with an older one fails with
-    /// errc::fenced, and a newer one revokes every connection that opened
-    /// the region with an older term (their operations fail with
-    /// errc::fenced from then on). The server may limit who presents a
-    /// term (ServerOptions::fencers) and how far above the region's
-    /// current term it may be (ServerOptions::max_term_step, 2^40 by
-    /// default): see open_region's ERRORS.
-    std::uint64_t term = 0;
+    /// This opener's fencing term, the token that orders primaries
+    /// (docs/replication.md, "Fencing"); 0 = none. The server keeps,
+    /// durably, the highest fencing term each region has accepted: an open
+    /// with an older one fails with errc::fenced, and a newer one revokes
+    /// every connection that opened the region with an older one (their
+    /// operations fail with errc::fenced from then on). The server may
+    /// limit who presents one (ServerOptions::fencers) and how far above
+    /// the region's current one it may be
+    /// (ServerOptions::max_fencing_term_step, 2^40 by default): see
+    /// open_region's ERRORS. A Replicator sets it from
+    /// ReplicatorOptions::fencing_term.
+    std::uint64_t fencing_term = 0;
 };
 
 /// One piece of a vectored persist: `data` is stored at `offset` of the region.
@@ -363,19 +366,20 @@ private:
 
 /// How a connection's atomic writes (RemoteRegion::atomic_write) travel.
 struct AtomicWriteStats {
-    /// "native": IBTA ATOMIC WRITE work requests (rdma://, where the device
-    /// reports the capability, e.g. rxe on Linux >= 6.2); "fenced_write": an
-    /// 8-byte RDMA write, inline and fenced behind earlier reads (rdma://
-    /// otherwise); "server": the server stores the 8 bytes (tcp://).
-    std::string_view method;
+    /// AtomicWriteKind::native (rdma://, where the device reports IBTA
+    /// ATOMIC WRITE), fenced_write (rdma:// otherwise) or server (tcp://);
+    /// include/rpm/transport.hpp says what each does. Fixed when the
+    /// connection is made; nullopt only from a moved-from Connection.
+    std::optional<AtomicWriteKind> kind;
     /// Atomic writes the device completed as IBV_WC_ATOMIC_WRITE: native
-    /// ones that went on the wire (0 unless `method` is "native").
+    /// ones that went on the wire (0 unless `kind` is native).
     std::uint64_t native_completed = 0;
 };
 
 /// One authenticated connection to a server. The calls below are for a
 /// Connection that Client::connect returned; on a moved-from one only
-/// open_region (errc::invalid_argument), close(), assigning to it and
+/// open_region (errc::invalid_argument), transport() and
+/// atomic_write_stats() (nullopt), close(), assigning to it and
 /// destruction are valid.
 class Connection {
 public:
@@ -389,21 +393,22 @@ public:
     /// nothing is sent; an unknown region, or one not granted to this
     /// client: the same answer, so names do not leak; a forced method that
     /// is unsafe for the region while opts.unsafe is not set: the detail
-    /// says so; opts.term more than the server's
-    /// ServerOptions::max_term_step above the region's current term:
-    /// nothing is kept and no connection revoked, the detail gives the
-    /// terms and the bound); errc::permission_denied (a nonzero opts.term
-    /// from a client not in the server's ServerOptions::fencers, rpm-server
-    /// --fencer; nothing kept); errc::unsupported (a forced native_flush:
-    /// tcp:// cannot do it, nor can this build's rdma://; rdma://:
-    /// read_after_write on a region that is not PM, or memory the server's
-    /// RNIC cannot register; a term on a region the server has no place to
-    /// keep a term for: ServerOptions::fence_dir); errc::fenced (opts.term
-    /// is older than a term the region accepted, or is 0 while the region
-    /// has one, or a newer one came while it was opened);
+    /// says so; opts.fencing_term more than the server's
+    /// ServerOptions::max_fencing_term_step above the region's current
+    /// one: nothing is kept and no connection revoked, the detail gives the
+    /// terms and the bound); errc::permission_denied (a nonzero
+    /// opts.fencing_term from a client not in the server's
+    /// ServerOptions::fencers, rpm-server --fencer; nothing kept);
+    /// errc::unsupported (a forced native_flush: tcp:// cannot do it, nor
+    /// can this build's rdma://; rdma://: read_after_write on a region that
+    /// is not PM, or memory the server's RNIC cannot register; a fencing
+    /// term on a region the server has no place to keep one for:
+    /// ServerOptions::fence_dir); errc::fenced (opts.fencing_term is older
+    /// than one the region accepted, or is 0 while the region has one, or
+    /// a newer one came while it was opened);
     /// errc::bad_size (this connection made 1024 opens, the most one may:
     /// connect again); errc::io_error (the server could not keep the new
-    /// term durably; rdma://: the grant's memory descriptor or peer
+    /// fencing term durably; rdma://: the grant's memory descriptor or peer
     /// configuration could not be used; the connection failed; or the
     /// timeout passed, which closes the connection); errc::rdma_unavailable
     /// (rdma://: the server could not describe the region's registration).
@@ -461,10 +466,13 @@ public:
     /// RETURN VALUE: the server's platform profile (JSON), as it sent it in
     /// the handshake. ERRORS: none.
     [[nodiscard]] const std::string& server_profile_json() const noexcept;
-    /// RETURN VALUE: the URI's scheme. ERRORS: none.
-    [[nodiscard]] std::string_view transport() const noexcept;  ///< "tcp" or "rdma"
+    /// RETURN VALUE: the scheme of the URI it was connected with
+    /// (to_string gives "tcp" or "rdma"); std::nullopt for a moved-from
+    /// Connection. ERRORS: none.
+    [[nodiscard]] std::optional<Scheme> transport() const noexcept;
     /// RETURN VALUE: how this connection's atomic writes go, and how many
-    /// went natively. ERRORS: none.
+    /// went natively (AtomicWriteStats::kind nullopt for a moved-from
+    /// Connection). ERRORS: none.
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept;
     /// Close the connection: every pending operation fails with
     /// errc::io_error (or with the error the connection already failed

@@ -1,11 +1,11 @@
 // rpm::Coordinator: electing one primary through an existing coordinator
-// (etcd v3), with the leader key's revision as the primary's term, the
-// fencing token a Replicator opens its replicas with
+// (etcd v3), with the leader key's revision as the primary's fencing term,
+// the token a Replicator opens its replicas with
 // (ReplicatorOptions::fencing_term; docs/coordinator.md).
 //
 // A lease alone does not give mutual exclusion: a leader that stalls past
-// its lease may act after a newer one was elected. The term closes that
-// gap at the storage: replica servers refuse a term older than one they
+// its lease may act after a newer one was elected. The fencing term closes
+// that gap at the storage: replica servers refuse one older than one they
 // have seen (docs/replication.md, "Fencing").
 #pragma once
 
@@ -29,8 +29,9 @@ namespace rpm {
 struct Leader {
     std::string name;        ///< the candidate's name, as it campaigned
     /// The leader key's creation revision: larger for every later election
-    /// (etcd revisions only grow). The fencing token.
-    std::uint64_t term = 0;
+    /// (etcd revisions only grow). The fencing token: pass it as
+    /// ReplicatorOptions::fencing_term.
+    std::uint64_t fencing_term = 0;
 };
 
 struct CoordinatorOptions {
@@ -78,7 +79,7 @@ public:
     /// Become the leader: wait until this candidate leads, at most `timeout`.
     /// A lease is granted and kept alive from here on; the candidate's key
     /// goes with it if the wait ends first.
-    /// RETURN VALUE: this leadership (name, term).
+    /// RETURN VALUE: this leadership (name, fencing term).
     /// ERRORS: errc::io_error (no etcd member reachable, or not elected
     /// within `timeout`: another candidate leads; detail says which);
     /// errc::quorum_lost (etcd answered but cannot decide: no quorum);
@@ -93,7 +94,7 @@ public:
     virtual Result<Leader> campaign(std::string_view name, std::chrono::milliseconds timeout) = 0;
 
     /// The current leader; nullopt when there is none.
-    /// RETURN VALUE: the leader (name and term, from etcd), or nullopt when
+    /// RETURN VALUE: the leader (name and fencing term, from etcd), or nullopt when
     /// nobody leads the election (etcd's "election: no leader").
     /// ERRORS: as campaign's io_error and quorum_lost.
     /// Also errc::io_error for an answer that is not JSON, and

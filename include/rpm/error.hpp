@@ -65,7 +65,7 @@ enum class errc : int {
     no_p2p_memory,             ///< no P2P provider suits the clients, or it has no room left
     nvme_status,               ///< an NVMe controller completed a command with an error status
     protocol_error,            ///< the peer broke the wire protocol; the connection was closed
-    /// A newer primary term took the region over; this opener may no
+    /// A newer fencing term took the region over; this opener may no
     /// longer change it. Both transports: the server answers a request
     /// that meets the fence with it, says goodbye and closes, so every
     /// pending and later operation of the connection fails with it

@@ -25,9 +25,12 @@
 // - The local copy is always written and persisted before a commit returns,
 //   whether or not it counts towards the durability; it is the source every
 //   resync copies from.
-// - Each region starts with a 4 KiB header (magic, group id, term, high
-//   water mark, position); offsets given to write() are relative to the
-//   data area after it (data()).
+// - Each region starts with a 4 KiB header (magic, group id, generation,
+//   high water mark, position); offsets given to write() are relative to
+//   the data area after it (data()). The generation counts opens: each
+//   open() starts one more than the highest any member held. It is not
+//   the fencing term (ReplicatorOptions::fencing_term), which the servers
+//   keep.
 #pragma once
 
 #include <rpm/export.hpp>
@@ -40,6 +43,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,7 +110,10 @@ struct ReplicaSpec {
     /// Client id, secret, TLS. Its timeout is replaced by
     /// ReplicatorOptions::dial_timeout.
     ClientOptions client;
-    RegionOptions region_options; ///< forced flush method (benchmarks)
+    /// A forced flush method (benchmarks). Its fencing_term must stay 0:
+    /// the group has one, ReplicatorOptions::fencing_term (Replicator::open
+    /// refuses a replica that sets its own).
+    RegionOptions region_options;
 };
 
 enum class ReplicaState {
@@ -143,11 +150,13 @@ struct ReplicaStatus {
     ReplicaState state = ReplicaState::failed;
     Lsn frontier = 0;             ///< persistent up to here
     Lsn position_at_open = 0;     ///< what its header said when the primary opened
-    std::string method;           ///< the flush method its grant uses
-    /// How commit words (atomic_write) reach it: AtomicWriteStats::method
-    /// of its connection ("native", "fenced_write", "server"; empty while
-    /// it has none), and how many went as native atomic writes.
-    std::string atomic_write;
+    /// The flush method its grant uses; nullopt while it has no grant (not
+    /// reached yet, or failed and not yet reconnected).
+    std::optional<flush::Method> method;
+    /// How commit words (atomic_write) reach it: AtomicWriteStats::kind of
+    /// its connection; nullopt while it has no connection (as `method`).
+    /// And how many went over that connection as native atomic writes.
+    std::optional<AtomicWriteKind> atomic_write;
     std::uint64_t native_atomic_writes = 0;
     std::uint64_t failures = 0;
     std::uint64_t resyncs = 0;
@@ -209,12 +218,13 @@ struct ReplicatorOptions {
     /// this makes it visible. 0 (default): failure_timeout / 10, at least
     /// 1 ms.
     std::chrono::microseconds degraded_round_trip{0};
-    /// Recovery at open: the member a later primary term synchronised wins;
+    /// Recovery at open: the member a later generation synchronised wins;
     /// among those, the highest rank of its data area (the local copy's
     /// included) wins, the local copy on a tie. The winner's data becomes
     /// the local copy, and every other member is made equal to it. A
     /// replicated log ranks by the length of its valid chain
-    /// (ReplicatedLog::rank). Unset: the local copy wins within a term.
+    /// (ReplicatedLog::rank). Unset: the local copy wins within a
+    /// generation.
     /// The span holds the data area only up to the group's high-water mark
     /// (what was ever written, in 1 MiB steps): it may be shorter than the
     /// data area, and a rank function must not read past its end.
@@ -234,14 +244,15 @@ struct ReplicatorOptions {
     std::function<void(Frontier, Lsn)> on_progress;
     /// A replica whose region holds another group's data is refused unless set.
     bool adopt_foreign = false;
-    /// This primary's term, its fencing token (docs/replication.md,
-    /// "Fencing"); 0 = none. Every replica region is opened with it
-    /// (RegionOptions::term, over each ReplicaSpec's own). A replica server
-    /// that has accepted a newer term refuses it: open fails with
-    /// errc::fenced, and a running replicator that learns it (a replica's
-    /// goodbye, a refused reconnect) fails every later write, persist and
-    /// commit with errc::fenced. Give each new primary a larger term than
-    /// any before it (a coordinator's revision: rpm::Coordinator).
+    /// This primary's fencing term, the token that orders primaries
+    /// (docs/replication.md, "Fencing"); 0 = none. Every replica region is
+    /// opened with it (as RegionOptions::fencing_term; a ReplicaSpec may
+    /// not set its own). A replica server that has accepted a newer one
+    /// refuses it: open fails with errc::fenced, and a running replicator
+    /// that learns it (a replica's goodbye, a refused reconnect) fails
+    /// every later write, persist and commit with errc::fenced. Give each
+    /// new primary a larger fencing term than any before it (a
+    /// coordinator's revision: rpm::Coordinator, Leader::fencing_term).
     std::uint64_t fencing_term = 0;
 };
 
@@ -274,11 +285,13 @@ public:
     ///   degraded_round_trip negative; "listed twice" means the same
     ///   uri and region; and a replica's own refusal: a bad uri
     ///   (Client::connect), an unknown or not granted region, or a forced
-    ///   method unsafe for it (Connection::open_region)
+    ///   method unsafe for it (Connection::open_region); a ReplicaSpec
+    ///   whose region_options sets a fencing_term (the group's one is
+    ///   ReplicatorOptions::fencing_term; nothing is opened)
     /// - errc::bad_size: also a local region under 8 KiB (the 4 KiB header
     ///   and at least 4 KiB of data)
     /// - errc::permission_denied: a replica refused authentication
-    /// - errc::fenced: a replica has accepted a newer term than
+    /// - errc::fenced: a replica has accepted a newer fencing term than
     ///   fencing_term (this primary must not serve)
     /// - errc::quorum_lost is checked only when the local copy or a
     ///   reachable replica already holds the group: a blank local copy
@@ -312,7 +325,7 @@ public:
     /// event) and is caught up later, and the next commit reports
     /// errc::quorum_lost if too few members remain.
     /// ERRORS: errc::invalid_argument (range outside the data area);
-    /// errc::fenced once a replica said a newer primary term took over
+    /// errc::fenced once a replica said a newer fencing term took over
     /// (checked after the range; nothing is written).
     Result<Lsn> write(std::uint64_t offset, std::span<const std::byte> data);
     /// An 8-byte aligned 8-byte store that no member ever shows torn.
@@ -325,7 +338,7 @@ public:
     /// RETURN VALUE: the LSN covered (the last one issued).
     /// ERRORS: errc::quorum_lost when the members still live cannot meet
     /// the policy (detail: live/needed and the last member error);
-    /// errc::fenced once a replica said a newer primary term took over
+    /// errc::fenced once a replica said a newer fencing term took over
     /// (fencing_term): this replicator may no longer change any replica.
     /// errc::quorum_lost also when no quorum of flushes has answered within
     /// 4 x (failure_timeout + heartbeat_interval). After either error the
@@ -380,10 +393,13 @@ public:
     [[nodiscard]] unsigned members() const noexcept;  ///< replicas (+1 with include_local)
     /// RETURN VALUE: needed_members(durability(), members()). ERRORS: none.
     [[nodiscard]] unsigned needed() const noexcept;   ///< members a commit needs
-    /// RETURN VALUE: the group's term in the replica header: one more than
-    /// the highest any member held at open (not ReplicatorOptions::
-    /// fencing_term). ERRORS: none.
-    [[nodiscard]] std::uint64_t term() const noexcept;
+    /// RETURN VALUE: the group's generation, as this open wrote it in the
+    /// replica header: one more than the highest any member held, so each
+    /// open (a restart, a failover) has a larger one; recovery prefers the
+    /// member a later generation synchronised. Not the fencing term
+    /// (ReplicatorOptions::fencing_term), which this open only presents.
+    /// ERRORS: none.
+    [[nodiscard]] std::uint64_t generation() const noexcept;
     /// RETURN VALUE: each replica's status, in the order of
     /// ReplicatorOptions::replicas. ERRORS: none.
     [[nodiscard]] std::vector<ReplicaStatus> replicas() const;

@@ -10,6 +10,7 @@
 #include <rpm/persistence.hpp>
 #include <rpm/pmem.hpp>
 #include <rpm/result.hpp>
+#include <rpm/transport.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -29,8 +30,10 @@ RPM_API_BEGIN
 
 namespace rpm {
 
-/// One region a server offers.
-struct ServedRegion {
+/// One region a server offers, as configured (ServerOptions::regions); what
+/// the server then decided for it is its RegionReport. The client's side of
+/// a replicated region is ReplicaSpec (include/rpm/replication.hpp).
+struct RegionSpec {
     std::string name;                ///< what clients ask for (1..255 bytes)
     std::filesystem::path path;      ///< devdax device, DAX file, regular or tmpfs file
     std::size_t size = 0;            ///< with create: the size to create; else 0 = whole file
@@ -48,40 +51,43 @@ struct ServerOptions {
     std::vector<std::string> listen;
     /// client id -> shared secret. The secret never crosses the wire.
     std::map<std::string, std::string> secrets;
-    std::vector<ServedRegion> regions;
+    std::vector<RegionSpec> regions;
     /// Where each region's fencing term is kept (docs/replication.md,
     /// "Fencing"): `<fence_dir>/<name>.fence`. Unset: `<path>.fence` beside
     /// a region that is a regular file; a device region (devdax) then
-    /// cannot be fenced, and an open with a term gets errc::unsupported.
+    /// cannot be fenced, and an open with a fencing term gets
+    /// errc::unsupported.
     /// Must be an existing directory.
     std::optional<std::filesystem::path> fence_dir;
     /// Who may fence (docs/replication.md, "Fencing"): the client ids that
-    /// may open a region with a nonzero term (RegionOptions::term,
-    /// ReplicatorOptions::fencing_term). Another client's open with one is
-    /// refused with errc::permission_denied; an open with term 0 is not
-    /// affected (it is refused with errc::fenced on a region that has a
-    /// term, whoever asks). Unset (the default, as before this option):
-    /// every client a region is granted to may fence it. That is safe
-    /// together with max_term_step: a client granted a region can already
-    /// overwrite all of its data, so a term gives it no new power over the
-    /// data, and as a term cannot jump far ahead, a buggy client (a random
-    /// number as its term) cannot lock the region out for good. Set it
+    /// may open a region with a nonzero fencing term
+    /// (RegionOptions::fencing_term, ReplicatorOptions::fencing_term).
+    /// Another client's open with one is refused with
+    /// errc::permission_denied; an open with fencing term 0 is not
+    /// affected (it is refused with errc::fenced on a region that has one,
+    /// whoever asks). Unset (the default, as before this option): every
+    /// client a region is granted to may fence it. That is safe together
+    /// with max_fencing_term_step: a client granted a region can already
+    /// overwrite all of its data, so a fencing term gives it no new power
+    /// over the data, and as one cannot jump far ahead, a buggy client (a
+    /// random number as its fencing term) cannot lock the region out for
+    /// good. Set it
     /// where only the primaries (the coordinator's nodes) may revoke the
     /// other clients' sessions. An empty set: nobody may fence.
     /// Each id must be one of `secrets` (Server::start:
     /// errc::invalid_argument).
     std::optional<std::set<std::string>> fencers;
-    /// How far above a region's current term a new term may be: a larger
-    /// jump is refused with errc::invalid_argument, nothing kept and no
-    /// session revoked. Terms are etcd revisions (rpm::Coordinator), which
-    /// grow by one per write to etcd: 2^40 between two elections of one
-    /// group would take 35 years at 1000 writes/s, while a random 64-bit
-    /// number passes with probability 2^-24, and 2^64-1 never does from a
-    /// small current term. Without the bound, such a term would be kept and
-    /// every later primary refused until the fence file is reset
-    /// (`rpm-server reset-term`). Must be positive (Server::start:
-    /// errc::invalid_argument).
-    std::uint64_t max_term_step = std::uint64_t{1} << 40;
+    /// How far above a region's current fencing term a new one may be: a
+    /// larger jump is refused with errc::invalid_argument, nothing kept and
+    /// no session revoked. Fencing terms are etcd revisions
+    /// (rpm::Coordinator), which grow by one per write to etcd: 2^40
+    /// between two elections of one group would take 35 years at 1000
+    /// writes/s, while a random 64-bit number passes with probability
+    /// 2^-24, and 2^64-1 never does from a small current one. Without the
+    /// bound, such a fencing term would be kept and every later primary
+    /// refused until the fence file is reset (`rpm-server reset-term`).
+    /// Must be positive (Server::start: errc::invalid_argument).
+    std::uint64_t max_fencing_term_step = std::uint64_t{1} << 40;
     std::filesystem::path sysfs_root = "/";
     std::optional<std::filesystem::path> config;  ///< overrides file (else $RPM_CONFIG)
     std::optional<TlsOptions> tls;                ///< TLS for tcp:// listeners
@@ -154,7 +160,7 @@ public:
     ///   bytes; a client id that is empty or over 255 bytes, or an empty
     ///   secret; handshake_timeout, max_connections,
     ///   max_unauthenticated_per_address, max_queued_answer_bytes or
-    ///   max_term_step not positive; fence_dir that is not a directory; an
+    ///   max_fencing_term_step not positive; fence_dir that is not a directory; an
     ///   id in fencers that is not in secrets; a tcp:// host that is
     ///   not an IPv4 or IPv6 literal (names are not resolved)
     /// - errc::path_not_found: sysfs_root is not a directory (or the errors
@@ -171,7 +177,7 @@ public:
     ///   address (a wildcard address never has one), or rdma_cm or a verbs
     ///   call failed while setting up (detail: the call), or the session
     ///   message pool could not register its buffers
-    /// A region file created (ServedRegion::create) before a later step
+    /// A region file created (RegionSpec::create) before a later step
     /// failed stays on disk.
     static Result<Server> start(ServerOptions opts);
 
@@ -185,11 +191,11 @@ public:
     /// ERRORS: none.
     ~Server();  ///< stops
 
-    /// The bound port of the listener for `scheme` ("tcp" or "rdma"); 0 if none.
+    /// The bound port of the listener for `scheme`; 0 if none.
     /// RETURN VALUE: that port (the port picked, for port 0); with several
-    /// listeners of the scheme, the first one's; 0 for another scheme or a
-    /// moved-from Server. ERRORS: none.
-    [[nodiscard]] std::uint16_t port(std::string_view scheme) const noexcept;
+    /// listeners of the scheme, the first one's; 0 when no listener has
+    /// that scheme, or for a moved-from Server. ERRORS: none.
+    [[nodiscard]] std::uint16_t port(Scheme scheme) const noexcept;
     /// RETURN VALUE: what the server decided for each region, in the order
     /// of ServerOptions::regions. ERRORS: none.
     [[nodiscard]] const std::vector<RegionReport>& regions() const noexcept;
@@ -242,21 +248,21 @@ public:
     /// region without fence_dir: it has no fence file); errc::io_error (a
     /// server is serving the region: "a server is serving NAME (PATH); stop
     /// it first"; or the path cannot be opened or locked).
-    static Result<OfflineFence> open(const ServedRegion& region,
+    static Result<OfflineFence> open(const RegionSpec& region,
                                      const std::optional<std::filesystem::path>& fence_dir);
 
     /// RETURN VALUE: the fence file (it may not exist yet). ERRORS: none.
     [[nodiscard]] const std::filesystem::path& file() const noexcept;
-    /// RETURN VALUE: the term the fence file holds; 0 when there is none.
-    /// ERRORS: errc::bad_config (a malformed file: the detail names it),
-    /// errc::io_error (it cannot be read).
-    [[nodiscard]] Result<std::uint64_t> term() const;
-    /// Keep `term` in the fence file, whatever it held (a malformed file
-    /// included), as a server keeps a newer term: written beside it,
+    /// RETURN VALUE: the fencing term the fence file holds; 0 when there
+    /// is none. ERRORS: errc::bad_config (a malformed file: the detail
+    /// names it), errc::io_error (it cannot be read).
+    [[nodiscard]] Result<std::uint64_t> fencing_term() const;
+    /// Keep `fencing_term` in the fence file, whatever it held (a malformed
+    /// file included), as a server keeps a newer one: written beside it,
     /// fsync'ed, renamed over it, the directory fsync'ed.
-    /// RETURN VALUE: {} once the term is durable.
+    /// RETURN VALUE: {} once it is durable.
     /// ERRORS: errc::io_error (detail: the file and the failing step).
-    Result<void> set_term(std::uint64_t term);
+    Result<void> set_fencing_term(std::uint64_t fencing_term);
 
     /// Take over `other`'s lock; `other` is left empty (only destruction
     /// and assigning to it are valid). ERRORS: none.

@@ -9,7 +9,7 @@ Result<RemoteRegion> Connection::open_region(std::string_view name, const Region
     if (!s_) return Error(errc::invalid_argument, "open_region on a moved-from connection");
     if (name.empty() || name.size() > proto::kMaxName)
         return Error(errc::invalid_argument, "region names are 1 to 255 bytes");
-    proto::OpenRegion req{std::string(name), opts.force_method, opts.unsafe, opts.term};
+    proto::OpenRegion req{std::string(name), opts.force_method, opts.unsafe, opts.fencing_term};
     auto grant = s_->transport->open_region(req);
     if (!grant) return grant.error();
     const detail::GrantedRegion& g = s_->add(std::string(name), std::move(*grant));
@@ -71,7 +71,11 @@ const std::string& Connection::server_profile_json() const noexcept {
     return s_ ? s_->transport->profile_json() : no_profile();
 }
 
-std::string_view Connection::transport() const noexcept { return s_ ? s_->transport->name() : std::string_view(); }
+// A moved-from Connection has no transport: nullopt, not a made-up scheme.
+std::optional<Scheme> Connection::transport() const noexcept {
+    if (!s_) return std::nullopt;
+    return s_->transport->scheme();
+}
 
 AtomicWriteStats Connection::atomic_write_stats() const noexcept {
     return s_ ? s_->transport->atomic_write_stats() : AtomicWriteStats{};
@@ -90,10 +94,10 @@ Result<Connection> Client::connect(std::string_view uri) const {
     if (!u) return u.error();
     // Refused, not ignored: a caller who asked for TLS must not get a
     // connection that sends its data in the clear.
-    if (u->scheme == "rdma" && opts_.tls)
+    if (u->scheme == Scheme::rdma && opts_.tls)
         return Error(errc::unsupported, "ClientOptions::tls with " + std::string(uri) +
                                             ": rdma:// has no TLS; use tcp:// for an encrypted connection");
-    auto t = u->scheme == "tcp" ? client::connect_tcp(u->host, u->port, opts_)
+    auto t = u->scheme == Scheme::tcp ? client::connect_tcp(u->host, u->port, opts_)
                                 : client::connect_rdma(u->host, u->port, opts_);
     if (!t) return t.error();
     return Connection(std::make_shared<detail::ConnectionState>(std::move(*t), opts_));

@@ -124,7 +124,8 @@ public:
     virtual void send(std::span<const std::byte> payload, Done done) = 0;
     virtual void recv(std::span<std::byte> out, RecvDone done) = 0;
     [[nodiscard]] virtual const std::string& profile_json() const noexcept = 0;
-    [[nodiscard]] virtual std::string_view name() const noexcept = 0;
+    /// The scheme it speaks (Connection::transport).
+    [[nodiscard]] virtual Scheme scheme() const noexcept = 0;
     /// Take over polling this transport's completions on the calling thread
     /// (the Replicator's committing thread does, for its rdma:// members).
     /// RETURN VALUE: the hold, or null when the transport has no such mode
@@ -132,7 +133,9 @@ public:
     virtual std::unique_ptr<PollHold> hold_polling() { return nullptr; }
     /// How atomic writes travel (Connection::atomic_write_stats); the
     /// default is the server's store, tcp://'s way.
-    [[nodiscard]] virtual AtomicWriteStats atomic_write_stats() const noexcept { return {"server", 0}; }
+    [[nodiscard]] virtual AtomicWriteStats atomic_write_stats() const noexcept {
+        return {AtomicWriteKind::server, 0};
+    }
     /// Close; every pending operation completes with an error, and its
     /// callback has run when this returns, unless this is called from one
     /// of the connection's own callbacks: then they run as soon as that

@@ -30,7 +30,7 @@ std::optional<Leader> leader_of_kv(const nlohmann::json& kv) {
         auto v = detail::unbase64(kv["value"].get<std::string>());
         if (v) l.name = std::move(*v);
     }
-    l.term = json_u64(kv, "create_revision");
+    l.fencing_term = json_u64(kv, "create_revision");
     return l;
 }
 
@@ -123,7 +123,7 @@ Result<Leader> EtcdCoordinator::campaign(std::string_view name, std::chrono::mil
         if (!won && won.error() == errc::io_error) {
             auto now = leader();
             const std::string who = now && *now ? "; '" + (*now)->name + "' leads (term " +
-                                                      std::to_string((*now)->term) + ")" : "";
+                                                      std::to_string((*now)->fencing_term) + ")" : "";
             return Error(errc::io_error, "campaign: not elected within " + std::to_string(timeout.count()) + " ms" + who +
                                              " (" + won.error().detail() + ")");
         }

@@ -16,8 +16,9 @@ Result<Uri> parse_uri(std::string_view uri) {
     Uri u;
     auto sep = uri.find("://");
     if (sep == std::string_view::npos) return bad(uri, "has no scheme");
-    u.scheme = std::string(uri.substr(0, sep));
-    if (u.scheme != "tcp" && u.scheme != "rdma") return bad(uri, "has an unknown scheme");
+    const auto scheme = parse_scheme(uri.substr(0, sep));
+    if (!scheme) return bad(uri, "has an unknown scheme");
+    u.scheme = *scheme;
     std::string_view rest = uri.substr(sep + 3);
     auto colon = rest.rfind(':');
     if (colon == std::string_view::npos || colon + 1 == rest.size()) return bad(uri, "has no port");

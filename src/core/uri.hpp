@@ -2,6 +2,7 @@
 #pragma once
 
 #include <rpm/result.hpp>
+#include <rpm/transport.hpp>
 
 #include <cstdint>
 #include <string>
@@ -10,7 +11,7 @@
 namespace rpm::detail {
 
 struct Uri {
-    std::string scheme;  ///< "tcp" or "rdma"
+    Scheme scheme = Scheme::tcp;
     std::string host;    ///< without brackets for IPv6
     std::uint16_t port = 0;
 };

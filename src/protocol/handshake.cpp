@@ -85,7 +85,7 @@ void encode(std::vector<std::byte>& out, std::uint32_t request_id, const OpenReg
     w.str16(m.name);
     w.method(m.force_method);
     w.boolean(m.unsafe);
-    w.u64(m.term);
+    w.u64(m.fencing_term);
     w.finish();
 }
 
@@ -95,7 +95,7 @@ Result<OpenRegion> decode_open_region(std::span<const std::byte> body) {
     r.str16(m.name, kMaxName, "name");
     r.method(m.force_method, "force_method");
     r.boolean(m.unsafe, "unsafe");
-    r.u64(m.term, "term");
+    r.u64(m.fencing_term, "fencing_term");
     return r.finish(std::move(m));
 }
 

@@ -103,10 +103,11 @@ struct OpenRegion {
     std::string name;
     std::optional<flush::Method> force_method;
     bool unsafe = false;  ///< accept a forced method that is unsafe for the region
-    /// The opener's primary term (fencing token); 0 = none. A region that
-    /// has seen a term refuses opens with an older one (errc::fenced); a
-    /// newer one revokes every session opened with an older term.
-    std::uint64_t term = 0;
+    /// The opener's fencing term (RegionOptions::fencing_term); 0 = none.
+    /// A region that has seen one refuses opens with an older one
+    /// (errc::fenced); a newer one revokes every session opened with an
+    /// older one.
+    std::uint64_t fencing_term = 0;
 };
 
 struct RegionGrant {

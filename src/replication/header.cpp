@@ -24,7 +24,7 @@ DecodedHeader decode_header(std::span<const std::byte> page) noexcept {
     if (page.size() < kHeaderBytes || load64(page, kOffMagic) != kHeaderMagic) return d;
     if (static_cast<std::uint32_t>(load64(page, kOffVersion)) != kHeaderVersion) return d;
     std::memcpy(d.h.group.data(), page.data() + kOffGroup, d.h.group.size());
-    d.h.term = load64(page, kOffTerm);
+    d.h.generation = load64(page, kOffGeneration);
     d.h.high_water = load64(page, kOffHighWater);
     d.h.position = load64(page, kOffPosition);
     d.h.data_size = load64(page, kOffDataSize);
@@ -37,7 +37,7 @@ std::array<std::byte, kHeaderBytes> encode_header(const Header& h) noexcept {
     store64(out.data(), kOffMagic, kHeaderMagic);
     store64(out.data(), kOffVersion, kHeaderVersion);
     std::memcpy(out.data() + kOffGroup, h.group.data(), h.group.size());
-    store64(out.data(), kOffTerm, h.term);
+    store64(out.data(), kOffGeneration, h.generation);
     store64(out.data(), kOffHighWater, h.high_water);
     store64(out.data(), kOffPosition, h.position);
     store64(out.data(), kOffDataSize, h.data_size);

@@ -17,7 +17,7 @@ inline constexpr std::uint32_t kHeaderVersion = 1;
 inline constexpr std::size_t kOffMagic = 0;
 inline constexpr std::size_t kOffVersion = 8;
 inline constexpr std::size_t kOffGroup = 16;      // 16 bytes
-inline constexpr std::size_t kOffTerm = 32;
+inline constexpr std::size_t kOffGeneration = 32;
 inline constexpr std::size_t kOffHighWater = 40;
 inline constexpr std::size_t kOffPosition = 48;
 inline constexpr std::size_t kOffDataSize = 56;
@@ -28,7 +28,11 @@ using GroupId = std::array<std::byte, 16>;
 
 struct Header {
     GroupId group{};
-    std::uint64_t term = 0;        ///< the primary term that last synchronised this member
+    /// The generation that last synchronised this member: each
+    /// Replicator::open starts one more than the highest any member held.
+    /// Not the fencing term (ReplicatorOptions::fencing_term), which the
+    /// servers keep apart, in their fence files.
+    std::uint64_t generation = 0;
     std::uint64_t high_water = 0;  ///< data bytes [0, high_water) may have been written
     std::uint64_t position = 0;    ///< an LSN this member is known persistent up to (a lower bound)
     std::uint64_t data_size = 0;

@@ -168,7 +168,7 @@ struct Replicator::Impl {
     std::deque<ReplicaEvent> events;  ///< delivered by the monitor thread
 
     bool stopping = false;
-    /// Set (under mu) once a replica refused this primary's term: every
+    /// Set (under mu) once a replica refused this primary's fencing term: every
     /// later write, persist and commit fails with it.
     std::optional<Error> fenced;
     [[nodiscard]] std::optional<Error> fenced_error() const;

@@ -26,7 +26,9 @@ Result<Replicator::Impl::Dialed> Replicator::Impl::dial(const ReplicaSpec& spec)
     auto conn = Client(client).connect(spec.uri);
     if (!conn) return conn.error();
     RegionOptions ro = spec.region_options;
-    if (opts.fencing_term != 0) ro.term = opts.fencing_term;
+    // The one fencing term of the group: Replicator::open refused a
+    // ReplicaSpec that set its own.
+    ro.fencing_term = opts.fencing_term;
     auto region = conn->open_region(spec.region, ro);
     if (!region) return Error(region.error().code(), spec.uri + " region " + spec.region + ": " + region.error().detail());
     if (region->size() < local->size())
@@ -46,7 +48,7 @@ std::optional<bool> Replicator::Impl::install(std::size_t i, Dialed& d, replicat
     // Connected by an earlier attempt, or failed again and its connection
     // not yet closed by the monitor: this attempt is not needed.
     if (stopping || m.state != ReplicaState::failed || m.conn || m.needs_close) return std::nullopt;
-    const bool same = d.header.valid && d.header.h.group == header.group && d.header.h.term == header.term;
+    const bool same = d.header.valid && d.header.h.group == header.group && d.header.h.generation == header.generation;
     const bool full = m.full_resync || !same;
     m.conn.emplace(std::move(d.conn));
     m.region.emplace(d.region);

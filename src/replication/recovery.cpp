@@ -1,6 +1,6 @@
 // Recovery at open: find the most advanced reachable member, make the local
-// copy equal to it, and start a new term. A member is more advanced when a
-// later primary term synchronised it, then when recovery_rank (for a log:
+// copy equal to it, and start a new generation. A member is more advanced
+// when a later generation synchronised it, then when recovery_rank (for a log:
 // the length of its valid chain) says so.
 #include "replication/impl.hpp"
 #include "replication/quorum.hpp"
@@ -26,15 +26,15 @@ Result<std::vector<std::byte>> Replicator::Impl::fetch(std::size_t i, std::uint6
 
 Result<int> Replicator::Impl::choose_best(std::uint64_t length, std::vector<std::byte>& best_data) {
     const auto lh = replication::decode_header(local->bytes());
-    // Key: (term, rank, local first); without recovery_rank, (term, local
-    // first, position). -1 stands for the local copy.
+    // Key: (generation, rank, local first); without recovery_rank,
+    // (generation, local first, position). -1 stands for the local copy.
     using Key = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>;
     std::optional<Key> best_key;
     int best = -1;
     auto key = [&](int who, const DecodedHeader& h, std::span<const std::byte> bytes) -> Key {
         const std::uint64_t mine = who < 0 ? 1 : 0;
-        if (opts.recovery_rank) return {h.h.term, opts.recovery_rank(bytes), mine};
-        return {h.h.term, mine, h.h.position};
+        if (opts.recovery_rank) return {h.h.generation, opts.recovery_rank(bytes), mine};
+        return {h.h.generation, mine, h.h.position};
     };
     if (lh.valid) best_key = key(-1, lh, data.first(length));
     for (std::size_t i = 0; i < replicas.size(); ++i) {
@@ -73,7 +73,7 @@ Result<void> Replicator::Impl::recover(const std::string& unreachable) {
                                                " holds another group's data; set adopt_foreign to overwrite it");
         m.opened_header.valid = false;
     }
-    std::uint64_t hw = 0, term = 0;
+    std::uint64_t hw = 0, generation = 0;
     Lsn position = 0;
     // Members that can answer for the group: the local copy when it holds
     // it (it is drained before every commit returns, counted or not), and
@@ -82,7 +82,7 @@ Result<void> Replicator::Impl::recover(const std::string& unreachable) {
     unsigned counted = lh.valid ? 1 : 0;
     auto take = [&](const replication::Header& h) {
         hw = std::max(hw, h.high_water);
-        term = std::max(term, h.term);
+        generation = std::max(generation, h.generation);
         position = std::max(position, h.position);
     };
     if (lh.valid) take(lh.h);
@@ -108,7 +108,7 @@ Result<void> Replicator::Impl::recover(const std::string& unreachable) {
         std::memcpy(data.data(), best_data.data(), best_data.size());
         local->persist(data.data(), best_data.size());
     }
-    header = {existing ? group : replication::random_group(), term + 1, hw, position, data.size()};
+    header = {existing ? group : replication::random_group(), generation + 1, hw, position, data.size()};
     auto raw = replication::encode_header(header);
     std::memcpy(local->bytes().data(), raw.data(), raw.size());
     local->persist(local->bytes().data(), raw.size());

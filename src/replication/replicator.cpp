@@ -34,6 +34,23 @@ Replicator::Impl::~Impl() {
         if (m.conn) m.conn->close();
 }
 
+namespace {
+
+// The group has one fencing term, ReplicatorOptions::fencing_term. One set
+// on a replica too would either be overridden in silence or fence that
+// replica alone with another token: both hide a mistake, so it is refused.
+Result<void> one_fencing_term(const ReplicatorOptions& o) {
+    for (std::size_t i = 0; i < o.replicas.size(); ++i)
+        if (o.replicas[i].region_options.fencing_term != 0)
+            return Error(errc::invalid_argument,
+                         "replica " + std::to_string(i) + " (" + o.replicas[i].uri +
+                             ") sets region_options.fencing_term; set ReplicatorOptions::fencing_term instead, "
+                             "the one fencing term of every replica");
+    return {};
+}
+
+} // namespace
+
 Replicator::Replicator(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
 Replicator::Replicator(Replicator&&) noexcept = default;
 Replicator& Replicator::operator=(Replicator&&) noexcept = default;
@@ -51,6 +68,7 @@ Result<Replicator> Replicator::open(ReplicatorOptions opts) {
         return Error(errc::invalid_argument, "dial_timeout must not be negative (0 = twice failure_timeout)");
     if (o.degraded_round_trip.count() < 0)
         return Error(errc::invalid_argument, "degraded_round_trip must not be negative (0 = failure_timeout / 10)");
+    if (auto one = one_fencing_term(o); !one) return one.error();
     impl->members = static_cast<unsigned>(o.replicas.size()) + (o.durability.include_local ? 1 : 0);
     auto needed = replication::needed_members(o.durability, impl->members);
     if (!needed) return needed.error();
@@ -212,7 +230,7 @@ std::size_t Replicator::size() const noexcept { return impl_->data.size(); }
 const Durability& Replicator::durability() const noexcept { return impl_->opts.durability; }
 unsigned Replicator::members() const noexcept { return impl_->members; }
 unsigned Replicator::needed() const noexcept { return impl_->needed; }
-std::uint64_t Replicator::term() const noexcept { return impl_->header.term; }
+std::uint64_t Replicator::generation() const noexcept { return impl_->header.generation; }
 
 std::vector<ReplicaStatus> Replicator::replicas() const {
     std::lock_guard lock(impl_->mu);
@@ -223,10 +241,10 @@ std::vector<ReplicaStatus> Replicator::replicas() const {
         s.state = m.state;
         s.frontier = m.frontier;
         s.position_at_open = m.position_at_open;
-        if (m.region) s.method = std::string(flush::to_string(m.region->method()));
+        if (m.region) s.method = m.region->method();
         if (m.conn) {
             const auto a = m.conn->atomic_write_stats();
-            s.atomic_write = std::string(a.method);
+            s.atomic_write = a.kind;
             s.native_atomic_writes = a.native_completed;
         }
         s.failures = m.failures;

@@ -122,7 +122,7 @@ Error too_far(const Region& r, std::uint64_t term, std::uint64_t current, std::u
                      std::to_string(step) + " above its current term " + std::to_string(current) +
                      " (the largest it takes now is " + std::to_string(term_limit(current, step)) +
                      "); terms grow by small steps, so this one looks like a client's bug. If it is meant, raise "
-                     "ServerOptions::max_term_step (rpm-server --max-term-step)");
+                     "ServerOptions::max_fencing_term_step (rpm-server --max-fencing-term-step)");
 }
 
 } // namespace
@@ -155,10 +155,10 @@ Result<proto::RegionGrant> Service::open_region(Session& s, const proto::OpenReg
         if (!forced) return forced.error();
         c = std::move(*forced);
     }
-    if (auto allowed = may_fence(opts_, s, r, req.term); !allowed) return allowed.error();
-    if (auto admitted = admit_term(r, req.term); !admitted) return admitted.error();
+    if (auto allowed = may_fence(opts_, s, r, req.fencing_term); !allowed) return allowed.error();
+    if (auto admitted = admit_term(r, req.fencing_term); !admitted) return admitted.error();
     const auto id = static_cast<std::uint32_t>(s.grants.size());
-    s.grants.push_back(Grant{id, &r, c.method, c.step, req.term});
+    s.grants.push_back(Grant{id, &r, c.method, c.step, req.fencing_term});
     return grant_message(id, r, std::move(c), req.force_method.has_value());
 }
 
@@ -190,8 +190,8 @@ Result<void> Service::admit_term(Region& r, std::uint64_t term) {
     std::unique_lock lock(r.fence.mu);
     if (term == r.fence.term) return {};
     if (term < r.fence.term) return older(r.fence.term);
-    if (term > term_limit(r.fence.term, opts_.max_term_step))
-        return too_far(r, term, r.fence.term, opts_.max_term_step);
+    if (term > term_limit(r.fence.term, opts_.max_fencing_term_step))
+        return too_far(r, term, r.fence.term, opts_.max_fencing_term_step);
     if (!r.fence.file)
         return Error(errc::unsupported, "region '" + r.report.name +
                                             "' has no fence file to keep a primary term in (a device region: "

@@ -14,7 +14,7 @@ struct OfflineFence::Impl {
     UniqueFd lock;  ///< the region file's exclusive flock
 };
 
-Result<OfflineFence> OfflineFence::open(const ServedRegion& region,
+Result<OfflineFence> OfflineFence::open(const RegionSpec& region,
                                         const std::optional<std::filesystem::path>& fence_dir) {
     if (region.name.empty() || region.name.size() > proto::kMaxName)
         return Error(errc::invalid_argument, "region names are 1 to 255 bytes ('" + region.name + "')");
@@ -45,8 +45,10 @@ OfflineFence::~OfflineFence() = default;
 
 const std::filesystem::path& OfflineFence::file() const noexcept { return impl_->file; }
 
-Result<std::uint64_t> OfflineFence::term() const { return server::load_term(impl_->file); }
+Result<std::uint64_t> OfflineFence::fencing_term() const { return server::load_term(impl_->file); }
 
-Result<void> OfflineFence::set_term(std::uint64_t term) { return server::store_term(impl_->file, term); }
+Result<void> OfflineFence::set_fencing_term(std::uint64_t fencing_term) {
+    return server::store_term(impl_->file, fencing_term);
+}
 
 } // namespace rpm

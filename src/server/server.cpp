@@ -17,7 +17,7 @@ namespace rpm {
 
 struct Server::Impl {
     std::unique_ptr<server::Service> core;
-    std::vector<std::pair<std::string, std::unique_ptr<server::Listener>>> listeners;  // scheme, listener
+    std::vector<std::pair<Scheme, std::unique_ptr<server::Listener>>> listeners;
     std::vector<RegionReport> reports;
 };
 
@@ -28,10 +28,10 @@ Result<void> validate(const ServerOptions& o) {
     if (o.secrets.empty()) return Error(errc::invalid_argument, "ServerOptions.secrets is empty: no client could log in");
     if (o.regions.empty()) return Error(errc::invalid_argument, "ServerOptions.regions is empty: nothing to serve");
     if (o.handshake_timeout.count() <= 0 || o.max_connections == 0 || o.max_unauthenticated_per_address == 0 ||
-        o.max_queued_answer_bytes == 0 || o.max_term_step == 0)
+        o.max_queued_answer_bytes == 0 || o.max_fencing_term_step == 0)
         return Error(errc::invalid_argument, "ServerOptions.handshake_timeout, max_connections, "
                                              "max_unauthenticated_per_address, max_queued_answer_bytes and "
-                                             "max_term_step must be positive");
+                                             "max_fencing_term_step must be positive");
     std::set<std::string> names;
     for (const auto& r : o.regions) {
         if (r.name.empty() || r.name.size() > proto::kMaxName)
@@ -56,7 +56,7 @@ Result<void> validate(const ServerOptions& o) {
     return {};
 }
 
-Result<std::unique_ptr<server::Region>> open_region(const ServedRegion& s, const ServerOptions& o) {
+Result<std::unique_ptr<server::Region>> open_region(const RegionSpec& s, const ServerOptions& o) {
     pmem::OpenOptions po;
     po.create = s.create;
     po.size = s.size;
@@ -112,7 +112,7 @@ std::string profile_to_json(const platform::Profile& p, const std::vector<std::u
 }
 
 Result<std::unique_ptr<server::Listener>> listen(server::Service& core, const detail::Uri& u) {
-    return u.scheme == "tcp" ? server::listen_tcp(core, u.host, u.port) : server::listen_rdma(core, u.host, u.port);
+    return u.scheme == Scheme::tcp ? server::listen_tcp(core, u.host, u.port) : server::listen_rdma(core, u.host, u.port);
 }
 
 } // namespace
@@ -159,7 +159,7 @@ Server::Server(Server&&) noexcept = default;
 Server& Server::operator=(Server&&) noexcept = default;
 Server::~Server() { stop(); }
 
-std::uint16_t Server::port(std::string_view scheme) const noexcept {
+std::uint16_t Server::port(Scheme scheme) const noexcept {
     if (!impl_) return 0;
     for (const auto& [s, l] : impl_->listeners)
         if (s == scheme) return l->port();

@@ -101,7 +101,7 @@ public:
     /// older than the region's, or 0 on a region with a term),
     /// errc::permission_denied (a nonzero term from a client not in
     /// ServerOptions::fencers), errc::invalid_argument (a term more than
-    /// ServerOptions::max_term_step above the region's), errc::unsupported
+    /// ServerOptions::max_fencing_term_step above the region's), errc::unsupported
     /// (a term on a region with no fence file), errc::io_error (the new
     /// term could not be kept). A term refused keeps nothing, revokes nothing.
     /// A newer term is kept durably, then every FenceHook is told (the

@@ -7,7 +7,8 @@
 #   outside-server-client   an in-process server and client;
 #   outside-replicator      a primary over two installed rpm-server replicas
 #                           on 127.0.0.1 (the second build's run recovers the
-#                           group the first one wrote, with a new term);
+#                           group the first one wrote, with a new
+#                           generation);
 #   outside-errors          each error the documented errc, and a log line.
 # Usage: outside_test.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
@@ -97,12 +98,12 @@ for pair in server_client:outside-server-client replicator:outside-replicator er
 done
 run_all pkg-config
 # The second run opened the same local copy and replicas: it found what the
-# first one committed, and went on with a newer term.
-term1=$(sed -n 's/^open: term \([0-9]*\),.*/\1/p' "$work/cmake-outside-replicator.out")
-term2=$(sed -n 's/^open: term \([0-9]*\),.*/\1/p' "$work/pkg-config-outside-replicator.out")
-[ -n "$term1" ] && [ -n "$term2" ] && [ "$term2" -gt "$term1" ] ||
-  fail "the second outside-replicator run's term ($term2) is not above the first's ($term1)"
-grep -q "^found at offset 0: 'alpha (term $term1)'" "$work/pkg-config-outside-replicator.out" ||
+# first one committed, and went on with a newer generation.
+gen1=$(sed -n 's/^open: generation \([0-9]*\),.*/\1/p' "$work/cmake-outside-replicator.out")
+gen2=$(sed -n 's/^open: generation \([0-9]*\),.*/\1/p' "$work/pkg-config-outside-replicator.out")
+[ -n "$gen1" ] && [ -n "$gen2" ] && [ "$gen2" -gt "$gen1" ] ||
+  fail "the second outside-replicator run's generation ($gen2) is not above the first's ($gen1)"
+grep -q "^found at offset 0: 'alpha (generation $gen1)'" "$work/pkg-config-outside-replicator.out" ||
   fail "the second outside-replicator run did not find the first run's record"
 echo "outside test: the pkg-config build's three programs ran"
 

@@ -88,7 +88,7 @@ protected:
         o.secret = "app-secret";
         o.timeout = std::chrono::seconds(20);
         o.completion = completion();
-        auto t = rdma::connect_rdma_with(api, address(), server->port("rdma"), o);
+        auto t = rdma::connect_rdma_with(api, address(), server->port(Scheme::rdma), o);
         EXPECT_TRUE(t) << t.error().message();
         if (!t) return {};
         auto g = (*t)->open_region(proto::OpenRegion{"logs", std::nullopt, false, term});
@@ -111,7 +111,7 @@ protected:
         auto c = connect();
         ASSERT_TRUE(c) << "the server stopped serving: " << c.error().message();
         RegionOptions ro;
-        ro.term = term;
+        ro.fencing_term = term;
         auto r = c->open_region("logs", ro);
         ASSERT_TRUE(r) << r.error().message();
         std::string back(kSentinel.size(), '\0');

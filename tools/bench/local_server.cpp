@@ -38,7 +38,8 @@ rpm::Result<std::unique_ptr<LocalServer>> LocalServer::start(const std::string& 
         std::filesystem::remove(ls->pool_, ec);
         return server.error();
     }
-    const std::string scheme = listen.substr(0, listen.find(':'));
+    // Server::start accepted the URI, so its scheme parses.
+    const auto scheme = *rpm::parse_scheme(listen.substr(0, listen.find(':')));
     ls->uri_ = listen.substr(0, listen.rfind(':') + 1) + std::to_string(server->port(scheme));
     ls->server_.emplace(std::move(*server));
     return ls;

@@ -257,7 +257,7 @@ int run(const Options& o) {
     report.command_line = o.command_line;
     report.mode = target->mode;
     report.uri = target->uri;
-    report.transport = std::string(probe->transport());
+    report.transport = std::string(rpm::to_string(*probe->transport()));
     report.region = region_info(*region);
     report.duration = o.duration;
     report.warmup = o.warmup;

@@ -24,7 +24,7 @@ inline std::size_t parse_size(const std::string& s) {
 }
 
 /// NAME=PATH[:SIZE]; a SIZE means: create the file if it is missing.
-inline bool parse_region(const std::string& spec, rpm::ServedRegion& r, std::string& why) {
+inline bool parse_region(const std::string& spec, rpm::RegionSpec& r, std::string& why) {
     auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0) return why = "expected NAME=PATH[:SIZE]", false;
     r.name = spec.substr(0, eq);

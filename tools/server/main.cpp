@@ -6,7 +6,7 @@
 // Runs until SIGINT or SIGTERM. Secrets: "--client ID:SECRET" (visible in
 // ps; for tests) or "--secrets-file FILE" with one ID:SECRET per line.
 //
-//   rpm-server reset-term --region kv=/dev/shm/kv.pool --term 7 [--yes]
+//   rpm-server reset-term --region kv=/dev/shm/kv.pool --fencing-term 7 [--yes]
 //
 // sets a region's fencing term while no server serves it (reset_term.cpp).
 #include "../lib/parse_args.hpp"
@@ -31,7 +31,8 @@ using rpm_server::parse_region;
 // What the serving command line says, before it is checked.
 struct ServeArgs {
     std::vector<std::string> listen, regions, clients, allow, fencers;
-    std::string secrets_file, tls_cert, tls_key, config, sysfs_root = "/", port_file, fence_dir, max_term_step;
+    std::string secrets_file, tls_cert, tls_key, config, sysfs_root = "/", port_file, fence_dir;
+    std::string max_fencing_term_step;
     unsigned io_threads = 0, handshake_ms = 10000;
     std::size_t max_connections = 1024, max_handshakes = 32, max_queued = 4u << 20;
     std::string completion = "adaptive";
@@ -47,6 +48,12 @@ bool add_secret(const std::string& line, rpm::ServerOptions& o) {
 int fail(const std::string& msg) {
     std::cerr << "rpm-server: " << msg << "\n";
     return 2;
+}
+
+// The port of the listener `uri` (a --listen value the server accepted) got.
+std::uint16_t port_of(const rpm::Server& s, const std::string& uri) {
+    const auto scheme = rpm::parse_scheme(uri.substr(0, uri.find(':')));
+    return scheme ? s.port(*scheme) : 0;
 }
 
 void print_regions(const rpm::Server& s) {
@@ -75,15 +82,15 @@ void add_serve_options(CLI::App& app, ServeArgs& a) {
     app.add_option("--config", a.config, "JSON overrides (docs/flush-methods.md)")->check(CLI::ExistingFile);
     app.add_option("--sysfs-root", a.sysfs_root, "read sysfs under DIR")->check(CLI::ExistingDirectory);
     app.add_option("--fence-dir", a.fence_dir,
-                   "keep each region's primary term (fencing) in DIR/NAME.fence (default: PATH.fence beside a "
+                   "keep each region's fencing term in DIR/NAME.fence (default: PATH.fence beside a "
                    "file region; a devdax region needs it to be fenced)")
         ->check(CLI::ExistingDirectory);
     app.add_option("--fencer", a.fencers,
                    "ID: only these clients may open a region with a fencing term (repeatable; default: every client "
                    "the region is granted to)")
         ->type_name("ID");
-    app.add_option("--max-term-step", a.max_term_step,
-                   "refuse a term more than N above a region's current one (default 1099511627776 = 2^40)")
+    app.add_option("--max-fencing-term-step", a.max_fencing_term_step,
+                   "refuse a fencing term more than N above a region's current one (default 1099511627776 = 2^40)")
         ->type_name("N");
     app.add_option("--port-file", a.port_file, "write the bound port of the first --listen here once listening");
     app.add_option("--io-threads", a.io_threads, "I/O threads per tcp:// listener (default 0: one per CPU)")
@@ -120,8 +127,10 @@ int base_options(const ServeArgs& a, rpm::ServerOptions& o) {
     if (!a.config.empty()) o.config = a.config;
     if (!a.fence_dir.empty()) o.fence_dir = a.fence_dir;
     if (!a.fencers.empty()) o.fencers = std::set<std::string>(a.fencers.begin(), a.fencers.end());
-    if (!a.max_term_step.empty() && (!rpm_server::parse_u64(a.max_term_step, o.max_term_step) || o.max_term_step == 0))
-        return fail("--max-term-step " + a.max_term_step + ": expected a whole number from 1 to 18446744073709551615");
+    if (!a.max_fencing_term_step.empty() &&
+        (!rpm_server::parse_u64(a.max_fencing_term_step, o.max_fencing_term_step) || o.max_fencing_term_step == 0))
+        return fail("--max-fencing-term-step " + a.max_fencing_term_step +
+                    ": expected a whole number from 1 to 18446744073709551615");
     if (a.tls_cert.empty() != a.tls_key.empty()) return fail("--tls-cert and --tls-key go together");
     if (!a.tls_cert.empty()) o.tls = rpm::TlsOptions{a.tls_cert, a.tls_key};
     return 0;
@@ -130,7 +139,7 @@ int base_options(const ServeArgs& a, rpm::ServerOptions& o) {
 // Regions, clients and grants; 0, or the exit status after a message.
 int access_options(const ServeArgs& a, rpm::ServerOptions& o) {
     for (const auto& spec : a.regions) {
-        rpm::ServedRegion r;
+        rpm::RegionSpec r;
         std::string why;
         if (!parse_region(spec, r, why)) return fail("--region " + spec + ": " + why);
         o.regions.push_back(std::move(r));
@@ -164,12 +173,12 @@ int serve(const ServeArgs& a, rpm::ServerOptions o) {
     if (!server) return fail(server.error().message());
     for (const auto& uri : a.listen)
         std::cout << "rpm-server: listening on " << uri.substr(0, uri.rfind(':') + 1)
-                  << server->port(uri.substr(0, uri.find(':'))) << "\n";
+                  << port_of(*server, uri) << "\n";
     print_regions(*server);
     std::cout.flush();
     if (!a.port_file.empty()) {
         const auto& first = a.listen.front();  // the port of the first --listen, whatever its scheme
-        std::ofstream(a.port_file + ".tmp") << server->port(first.substr(0, first.find(':'))) << "\n";
+        std::ofstream(a.port_file + ".tmp") << port_of(*server, first) << "\n";
         std::rename((a.port_file + ".tmp").c_str(), a.port_file.c_str());  // readers never see half a number
     }
     int sig = 0;
@@ -192,7 +201,7 @@ int main(int argc, char** argv) {
         for (const CLI::Option* opt : app.get_options())
             if (opt->count() > 0)
                 return fail(opt->get_name() + " before reset-term is a serving option; reset-term takes its own "
-                            "after it: reset-term --region NAME=PATH --term N [--fence-dir DIR] [--yes]");
+                            "after it: reset-term --region NAME=PATH --fencing-term N [--fence-dir DIR] [--yes]");
         return rpm_server::reset_term(ra);
     }
     for (const char* required : {"--listen", "--region"})

@@ -1,4 +1,4 @@
-// rpm-server reset-term --region NAME=PATH [--fence-dir DIR] --term N [--yes]
+// rpm-server reset-term --region NAME=PATH [--fence-dir DIR] --fencing-term N [--yes]
 //
 // Without --yes it only says what it would do and why that is risky; with
 // it, it keeps N in the region's fence file through rpm::OfflineFence (the
@@ -16,9 +16,10 @@ namespace rpm_server {
 namespace {
 
 constexpr const char* kRisk =
-    "a primary of a term above the new one that is still running could, after the reset, be accepted again "
-    "next to a newer primary, and both would change the region. Stop every primary of the group (and every "
-    "rpm-kvstore node) first, and reset to a term at or below the one the next legitimate primary will use.";
+    "a primary of a fencing term above the new one that is still running could, after the reset, be accepted "
+    "again next to a newer primary, and both would change the region. Stop every primary of the group (and every "
+    "rpm-kvstore node) first, and reset to a fencing term at or below the one the next legitimate primary will "
+    "use.";
 
 int bad(const std::string& why) {
     std::cerr << "rpm-server reset-term: " << why << "\n";
@@ -32,7 +33,7 @@ int not_done(const std::string& why) {
 
 // The fence, or the exit status of why there is none: a server serving the
 // region (or another I/O failure) is not bad input.
-std::optional<rpm::OfflineFence> open_fence(const rpm::ServedRegion& r, const std::string& fence_dir, int& status) {
+std::optional<rpm::OfflineFence> open_fence(const rpm::RegionSpec& r, const std::string& fence_dir, int& status) {
     std::optional<std::filesystem::path> dir;
     if (!fence_dir.empty()) dir = fence_dir;
     auto fence = rpm::OfflineFence::open(r, dir);
@@ -57,35 +58,36 @@ CLI::App* add_reset_term(CLI::App& app, ResetTermArgs& a) {
     c->add_option("--region", a.region, "the region as its server serves it (a :SIZE is ignored)")
         ->type_name("NAME=PATH");
     c->add_option("--fence-dir", a.fence_dir, "the --fence-dir its server uses, if any")->type_name("DIR");
-    c->add_option("--term", a.term, "the term to keep: 0 to 18446744073709551615")->type_name("N");
+    c->add_option("--fencing-term", a.fencing_term, "the fencing term to keep: 0 to 18446744073709551615")
+        ->type_name("N");
     c->add_flag("--yes", a.yes, "do it (the risk: see docs/replication.md, \"Fencing\")");
     return c;
 }
 
 int reset_term(const ResetTermArgs& a) {
     if (a.region.empty()) return bad("--region NAME=PATH is required");
-    if (a.term.empty()) return bad("--term N is required: the term to keep");
+    if (a.fencing_term.empty()) return bad("--fencing-term N is required: the fencing term to keep");
     std::uint64_t term = 0;
-    if (!parse_u64(a.term, term))
-        return bad("--term " + a.term + ": expected a whole number from 0 to 18446744073709551615");
-    rpm::ServedRegion r;
+    if (!parse_u64(a.fencing_term, term))
+        return bad("--fencing-term " + a.fencing_term + ": expected a whole number from 0 to 18446744073709551615");
+    rpm::RegionSpec r;
     std::string why;
     if (!parse_region(a.region, r, why)) return bad("--region " + a.region + ": " + why);
     int status = 0;
     auto fence = open_fence(r, a.fence_dir, status);
     if (!fence) return status;
-    const auto current = fence->term();
+    const auto current = fence->fencing_term();
     if (!current && current.error() != rpm::errc::bad_config) return not_done(current.error().detail());
     if (!current && !a.yes) return bad(current.error().detail() + "; with --yes, reset-term overwrites it");
     const std::string what = "region " + r.name + " (" + r.path.string() + "), fence file " + fence->file().string();
     const std::string was = describe(current, *fence);
     if (!a.yes) {
-        std::cout << what << "\n  current term: " << was << "\n  new term:     " << term
-                  << "\nRisk: " << kRisk << "\nNothing was changed; run again with --yes to set the term.\n";
+        std::cout << what << "\n  current fencing term: " << was << "\n  new fencing term:     " << term
+                  << "\nRisk: " << kRisk << "\nNothing was changed; run again with --yes to set it.\n";
         return 1;
     }
-    if (auto kept = fence->set_term(term); !kept) return not_done(kept.error().detail());
-    std::cout << what << ": term set to " << term << ", was " << was
+    if (auto kept = fence->set_fencing_term(term); !kept) return not_done(kept.error().detail());
+    std::cout << what << ": fencing term set to " << term << ", was " << was
               << (current ? "" : "; the malformed file was overwritten") << "\n";
     return 0;
 }

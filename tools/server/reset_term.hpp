@@ -10,17 +10,17 @@
 namespace rpm_server {
 
 struct ResetTermArgs {
-    std::string region, fence_dir, term;  // checked by reset_term, for one-line errors
+    std::string region, fence_dir, fencing_term;  // checked by reset_term, for one-line errors
     bool yes = false;
 };
 
 /// Add the reset-term subcommand to `app`, parsing into `a`.
 CLI::App* add_reset_term(CLI::App& app, ResetTermArgs& a);
 
-/// Run it. RETURN VALUE: the exit status: 0 the term was set; 1 nothing
+/// Run it. RETURN VALUE: the exit status: 0 the fencing term was set; 1 nothing
 /// was changed (no --yes: what it would do was printed; a server serves
 /// the region; an I/O error); 2 bad input (a missing or non-numeric
-/// --term, a bad --region or --fence-dir, a malformed fence file without
+/// --fencing-term, a bad --region or --fence-dir, a malformed fence file without
 /// --yes), with a one-line error on stderr.
 int reset_term(const ResetTermArgs& a);
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <rpm/error.hpp>
+#include <rpm/transport.hpp>
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
@@ -81,11 +82,10 @@ inline constexpr std::uint64_t kAtomicWriteAlignment = 8;
 /// 12's v44 headers lack the name).
 inline constexpr auto kWcFlush = static_cast<ibv_wc_opcode>(8);
 
-/// How a connection's atomic writes go on the wire (conn_atomic_write_kind).
-enum class AtomicWriteKind {
-    native,         ///< ibv_wr_atomic_write: the device reports IB_UVERBS_DEVICE_ATOMIC_WRITE
-    fenced_write,   ///< an 8-byte RDMA write, fenced behind earlier reads and inline
-};
+// How a connection's atomic writes go on the wire (conn_atomic_write_kind)
+// is the public rpm::AtomicWriteKind (include/rpm/transport.hpp): native
+// (ibv_wr_atomic_write, where the device reports
+// IB_UVERBS_DEVICE_ATOMIC_WRITE) or fenced_write; never server here.
 
 struct Api {
     // device and peer

@@ -162,7 +162,7 @@ public:
     [[nodiscard]] bool io_thread_asleep_failed() const noexcept { return io_asleep_failed_.load(); }
     [[nodiscard]] const std::string& profile() const noexcept { return profile_; }
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept {
-        return {atomic_kind_ == AtomicWriteKind::native ? "native" : "fenced_write", native_atomics_.load()};
+        return {atomic_kind_, native_atomics_.load()};
     }
     /// Fail everything pending and disconnect; the callbacks have run when
     /// this returns (on this thread, or on the one delivering a round
@@ -580,7 +580,7 @@ public:
     }
     std::unique_ptr<client::PollHold> hold_polling() override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return c_->profile(); }
-    [[nodiscard]] std::string_view name() const noexcept override { return "rdma"; }
+    [[nodiscard]] Scheme scheme() const noexcept override { return Scheme::rdma; }
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept override { return c_->atomic_write_stats(); }
     void close() noexcept override { c_->close(); }
     [[nodiscard]] const ClientConn& conn() const noexcept { return *c_; }

@@ -61,7 +61,7 @@ public:
     void recv(std::span<std::byte> out, client::RecvDone done) override;
     Result<void> call(client::Start start, std::chrono::milliseconds timeout) override;
     [[nodiscard]] const std::string& profile_json() const noexcept override { return profile_; }
-    [[nodiscard]] std::string_view name() const noexcept override { return "tcp"; }
+    [[nodiscard]] Scheme scheme() const noexcept override { return Scheme::tcp; }
     void close() noexcept override;
 
     /// A completion to run outside mu_ (on the I/O thread unless direct,

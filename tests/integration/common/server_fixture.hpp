@@ -57,6 +57,12 @@ protected:
 
     /// The transport under test; TCP-only suites override it.
     [[nodiscard]] virtual std::string scheme() const { return env_or("RPM_IT_TRANSPORT", "tcp"); }
+    /// scheme() as the enum Server::port and Connection::transport use.
+    [[nodiscard]] Scheme scheme_enum() const {
+        const auto s = parse_scheme(scheme());
+        if (!s) ADD_FAILURE() << "RPM_IT_TRANSPORT=" << scheme() << ": not tcp or rdma";
+        return s.value_or(Scheme::tcp);
+    }
     [[nodiscard]] std::string address() const { return env_or("RPM_IT_ADDR", "127.0.0.1"); }
     [[nodiscard]] bool on_pm() const { return !pm_path.empty(); }
     [[nodiscard]] static CompletionMode completion() {
@@ -72,7 +78,7 @@ protected:
         o.io_threads = io_threads;
         o.completion = completion();
         o.secrets = {{"app", "app-secret"}, {"other", "other-secret"}};
-        ServedRegion kv{"kv", kv_path, on_pm() ? 0u : std::size_t{1} << 20, !on_pm(), {"app"}};
+        RegionSpec kv{"kv", kv_path, on_pm() ? 0u : std::size_t{1} << 20, !on_pm(), {"app"}};
         o.regions = {kv, {"logs", logs_path, 1 << 16, true, {}}};
         o.on_message = [this](std::uint64_t session, std::span<const std::byte> p) {
             std::lock_guard lock(mu);
@@ -85,7 +91,7 @@ protected:
     }
 
     [[nodiscard]] std::string uri() const {
-        return scheme() + "://" + address() + ":" + std::to_string(server->port(scheme()));
+        return scheme() + "://" + address() + ":" + std::to_string(server->port(scheme_enum()));
     }
 
     Result<Connection> connect(const std::string& id = "app", const std::string& secret = "app-secret") {

@@ -50,12 +50,12 @@ TEST_F(CoordinatorTest, TheLeaderKeysRevisionIsTheTermAndGrowsWithEachElection) 
     EXPECT_FALSE(*none);
     auto la = a->campaign("node-a", 5s);
     ASSERT_TRUE(la) << la.error().message();
-    EXPECT_GT(la->term, 0u);
+    EXPECT_GT(la->fencing_term, 0u);
     EXPECT_TRUE(a->leading());
     auto seen = b->leader();
     ASSERT_TRUE(seen && *seen);
     EXPECT_EQ((*seen)->name, "node-a");
-    EXPECT_EQ((*seen)->term, la->term);
+    EXPECT_EQ((*seen)->fencing_term, la->fencing_term);
 
     // b waits while a leads, and says who does.
     auto early = b->campaign("node-b", 800ms);
@@ -70,7 +70,7 @@ TEST_F(CoordinatorTest, TheLeaderKeysRevisionIsTheTermAndGrowsWithEachElection) 
     EXPECT_FALSE(a->leading());
     auto lb = later.get();
     ASSERT_TRUE(lb) << lb.error().message();
-    EXPECT_GT(lb->term, la->term);
+    EXPECT_GT(lb->fencing_term, la->fencing_term);
     auto now = a->leader();
     ASSERT_TRUE(now && *now);
     EXPECT_EQ((*now)->name, "node-b");
@@ -87,7 +87,7 @@ TEST_F(CoordinatorTest, ALeaderThatStopsRenewingLosesAfterItsTtlAndAnotherIsElec
     auto lb = b->campaign("successor", 15s);
     ASSERT_TRUE(lb) << lb.error().message();
     const auto waited = std::chrono::steady_clock::now() - t0;
-    EXPECT_GT(lb->term, la->term);
+    EXPECT_GT(lb->fencing_term, la->fencing_term);
     EXPECT_GE(waited, 1s) << "elected before the stalled leader's lease could expire";
     auto f = lost.get_future();
     ASSERT_EQ(f.wait_for(5s), std::future_status::ready) << "the stalled leader was never told";
@@ -114,7 +114,7 @@ TEST_F(CoordinatorTest, ALeaderThatRenewsStaysLeaderPastItsTtl) {
     EXPECT_FALSE(other);
     auto seen = b->leader();
     ASSERT_TRUE(seen && *seen);
-    EXPECT_EQ((*seen)->term, la->term);
+    EXPECT_EQ((*seen)->fencing_term, la->fencing_term);
 }
 
 TEST_F(CoordinatorTest, WatchFollowsEveryLeader) {
@@ -142,8 +142,8 @@ TEST_F(CoordinatorTest, WatchFollowsEveryLeader) {
     ASSERT_TRUE(lb);
     ASSERT_TRUE(saw("second"));
     std::lock_guard lock(mu);
-    EXPECT_EQ(seen.back().term, lb->term);
-    EXPECT_EQ(seen.front().term, la->term);
+    EXPECT_EQ(seen.back().fencing_term, lb->fencing_term);
+    EXPECT_EQ(seen.front().fencing_term, la->fencing_term);
 }
 
 TEST_F(CoordinatorTest, OneMemberDownChangesNothingTwoDownStopElections) {

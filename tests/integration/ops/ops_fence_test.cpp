@@ -35,7 +35,7 @@ protected:
 
     Result<RemoteRegion> open_kv(Connection& c, std::uint64_t term) {
         RegionOptions o;
-        o.term = term;
+        o.fencing_term = term;
         return c.open_region("kv", o);
     }
 

@@ -187,7 +187,7 @@ TEST_F(OpsPersist, RegisteredMemoryPersistsAndReadsBack) {
     std::vector<std::byte> app(3 << 20);
     auto mem = c->register_memory(app);
     ASSERT_TRUE(mem) << mem.error().message();
-    EXPECT_EQ(mem->registered(), c->transport() == "rdma");
+    EXPECT_EQ(mem->registered(), c->transport() == Scheme::rdma);
     EXPECT_EQ(mem->bytes().data(), app.data());
     // 512 KiB and a small record from the registration, durable; read back
     // into it; and memory outside it, which takes the copying path.

@@ -22,7 +22,7 @@ using OpsTest = rpm::test::ServerTest;
 TEST_F(OpsTest, PersistThenReadBackAndFindItInTheBackingStore) {
     auto c = connect();
     ASSERT_TRUE(c) << c.error().message();
-    EXPECT_EQ(c->transport(), scheme());
+    EXPECT_EQ(c->transport(), scheme_enum());
     auto r = c->open_region("kv");
     ASSERT_TRUE(r) << r.error().message();
     if (on_pm()) {
@@ -187,7 +187,8 @@ TEST_F(OpsTest, AMovedFromConnectionRefusesItsCalls) {
     EXPECT_EQ(got.error().code(), errc::invalid_argument);
     EXPECT_EQ(c->open_region("kv").error().code(), errc::invalid_argument);
     EXPECT_EQ(c->register_memory(buf).error().code(), errc::invalid_argument);
-    EXPECT_EQ(c->transport(), "");
+    EXPECT_EQ(c->transport(), std::nullopt);
+    EXPECT_EQ(c->atomic_write_stats().kind, std::nullopt);
     EXPECT_EQ(c->server_profile_json(), "");
     c->close();
     auto r = moved.open_region("kv");

@@ -1,7 +1,7 @@
 // The limits on fencing with a real rpm-server process (docs/replication.md,
 // "Fencing"): a term implausibly far ahead is refused over the wire and
 // kept nowhere, so the next real primary still opens; --fencer and
-// --max-term-step reach the server; `rpm-server reset-term` is refused
+// --max-fencing-term-step reach the server; `rpm-server reset-term` is refused
 // while a server serves the region, changes nothing without --yes, and
 // with it brings a region from a huge term back to a small one; its bad
 // input is refused with one line and status 2.
@@ -141,7 +141,7 @@ protected:
     }
     static Result<RemoteRegion> open(Connection& c, std::uint64_t term) {
         RegionOptions o;
-        o.term = term;
+        o.fencing_term = term;
         return c.open_region("kv", o);
     }
     std::string reset(const std::string& rest) { return "reset-term --region kv=" + region.string() + " " + rest; }
@@ -157,7 +157,7 @@ TEST_F(FenceProcess, TheLargestTermIsRefusedOverTheWireAndTermOneStillOpens) {
     auto huge = open(*c, kMax);
     ASSERT_FALSE(huge);
     EXPECT_EQ(huge.error().code(), errc::invalid_argument);
-    EXPECT_NE(huge.error().message().find("max_term_step"), std::string::npos) << huge.error().message();
+    EXPECT_NE(huge.error().message().find("max_fencing_term_step"), std::string::npos) << huge.error().message();
     EXPECT_FALSE(fs::exists(fence)) << slurp(fence);
 
     auto p = connect();
@@ -172,7 +172,7 @@ TEST_F(FenceProcess, TheLargestTermIsRefusedOverTheWireAndTermOneStillOpens) {
 }
 
 TEST_F(FenceProcess, TheFencerAndStepOptionsReachTheServer) {
-    ASSERT_TRUE(start({"--fencer", "app", "--max-term-step", "5"}));
+    ASSERT_TRUE(start({"--fencer", "app", "--max-fencing-term-step", "5"}));
     auto o = connect("other");
     ASSERT_TRUE(o) << o.error().message();
     auto denied = open(*o, 1);
@@ -198,25 +198,25 @@ TEST_F(FenceProcess, ResetTermIsRefusedWhileServingAndBringsAHugeTermBack) {
     ASSERT_TRUE(c) << c.error().message();
     EXPECT_EQ(code_of(open(*c, 1)), errc::fenced);
     for (const char* yes : {" --yes", ""}) {
-        const CliRun r = rpm_server(reset("--term 1") + yes);
+        const CliRun r = rpm_server(reset("--fencing-term 1") + yes);
         EXPECT_EQ(r.status, 1) << r.out;
         EXPECT_EQ(r.out, "rpm-server reset-term: a server is serving kv (" + region.string() + "); stop it first\n");
     }
     EXPECT_EQ(slurp(fence), huge);
     server.stop();
 
-    const CliRun dry = rpm_server(reset("--term 1"));
+    const CliRun dry = rpm_server(reset("--fencing-term 1"));
     EXPECT_EQ(dry.status, 1) << dry.out;
-    for (const std::string& s : {fence.string(), std::string("current term: 9223372036854775808"),
-                                 std::string("new term:     1"), std::string("Risk: a primary of a term above"),
+    for (const std::string& s : {fence.string(), std::string("current fencing term: 9223372036854775808"),
+                                 std::string("new fencing term:     1"), std::string("Risk: a primary of a fencing term above"),
                                  std::string("Stop every primary"), std::string("Nothing was changed"),
                                  std::string("--yes")})
         EXPECT_NE(dry.out.find(s), std::string::npos) << "no '" << s << "' in:\n" << dry.out;
     EXPECT_EQ(slurp(fence), huge);
 
-    const CliRun done = rpm_server(reset("--term 1 --yes"));
+    const CliRun done = rpm_server(reset("--fencing-term 1 --yes"));
     EXPECT_EQ(done.status, 0) << done.out;
-    EXPECT_NE(done.out.find("term set to 1, was 9223372036854775808"), std::string::npos) << done.out;
+    EXPECT_NE(done.out.find("fencing term set to 1, was 9223372036854775808"), std::string::npos) << done.out;
     EXPECT_EQ(slurp(fence), "rpm-fence 1 1\n");
 
     ASSERT_TRUE(start());
@@ -234,7 +234,7 @@ TEST_F(FenceProcess, AMalformedFenceFileIsOverwrittenOnlyWithYesInTheServersFenc
     std::ofstream(region) << "region";
     fs::resize_file(region, 1 << 20);
     std::ofstream(dir / "kv.fence") << "garbage";
-    const std::string args = reset("--fence-dir " + dir.string() + " --term 4");
+    const std::string args = reset("--fence-dir " + dir.string() + " --fencing-term 4");
     const CliRun refused = rpm_server(args);
     EXPECT_EQ(refused.status, 2) << refused.out;
     EXPECT_NE(refused.out.find("is malformed"), std::string::npos) << refused.out;
@@ -255,21 +255,21 @@ TEST_F(FenceProcess, BadInputIsRefusedWithOneLineAndStatus2) {
     std::ofstream(region) << "region";
     const std::string r = region.string();
     const std::vector<std::pair<std::string, std::string>> cases = {
-        {reset(""), "--term N is required"},
-        {reset("--term abc"), "--term abc: expected a whole number from 0 to 18446744073709551615"},
-        {reset("--term -1"), "--term -1: expected"},
-        {reset("--term 18446744073709551616"), "--term 18446744073709551616: expected"},
-        {"reset-term --term 1", "--region NAME=PATH is required"},
-        {"reset-term --region kv --term 1", "--region kv: expected NAME=PATH"},
-        {"reset-term --region kv= --term 1", "--region kv=: no PATH"},
-        {reset("--fence-dir " + r + " --term 1"), "fence dir " + r + " is not a directory"},
-        {"reset-term --region kv=" + (work / "missing").string() + " --term 1", "missing does not exist"},
-        {"reset-term --region n=/dev/null --term 1", "is not a regular file"},
-        {"--listen tcp://127.0.0.1:0 " + reset("--term 1"), "--listen before reset-term is a serving option"},
-        {"--listen tcp://127.0.0.1:0 --region kv=" + r + " --client a:b --max-term-step 0",
-         "--max-term-step 0: expected a whole number from 1"},
-        {"--listen tcp://127.0.0.1:0 --region kv=" + r + " --client a:b --max-term-step 1x",
-         "--max-term-step 1x: expected"},
+        {reset(""), "--fencing-term N is required"},
+        {reset("--fencing-term abc"), "--fencing-term abc: expected a whole number from 0 to 18446744073709551615"},
+        {reset("--fencing-term -1"), "--fencing-term -1: expected"},
+        {reset("--fencing-term 18446744073709551616"), "--fencing-term 18446744073709551616: expected"},
+        {"reset-term --fencing-term 1", "--region NAME=PATH is required"},
+        {"reset-term --region kv --fencing-term 1", "--region kv: expected NAME=PATH"},
+        {"reset-term --region kv= --fencing-term 1", "--region kv=: no PATH"},
+        {reset("--fence-dir " + r + " --fencing-term 1"), "fence dir " + r + " is not a directory"},
+        {"reset-term --region kv=" + (work / "missing").string() + " --fencing-term 1", "missing does not exist"},
+        {"reset-term --region n=/dev/null --fencing-term 1", "is not a regular file"},
+        {"--listen tcp://127.0.0.1:0 " + reset("--fencing-term 1"), "--listen before reset-term is a serving option"},
+        {"--listen tcp://127.0.0.1:0 --region kv=" + r + " --client a:b --max-fencing-term-step 0",
+         "--max-fencing-term-step 0: expected a whole number from 1"},
+        {"--listen tcp://127.0.0.1:0 --region kv=" + r + " --client a:b --max-fencing-term-step 1x",
+         "--max-fencing-term-step 1x: expected"},
     };
     for (const auto& [args, says] : cases) {
         const CliRun run = rpm_server(args);
@@ -286,11 +286,11 @@ TEST(FenceOptions, StartRefusesAZeroStepAndAFencerWithoutASecret) {
     o.secrets = {{"app", "secret"}};
     o.regions = {{"r", "/dev/shm/rpm-fence-options-" + std::to_string(::getpid()), 4096, true, {}}};
     ServerOptions zero = o;
-    zero.max_term_step = 0;
+    zero.max_fencing_term_step = 0;
     auto s = Server::start(zero);
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error(), errc::invalid_argument);
-    EXPECT_NE(s.error().message().find("max_term_step"), std::string::npos) << s.error().message();
+    EXPECT_NE(s.error().message().find("max_fencing_term_step"), std::string::npos) << s.error().message();
     ServerOptions stranger = o;
     stranger.fencers = std::set<std::string>{"app", "nobody"};
     s = Server::start(stranger);

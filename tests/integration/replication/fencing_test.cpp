@@ -119,5 +119,24 @@ TEST_F(ReplicatorTest, AnIdleOlderPrimaryIsFencedBeforeItWrites) {
     EXPECT_EQ(w.error().code(), errc::fenced) << w.error().message();
 }
 
+// The group has one fencing term: a replica that sets its own is refused
+// before anything is opened, rather than overridden in silence.
+TEST_F(ReplicatorTest, AFencingTermPerReplicaIsRefused) {
+    auto o = options(Durability::majority());
+    o.fencing_term = 7;
+    o.replicas[1].region_options.fencing_term = 7;  // even the same value: one place to set it
+    auto r = Replicator::open(o);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code(), errc::invalid_argument);
+    EXPECT_NE(r.error().message().find("replica 1"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("ReplicatorOptions::fencing_term"), std::string::npos) << r.error().message();
+    EXPECT_FALSE(std::filesystem::exists(o.local_path)) << "refused before the local region was created";
+    // Nothing was fenced either: a primary with an older term still opens.
+    o.replicas[1].region_options.fencing_term = 0;
+    o.fencing_term = 1;
+    auto ok = Replicator::open(o);
+    ASSERT_TRUE(ok) << ok.error().message();
+}
+
 } // namespace
 } // namespace rpm::test

@@ -82,7 +82,7 @@ alive() {  # a zombie still answers kill -0: look at its state
   [ -n "$state" ] && [ "$state" != Z ]
 }
 gone() { ! alive "$1"; }
-last_open() { grep -E ': term [0-9]+, [0-9]+ records' "$work/load.log" | tail -n 1 | sed 's/.*: term/term/'; }
+last_open() { grep -E ': generation [0-9]+, [0-9]+ records' "$work/load.log" | tail -n 1 | sed 's/.*: generation/generation/'; }
 rejoins() { grep -c -F "$(uri "$1") rejoined" "$work/load.log"; }  # the load prints replica events
 rejoins_above() { [ "$(rejoins "$1")" -gt "$2" ]; }
 resynced() { grep -F "$(uri "$1"): live" "$work/load.log" | tail -n 1 | sed 's/.* resyncs, //'; }

@@ -61,7 +61,7 @@ opts=(--durability majority --heartbeat-ms "${RPM_KV_HEARTBEAT_MS:-50}" --failur
 
 # A: a shell fed through a FIFO, so it lives across the pause.
 mkfifo "$work/a.in"
-"$bin/rpm-kvstore" primary --local "$work/a.pool" --size 8M "${replicas[@]}" "${opts[@]}" --term "$term_a" \
+"$bin/rpm-kvstore" primary --local "$work/a.pool" --size 8M "${replicas[@]}" "${opts[@]}" --fencing-term "$term_a" \
     shell <"$work/a.in" >"$work/a.log" 2>&1 &
 a_pid=$!
 pids+=($a_pid)
@@ -71,7 +71,7 @@ wait_for "$work/a.log" '^ok$' 30
 kill -STOP "$a_pid"
 
 # B: a newer primary from its own file (a blank one: it recovers from the replicas).
-timeout 60 "$bin/rpm-kvstore" primary --local "$work/b.pool" --size 8M "${replicas[@]}" "${opts[@]}" --term "$term_b" \
+timeout 60 "$bin/rpm-kvstore" primary --local "$work/b.pool" --size 8M "${replicas[@]}" "${opts[@]}" --fencing-term "$term_b" \
     put "k-after-$run" v2 >"$work/b.log" 2>&1 || die "the newer primary's put failed"
 grep -q '^ok$' "$work/b.log" || die "the newer primary did not say ok"
 

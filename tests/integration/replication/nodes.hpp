@@ -38,7 +38,7 @@ public:
         auto s = Server::start(std::move(o));
         ASSERT_TRUE(s) << s.error().message();
         server_.emplace(std::move(*s));
-        port_ = server_->port("tcp");
+        port_ = server_->port(Scheme::tcp);
     }
     void stop() {
         if (server_) server_->stop();

@@ -33,11 +33,11 @@ std::vector<std::string> log_in_file(const ReplicaNode& n) {
 
 TEST_F(ReplicatorTest, RestartedPrimaryResumesAndKnowsReplicaPositions) {
     Lsn last = 0;
-    std::uint64_t term = 0;
+    std::uint64_t generation = 0;
     {
         auto r = Replicator::open(options(Durability::majority()));
         ASSERT_TRUE(r) << r.error().message();
-        term = r->term();
+        generation = r->generation();
         ASSERT_TRUE(r->persist(128, bytes("before the restart")));
         last = r->last_lsn();
         // Let a heartbeat record each replica's position in its header.
@@ -47,7 +47,7 @@ TEST_F(ReplicatorTest, RestartedPrimaryResumesAndKnowsReplicaPositions) {
     o.create = false;
     auto r = Replicator::open(o);
     ASSERT_TRUE(r) << r.error().message();
-    EXPECT_EQ(r->term(), term + 1);
+    EXPECT_EQ(r->generation(), generation + 1);  // each open starts the next one
     EXPECT_GE(r->last_lsn(), last);
     EXPECT_EQ(local_data(*r, 128, 18), "before the restart");
     for (const auto& s : r->replicas()) {

@@ -40,7 +40,7 @@ protected:
     }
     // Logged-in raw peer with region "kv" granted as id 0.
     std::unique_ptr<RawPeer> logged_in() {
-        auto p = std::make_unique<RawPeer>(server->port("tcp"));
+        auto p = std::make_unique<RawPeer>(server->port(Scheme::tcp));
         auto w = p->login("app", "app-secret");
         EXPECT_TRUE(w && w->first.type == proto::Type::welcome);
         auto g = p->request(2, proto::OpenRegion{"kv", std::nullopt, false});
@@ -78,7 +78,7 @@ TEST_F(TcpBadInput, UnknownRegionIdAndUngrantedRegion) {
     auto resp = status_of(p->request(3, proto::Write{7, 0, bytes_of(data)}));
     EXPECT_EQ(resp.status, static_cast<std::uint32_t>(errc::invalid_argument));
     EXPECT_NE(resp.message.find("not granted"), std::string::npos) << resp.message;
-    auto other = std::make_unique<RawPeer>(server->port("tcp"));
+    auto other = std::make_unique<RawPeer>(server->port(Scheme::tcp));
     ASSERT_TRUE(other->login("other", "other-secret"));
     auto g = status_of(other->request(2, proto::OpenRegion{"kv", std::nullopt, false}));
     EXPECT_EQ(g.status, static_cast<std::uint32_t>(errc::invalid_argument));
@@ -133,14 +133,14 @@ TEST_F(TcpBadInput, GarbageHeaderClosesTheConnection) {
 }
 
 TEST_F(TcpBadInput, WrongSecretAndVersionMismatch) {
-    RawPeer wrong(server->port("tcp"));
+    RawPeer wrong(server->port(Scheme::tcp));
     auto w = wrong.login("app", "not-the-secret");
     ASSERT_TRUE(w);
     EXPECT_EQ(status_of(w).status, static_cast<std::uint32_t>(errc::auth_failed));
     EXPECT_FALSE(wrong.next()) << "a refused login must close the connection";
     // Version 1 (before persist) and one from the future: told so, clearly.
     for (std::uint16_t version : {std::uint16_t{99}, std::uint16_t{1}}) {
-        RawPeer old(server->port("tcp"));
+        RawPeer old(server->port(Scheme::tcp));
         auto v = old.login("app", "app-secret", version);
         ASSERT_TRUE(v);
         auto resp = status_of(v);
@@ -210,7 +210,7 @@ TEST_F(TcpBadInput, MalformedPersistIsAnErrorAndTheSessionGoesOn) {
 }
 
 TEST_F(TcpBadInput, RequestsBeforeAuthenticationAreRefused) {
-    RawPeer p(server->port("tcp"));
+    RawPeer p(server->port(Scheme::tcp));
     ASSERT_TRUE(p.next());  // hello
     std::string data(8, 'X');
     auto resp = status_of(p.request(1, proto::Write{0, 0, bytes_of(data)}));
@@ -224,7 +224,7 @@ TEST_F(TcpBadInput, RequestsBeforeAuthenticationAreRefused) {
 // handshake limit the server waits for the rest and this peer's next()
 // times out with no answer.
 TEST_F(TcpBadInput, LargeFrameBeforeAuthenticationIsRefusedAtItsHeader) {
-    RawPeer p(server->port("tcp"));
+    RawPeer p(server->port(Scheme::tcp));
     ASSERT_TRUE(p.next());  // hello
     std::vector<std::byte> frame(proto::kHeaderSize + 4096, std::byte{0x42});
     proto::write_header(std::span<std::byte, proto::kHeaderSize>(frame.data(), proto::kHeaderSize),
@@ -237,7 +237,7 @@ TEST_F(TcpBadInput, LargeFrameBeforeAuthenticationIsRefusedAtItsHeader) {
     EXPECT_NE(resp.message.find("before authentication"), std::string::npos) << resp.message;
     EXPECT_FALSE(p.next()) << "the connection should be closed";
     // An auth of a normal size still gets through.
-    RawPeer good(server->port("tcp"));
+    RawPeer good(server->port(Scheme::tcp));
     auto w = good.login("app", "app-secret");
     ASSERT_TRUE(w);
     EXPECT_EQ(w->first.type, proto::Type::welcome);

@@ -43,7 +43,7 @@ protected:
 };
 
 TEST_F(TcpLimits, SilentConnectionIsClosedAfterTheHandshakeTimeout) {
-    RawPeer p(server->port("tcp"));
+    RawPeer p(server->port(Scheme::tcp));
     const auto start = Clock::now();
     ASSERT_TRUE(p.next());  // hello
     EXPECT_FALSE(p.next()) << "the server kept a connection that never authenticated";
@@ -54,7 +54,7 @@ TEST_F(TcpLimits, SilentConnectionIsClosedAfterTheHandshakeTimeout) {
 }
 
 TEST_F(TcpLimits, DribbledHandshakeIsClosedToo) {
-    RawPeer p(server->port("tcp"));
+    RawPeer p(server->port(Scheme::tcp));
     ASSERT_TRUE(p.next());  // hello
     proto::Auth a;
     a.client_id = "app";
@@ -88,17 +88,17 @@ TEST_F(TcpLimits, AuthenticatedIdleConnectionIsKept) {
 TEST_F(TcpLimits, HandshakesFromOneAddressAreBounded) {
     std::vector<std::unique_ptr<RawPeer>> half_open;
     for (int i = 0; i < 3; ++i) {
-        half_open.push_back(std::make_unique<RawPeer>(server->port("tcp")));
+        half_open.push_back(std::make_unique<RawPeer>(server->port(Scheme::tcp)));
         ASSERT_TRUE(half_open.back()->next()) << "connection " << i << " got no hello";
     }
-    RawPeer fourth(server->port("tcp"));
+    RawPeer fourth(server->port(Scheme::tcp));
     EXPECT_FALSE(fourth.next()) << "a 4th connection mid-handshake from one address was admitted";
     EXPECT_TRUE(logged("3 of its connections have not authenticated yet, the limit is 3"));
     // One of them logs in: it no longer counts, and a new one is admitted.
     auto w = half_open[0]->login("app", "app-secret", proto::kVersion, /*hello_read=*/true);
     ASSERT_TRUE(w);
     EXPECT_EQ(w->first.type, proto::Type::welcome);
-    RawPeer next(server->port("tcp"));
+    RawPeer next(server->port(Scheme::tcp));
     EXPECT_TRUE(next.next()) << "refused although only 2 are mid-handshake";
 }
 
@@ -144,7 +144,7 @@ std::size_t resident_bytes() {
 // server's memory), and others are still served. Without the bound the
 // server reads all 1.5 million requests and queues 800 MB of answers.
 TEST_F(TcpLimits, ClientThatNeverReadsHoldsBoundedMemory) {
-    RawPeer p(server->port("tcp"));
+    RawPeer p(server->port(Scheme::tcp));
     auto w = p.login("app", "app-secret");
     ASSERT_TRUE(w && w->first.type == proto::Type::welcome);
     auto g = p.request(2, proto::OpenRegion{"kv", std::nullopt, false});

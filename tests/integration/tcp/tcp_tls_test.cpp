@@ -41,7 +41,7 @@ protected:
         c.tls = tls;
         c.tls_ca = std::move(ca);
         c.timeout = std::chrono::seconds(2);
-        return Client(c).connect("tcp://127.0.0.1:" + std::to_string(server->port("tcp")));
+        return Client(c).connect("tcp://127.0.0.1:" + std::to_string(server->port(Scheme::tcp)));
     }
     std::filesystem::path dir, pool;
     std::optional<Server> server;

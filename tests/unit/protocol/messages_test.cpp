@@ -268,7 +268,7 @@ TEST(ProtoRoundTrip, OpenRegionBytesAreAsDocumented) {
     EXPECT_EQ(body, (std::vector<std::uint8_t>{2, 0, 'a', 'b', 1, 1, 8, 7, 6, 5, 4, 3, 2, 1}));
     auto back = decode_open_region(body_of(f));
     ASSERT_TRUE(back);
-    EXPECT_EQ(back->term, 0x0102030405060708ull);
+    EXPECT_EQ(back->fencing_term, 0x0102030405060708ull);
     auto none = frame_of(OpenRegion{"", std::nullopt, false});
     EXPECT_EQ(none.size(), kHeaderSize + 12);
     EXPECT_EQ(none[kHeaderSize + 2], std::byte{0xff});

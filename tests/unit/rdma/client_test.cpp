@@ -35,7 +35,7 @@ TEST(RdmaClient, ConnectRegistersBuffersAndPostsReceivesBeforeConnecting) {
     h.listen();
     auto t = h.connect_ok();
     ASSERT_TRUE(t);
-    EXPECT_EQ(t->name(), "rdma");
+    EXPECT_EQ(t->scheme(), Scheme::rdma);
     EXPECT_EQ(t->profile_json(), R"({"profile":"test"})");
     // The device's pools, made by its first connection with the client's own
     // peer: bounce entries of one chunk, message buffers of one slot layout.
@@ -173,7 +173,7 @@ TEST(RdmaClient, AtomicWriteStatsSayWhichKindWentOnTheWire) {
         h.listen();
         auto t = h.connect_ok();
         auto g = open(*t, "raw");
-        EXPECT_EQ(t->atomic_write_stats().method, native ? "native" : "fenced_write");
+        EXPECT_EQ(t->atomic_write_stats().kind, native ? AtomicWriteKind::native : AtomicWriteKind::fenced_write);
         for (std::uint64_t i = 0; i < 3; ++i) {
             Waiter ok;
             t->atomic_write(g, 8 * i, i, ok.done());

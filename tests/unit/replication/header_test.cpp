@@ -13,7 +13,7 @@ TEST(ReplicaHeader, RoundTripsEveryField) {
     auto d = decode_header(raw);
     ASSERT_TRUE(d.valid);
     EXPECT_EQ(d.h.group, h.group);
-    EXPECT_EQ(d.h.term, 7u);
+    EXPECT_EQ(d.h.generation, 7u);
     EXPECT_EQ(d.h.high_water, 3u << 20);
     EXPECT_EQ(d.h.position, 12345u);
     EXPECT_EQ(d.h.data_size, 1u << 30);
@@ -40,7 +40,7 @@ TEST(ReplicaHeader, GroupsAreRandomAndNeverZero) {
 }
 
 TEST(ReplicaHeader, FieldsAreEightByteAlignedForAtomicUpdates) {
-    for (auto off : {kOffTerm, kOffHighWater, kOffPosition, kOffDataSize}) EXPECT_EQ(off % 8, 0u);
+    for (auto off : {kOffGeneration, kOffHighWater, kOffPosition, kOffDataSize}) EXPECT_EQ(off % 8, 0u);
 }
 
 } // namespace

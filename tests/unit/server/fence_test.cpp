@@ -96,7 +96,7 @@ protected:
     Result<proto::RegionGrant> open(server::Session& s, std::uint64_t term) {
         proto::OpenRegion req;
         req.name = "r";
-        req.term = term;
+        req.fencing_term = term;
         return core->open_region(s, req, server::TransportKind::tcp, nullptr);
     }
 
@@ -193,7 +193,7 @@ TEST_F(ServerFence, ARegionWithoutAFenceFileCannotTakeATerm) {
 
 TEST_F(ServerFence, ATermJustInsideTheStepIsKeptOneBeyondIsRefused) {
     ServerOptions o;
-    o.max_term_step = 10;
+    o.max_fencing_term_step = 10;
     build(o);
     auto a = session();
     auto ga = open(a, 10);  // 0 + 10
@@ -202,7 +202,8 @@ TEST_F(ServerFence, ATermJustInsideTheStepIsKeptOneBeyondIsRefused) {
     auto far = open(b, 21);  // 10 + 11
     ASSERT_FALSE(far);
     EXPECT_EQ(far.error().code(), errc::invalid_argument);
-    says(far.error(), {"term 21", "current term 10", "largest it takes now is 20", "max_term_step", "--max-term-step"});
+    says(far.error(), {"term 21", "current term 10", "largest it takes now is 20", "max_fencing_term_step",
+                       "--max-fencing-term-step"});
     expect_unchanged(10u, 1u, a, ga->id);
     EXPECT_TRUE(open(b, 20));  // 10 + 10
 }
@@ -227,7 +228,7 @@ TEST_F(ServerFence, TheLargestTermIsRefusedFromASmallOneAndNothingIsKept) {
 }
 
 TEST_F(ServerFence, TheStepSaturatesNearTheTopOfTheRange) {
-    // current + max_term_step passes 2^64-1: the bound is 2^64-1, not the
+    // current + max_fencing_term_step passes 2^64-1: the bound is 2^64-1, not the
     // small number the sum wraps round to.
     const std::uint64_t current = kMax - 5;
     ASSERT_TRUE(server::store_term(dir / "r.fence", current));
@@ -238,7 +239,7 @@ TEST_F(ServerFence, TheStepSaturatesNearTheTopOfTheRange) {
     ASSERT_TRUE(g) << g.error().message();
     EXPECT_EQ(*server::load_term(dir / "r.fence"), kMax);
     ServerOptions o;  // the widest step, from a small term
-    o.max_term_step = kMax;
+    o.max_fencing_term_step = kMax;
     build(o);
     auto b = session();
     ASSERT_TRUE(open(b, 1));
@@ -366,7 +367,7 @@ TEST_F(RegionFile, ServersShareItsLockAndAResetExcludesThem) {
 }
 
 TEST_F(RegionFile, AnOfflineFenceSetsTheTermInTheServersFile) {
-    const ServedRegion kv{"kv", file, 0, false, {}};
+    const RegionSpec kv{"kv", file, 0, false, {}};
     {
         auto serving = server::lock_region_file("kv", file, false);
         ASSERT_TRUE(serving);
@@ -377,10 +378,10 @@ TEST_F(RegionFile, AnOfflineFenceSetsTheTermInTheServersFile) {
     auto f = OfflineFence::open(kv, std::nullopt);
     ASSERT_TRUE(f) << f.error().message();
     EXPECT_EQ(f->file(), server::fence_file_for("kv", file, std::nullopt));
-    EXPECT_EQ(*f->term(), 0u);
+    EXPECT_EQ(*f->fencing_term(), 0u);
     ASSERT_TRUE(server::store_term(f->file(), kMax));
-    EXPECT_EQ(*f->term(), kMax);
-    ASSERT_TRUE(f->set_term(3));
+    EXPECT_EQ(*f->fencing_term(), kMax);
+    ASSERT_TRUE(f->set_fencing_term(3));
     EXPECT_EQ(*server::load_term(f->file()), 3u);
     EXPECT_FALSE(server::lock_region_file("kv", file, false)) << "a server started during a reset";
     std::ofstream(dir / "other.pool") << "region";
@@ -394,7 +395,7 @@ TEST_F(RegionFile, AnOfflineFenceSetsTheTermInTheServersFile) {
 }
 
 TEST_F(RegionFile, AnOfflineFenceRefusesBadInputAndOverwritesAMalformedFile) {
-    const ServedRegion kv{"kv", file, 0, false, {}};
+    const RegionSpec kv{"kv", file, 0, false, {}};
     EXPECT_EQ(code_of(OfflineFence::open({"kv", dir / "missing", 0, false, {}}, std::nullopt)), errc::path_not_found);
     EXPECT_EQ(code_of(OfflineFence::open({"", file, 0, false, {}}, std::nullopt)), errc::invalid_argument);
     EXPECT_EQ(code_of(OfflineFence::open(kv, file)), errc::invalid_argument);  // a fence dir that is a file
@@ -402,9 +403,9 @@ TEST_F(RegionFile, AnOfflineFenceRefusesBadInputAndOverwritesAMalformedFile) {
     auto f = OfflineFence::open(kv, std::nullopt);
     ASSERT_TRUE(f) << f.error().message();
     std::ofstream(f->file()) << "rpm-fence 1 junk\n";
-    EXPECT_EQ(code_of(f->term()), errc::bad_config);
-    ASSERT_TRUE(f->set_term(7));
-    EXPECT_EQ(*f->term(), 7u);
+    EXPECT_EQ(code_of(f->fencing_term()), errc::bad_config);
+    ASSERT_TRUE(f->set_fencing_term(7));
+    EXPECT_EQ(*f->fencing_term(), 7u);
 }
 
 } // namespace

@@ -179,7 +179,8 @@ void RepRunner::run_config(std::size_t c, unsigned round) {
     if (const auto why = not_live(*rep); !why.empty())
         report_.base.notes.push_back(describe(cfg) + round_tag(round, o_.rounds) + ": after open " + why);
     std::string methods;
-    for (const auto& st : rep->replicas()) methods += (methods.empty() ? "" : ",") + st.method;
+    for (const auto& st : rep->replicas())  // a replica without a grant adds an empty name, as it always did
+        methods += (methods.empty() ? "" : ",") + (st.method ? std::string(rpm::flush::to_string(*st.method)) : "");
     for (std::size_t s = 0; s < o_.sizes.size() && !interrupted(); ++s) {
         for (unsigned t = 0; t < tests_; ++t)
             report_.results[result_index(c, s, t ? RepTest::batch : first_test())].methods = methods;
@@ -188,9 +189,9 @@ void RepRunner::run_config(std::size_t c, unsigned round) {
     // How the commit words travelled: the wire's evidence for native atomic
     // writes (rdma:// on a device with IBTA atomic write).
     for (const auto& st : rep->replicas())
-        if (!st.atomic_write.empty())
+        if (st.atomic_write)
             report_.base.notes.push_back(describe(cfg) + round_tag(round, o_.rounds) + ": replica " + st.uri +
-                                         ": atomic writes " + st.atomic_write + ", " +
+                                         ": atomic writes " + std::string(rpm::to_string(*st.atomic_write)) + ", " +
                                          std::to_string(st.native_atomic_writes) + " completed as native");
 }
 

@@ -108,12 +108,12 @@ bool RepSetup::probe(ReplicationReport& report, std::string& error) {
                    false;
         report.servers.push_back({uris[i], region_info(*r)});
         if (i == 0) {
-            report.base.transport = std::string(c->transport());
+            report.base.transport = std::string(rpm::to_string(*c->transport()));
             report.base.uri = uris[0];
             report.base.region = report.servers[0].region;
             single_.emplace(*r);
             conn_.emplace(std::move(*c));
-        } else if (std::string(c->transport()) != report.base.transport) {
+        } else if (rpm::to_string(*c->transport()) != report.base.transport) {
             report.base.notes.push_back("replicas mix transports; the TCP round-trip baseline is " +
                                         report.base.transport + " to replica 0");
         }
