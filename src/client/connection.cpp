@@ -53,7 +53,7 @@ Result<std::size_t> Connection::recv(std::span<std::byte> out) {
     auto f = recv_async(out);
     if (f.wait_for(s_->options.timeout) != std::future_status::ready) {
         s_->transport->close();
-        return client::timed_out(s_->transport->name(), s_->options.timeout);
+        return client::timed_out(s_->transport->scheme(), s_->options.timeout);
     }
     return f.get();
 }

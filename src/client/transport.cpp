@@ -17,12 +17,12 @@ Result<void> Transport::call(Start start, std::chrono::milliseconds timeout) {
     start([p](Result<void> r) { p->set_value(std::move(r)); });
     if (f.wait_for(timeout) == std::future_status::ready) return f.get();
     close();
-    return timed_out(name(), timeout);
+    return timed_out(scheme(), timeout);
 }
 
-Error timed_out(std::string_view scheme, std::chrono::milliseconds timeout) {
+Error timed_out(Scheme scheme, std::chrono::milliseconds timeout) {
     return Error(errc::io_error, "no answer within the timeout (" + std::to_string(timeout.count()) + " ms): the " +
-                                     std::string(scheme) + ":// connection was closed");
+                                     std::string(to_string(scheme)) + ":// connection was closed");
 }
 
 Result<void> Transport::read_now(const proto::RegionGrant& g, std::uint64_t offset, std::span<std::byte> out,

@@ -80,7 +80,7 @@ public:
 
 /// The error of a synchronous call that ran past ClientOptions::timeout
 /// (its connection is then closed).
-Error timed_out(std::string_view scheme, std::chrono::milliseconds timeout);
+Error timed_out(Scheme scheme, std::chrono::milliseconds timeout);
 
 class Transport {
 public:

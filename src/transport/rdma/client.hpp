@@ -62,6 +62,8 @@ inline constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 63;
 inline constexpr std::uint64_t kDirectTag = std::uint64_t{1} << 62;
 /// A direct persist's unsignaled write (its completion comes only on failure).
 inline constexpr std::uint64_t kDirectWriteTag = kDirectTag | 1;
+/// A work request's context made of one of the tags above.
+inline const void* wr_tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
 
 /// One connection's state, shared by the Transport object and its I/O thread.
 class ClientConn;

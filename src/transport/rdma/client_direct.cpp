@@ -28,8 +28,6 @@
 namespace rpm::rdma {
 namespace {
 
-const void* tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
-
 // No error, made once: std::error_code{} calls std::system_category() in
 // libstdc++, a call per use on every direct operation (twice).
 const std::error_code kSuccess{};
@@ -67,10 +65,10 @@ bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t o
     if (kind == OpKind::write) {
         if (!user) std::memcpy(hold.entry->data(), src.data(), length);
         ret = api_.write(conn_.get(), r->mr.get(), offset, local, user ? user->offset_of(src.data()) : 0, length,
-                         kCompletionAlways, tag(kDirectTag));
+                         kCompletionAlways, wr_tag(kDirectTag));
     } else {
         ret = api_.read(conn_.get(), local, user ? user->offset_of(out.data()) : 0, r->mr.get(), offset, length,
-                        kCompletionAlways, tag(kDirectTag));
+                        kCompletionAlways, wr_tag(kDirectTag));
     }
     begin_direct_locked(kind, hold, std::move(user), out, done, sync_gen);
     if (ret != 0) direct_post_failed_locked(ret);
@@ -97,7 +95,7 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
     // in order, so the flush's completion retires it (as OpQueue::pump).
     int ret = api_.write(conn_.get(), r->mr.get(), s.offset, local_mr(hold, user.get()),
                          user ? user->offset_of(s.data.data()) : 0, length, kCompletionOnError | kDeferDoorbell,
-                         tag(kDirectWriteTag));
+                         wr_tag(kDirectWriteTag));
     begin_direct_locked(fl.direct_kind, hold, std::move(user), {}, &done);
     if (ret != 0) {
         direct_post_failed_locked(ret);

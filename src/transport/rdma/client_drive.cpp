@@ -133,7 +133,7 @@ template <class Post>
     }
     if (finished) return r;
     close();
-    return client::timed_out("rdma", timeout);
+    return client::timed_out(Scheme::rdma, timeout);
 }
 
 client::Done ClientConn::sync_done(std::uint64_t gen) {

@@ -23,8 +23,6 @@
 namespace rpm::rdma {
 namespace {
 
-const void* tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
-
 // The 8-byte read lands inside the region wherever the range lies.
 std::uint64_t read_offset(std::uint64_t offset, std::uint64_t region_size) noexcept {
     const std::uint64_t last = region_size >= 8 ? region_size - 8 : 0;
@@ -148,7 +146,7 @@ int ClientConn::post_direct_read_flush(const RemoteRegion& r, const proto::Slice
     // completion finishes the persist.
     direct_.owed = 1;
     return api_.flush(conn_.get(), r.mr.get(), read_offset(s.offset, r.size), s.data.size(), kFlushPersistent,
-                      kCompletionAlways | kDeferDoorbell, tag(kDirectTag));
+                      kCompletionAlways | kDeferDoorbell, wr_tag(kDirectTag));
 }
 
 int ClientConn::post_direct_native_flush(const RemoteRegion& r, const proto::Slice& s) {
@@ -156,7 +154,7 @@ int ClientConn::post_direct_native_flush(const RemoteRegion& r, const proto::Sli
     // the two: its completion says the responder made the range durable.
     direct_.owed = 1;
     return api_.flush_native(conn_.get(), r.mr.get(), s.offset, s.data.size(), kFlushPersistent,
-                             kCompletionAlways | kDeferDoorbell, tag(kDirectTag));
+                             kCompletionAlways | kDeferDoorbell, wr_tag(kDirectTag));
 }
 
 int ClientConn::post_direct_send_flush(const RemoteRegion&, const proto::Slice&) {
@@ -173,7 +171,7 @@ int ClientConn::post_direct_send_flush(const RemoteRegion&, const proto::Slice&)
     // persist. Their send-queue credits come back with a later completion;
     // one persist in signal_every_ / 2 brings one.
     const int ret = api_.send(conn_.get(), msgs_->mr(), at, direct_frame_.size(),
-                              (quiet ? kCompletionOnError : kCompletionAlways) | kDeferDoorbell, tag(kDirectTag));
+                              (quiet ? kCompletionOnError : kCompletionAlways) | kDeferDoorbell, wr_tag(kDirectTag));
     if (ret == 0 && quiet) ops_.defer_direct(direct_.hold);
     return ret;
 }
