@@ -78,6 +78,21 @@ public:
     virtual void fds(std::vector<int>& out) = 0;
 };
 
+/// How every transport words a failed operation's detail, so that a program
+/// reads one form whatever the scheme: "<op> over <where>: <what>", where
+/// `where` is the connection's URI (tcp://host:port, rdma://host:port).
+/// The connection failed (or was closed) for `why`; a reason that already
+/// begins with `where` is not given it twice.
+Error connection_failed(std::error_code ec, std::string_view op, std::string_view where, std::string_view why);
+/// The server answered the operation with `ec`; `message` its text, if any.
+Error refused_by_server(std::error_code ec, std::string_view op, std::string_view where, std::string_view message = {});
+/// Anything else about the operation: "<op> over <where>: <what>".
+Error operation_error(std::error_code ec, std::string_view op, std::string_view where, std::string_view what);
+
+/// recv's errc::bad_size: a message of `size` bytes did not fit the buffer
+/// of `room` bytes (0: not known here) and was dropped.
+Error message_dropped(std::string_view where, std::size_t size, std::size_t room);
+
 /// The error of a synchronous call that ran past ClientOptions::timeout
 /// (its connection is then closed).
 Error timed_out(Scheme scheme, std::chrono::milliseconds timeout);

@@ -348,25 +348,19 @@ const char* op_name(OpKind k) noexcept {
 // failure says why it went; any other code is the server's answer or the
 // operation's refusal (a too large send).
 Error ClientConn::failure_locked(std::error_code ec, OpKind kind) const {
-    std::string detail = std::string(op_name(kind)) + " over " + where_;
-    if (failed_ && ec == fail_ec_) {
-        // Most reasons already start with the address: say it once.
-        const std::string_view why = fail_why_;
-        const bool named = why.starts_with(where_ + ": ");
-        detail.append(": the connection failed: ").append(named ? why.substr(where_.size() + 2) : why);
-    } else if (kind == OpKind::request && ec == errc::bad_size) {
-        detail += ": larger than a message slot (" + std::to_string(layout_.slot_size()) + " bytes): nothing was sent";
-    } else if (kind == OpKind::request) {
-        detail += ": refused by the server";
-    }
-    return Error(ec, std::move(detail));
+    const char* op = op_name(kind);
+    if (failed_ && ec == fail_ec_) return client::connection_failed(ec, op, where_, fail_why_);
+    if (kind == OpKind::request && ec == errc::bad_size)
+        return client::operation_error(ec, op, where_, "larger than a message slot (" +
+                                                           std::to_string(layout_.slot_size()) + " bytes): nothing was sent");
+    if (kind == OpKind::request) return client::refused_by_server(ec, op, where_);
+    return client::operation_error(ec, op, where_, {});
 }
 
 Result<std::size_t> ClientConn::recv_outcome_locked(std::error_code ec, std::size_t size) const {
     if (!ec) return size;
     if (ec == errc::bad_size)
-        return Error(ec, "recv over " + where_ + ": a message of " + std::to_string(size) +
-                             " bytes, larger than the buffer: dropped");
+        return client::message_dropped(where_, size, 0);
     return failure_locked(ec, OpKind::none);
 }
 

@@ -48,15 +48,15 @@ void TcpClient::on_answer_locked(const proto::Header& h, std::span<const std::by
         out.push_back(std::move(c));
         return;
     }
-    const auto bad = [&](const char* what) { return Error(errc::io_error, std::string(p.op) + " over " + where_ + ": " + what); };
+    const auto bad = [&](const char* what) { return client::operation_error(errc::io_error, p.op, where_, what); };
     if (h.type != proto::Type::response) return complete_locked(p, bad("the server answered with another frame type"), out);
     const auto r = proto::response_view(body);
     if (!r) return complete_locked(p, bad("a malformed answer from the server"), out);
     if (r->status != 0) {
         // Only a failure pays for the server's text.
-        std::string detail = std::string(p.op) + " over " + where_ + ": refused by the server";
-        if (auto full = proto::decode_response(body); full && !full->message.empty()) detail += ": " + full->message;
-        return complete_locked(p, Error(status_code(r->status), std::move(detail)), out);
+        const auto full = proto::decode_response(body);
+        return complete_locked(p, client::refused_by_server(status_code(r->status), p.op, where_, full ? full->message : ""),
+                               out);
     }
     if (p.kind == Kind::read) {
         if (r->data.size() != p.out.size()) return complete_locked(p, bad("the server answered with another length"), out);
@@ -73,8 +73,7 @@ void TcpClient::on_message_locked(std::span<const std::byte> body, Completions& 
         c.recv_done = std::move(done);
         c.n = body.size();
         if (body.size() > buf.size())
-            c.err = Error(errc::bad_size, "recv over " + where_ + ": a message of " + std::to_string(body.size()) + " bytes into " +
-                                              std::to_string(buf.size()) + ": dropped");
+            c.err = client::message_dropped(where_, body.size(), buf.size());
         else std::memcpy(buf.data(), body.data(), body.size());
         out.push_back(std::move(c));
         return;
@@ -100,8 +99,8 @@ void TcpClient::complete_locked(Pending& p, Error err, Completions& out) {
 
 Error TcpClient::failed_locked(const char* op) const {
     if (state_ == State::closed)
-        return Error(failure_ec_, std::string(op) + " over " + where_ + ": the connection failed: " + failure_);
-    return Error(errc::io_error, std::string(op) + " over " + where_ + ": the connection is not ready");
+        return client::connection_failed(failure_ec_, op, where_, failure_);
+    return client::operation_error(errc::io_error, op, where_, "the connection is not ready");
 }
 
 void TcpClient::fail_locked(std::error_code ec, const std::string& why, Completions& out) {

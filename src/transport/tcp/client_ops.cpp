@@ -172,8 +172,7 @@ void TcpClient::recv(std::span<std::byte> out, client::RecvDone done) {
         inbox_.pop_front();
         lock.unlock();
         if (msg.size() > out.size())
-            return done(Error(errc::bad_size, "recv over " + where_ + ": a message of " + std::to_string(msg.size()) + " bytes into " +
-                                                  std::to_string(out.size()) + ": dropped"));
+            return done(client::message_dropped(where_, msg.size(), out.size()));
         std::memcpy(out.data(), msg.data(), msg.size());
         return done(msg.size());
     }
