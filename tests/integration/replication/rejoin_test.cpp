@@ -159,7 +159,10 @@ TEST_F(RejoinTest, ASlowReplicaIsReportedDegradedNotFailedAndHealthyWhenFastAgai
     EXPECT_EQ(st.state, ReplicaState::live);
     EXPECT_TRUE(st.degraded);
     EXPECT_EQ(st.degradations, 1u);
-    EXPECT_GE(st.round_trip_p90, 100ms);
+    // At least one 60 ms hold in every slow sample: a heartbeat already past
+    // the proxy when the delay began is held on its way back only (a loaded
+    // ASan run saw p90 = 63.9 ms at the event), later ones both ways.
+    EXPECT_GE(st.round_trip_p90, 60ms);
     std::string detail;
     for (const auto& e : events())
         if (e.kind == ReplicaEvent::Kind::degraded) detail = e.detail;
