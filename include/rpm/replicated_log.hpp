@@ -85,6 +85,18 @@ public:
     /// (errc::fenced).
     Result<LogAppend> append_durable(std::span<const std::byte> payload);
 
+    /// Empty the log: format its slice anew (a new generation, committed),
+    /// so no member shows its records any more, and the space is reused
+    /// from the start. For a log whose contents are no longer needed (a
+    /// file it mirrored was deleted).
+    /// RETURN VALUE: the LSN of the commit that made the empty log durable
+    /// per the replicator's policy.
+    /// ERRORS: the errors of Replicator::write and commit: errc::fenced
+    /// (nothing changed), errc::quorum_lost (the local copy holds the empty
+    /// log and this object is empty; some members may still show the old
+    /// records until a later commit covers the write).
+    Result<Lsn> reset();
+
     /// Records in order from the local copy, stopping at the first that is
     /// missing or fails its CRC. fn returns false to stop early.
     /// RETURN VALUE: none. ERRORS: none.
@@ -132,6 +144,8 @@ private:
     ReplicatedLog(const Replicator& r, std::uint64_t offset, std::uint64_t length) noexcept
         : r_(Replicator(r.impl_)), offset_(offset), length_(length) {}
     struct RPM_INTERNAL Encoded;
+    /// A fresh header with a new generation, written and committed.
+    Result<Lsn> format();
     /// The next record's bytes, or errc::bad_size.
     [[nodiscard]] Result<Encoded> encode(std::span<const std::byte> payload) const;
     /// The record is in the local copy: move the tail past it.

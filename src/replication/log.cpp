@@ -24,23 +24,41 @@ Result<ReplicatedLog> ReplicatedLog::open(Replicator& r, std::uint64_t offset, s
         return Error(errc::bad_size, "the log there was formatted with " + std::to_string(h->capacity) +
                                          " bytes, not " + std::to_string(length));
     if (!h) {
-        fmt::LogHeader fresh{0, length};
-        while (fresh.generation == 0)
-            if (RAND_bytes(reinterpret_cast<unsigned char*>(&fresh.generation), 8) != 1) std::abort();
-        const auto raw = fmt::encode_header(fresh);
-        // The first record's commit word is zeroed with the header: a reused
-        // region must not show a record there.
-        std::array<std::byte, kHeaderSize + 8> first{};
-        std::memcpy(first.data(), raw.data(), raw.size());
-        if (auto w = r.write(offset, first); !w) return w.error();
-        if (auto c = r.commit(); !c) return c.error();
-        h = fresh;
+        if (auto f = log.format(); !f) return f.error();
+        h = fmt::LogHeader{log.generation_, length};
     }
     log.generation_ = h->generation;
     const auto end = fmt::walk(slice, nullptr);
     log.tail_ = end.position;
     log.records_ = end.records;
     return log;
+}
+
+// A new random generation in a header written and committed through the
+// replicator: records of any earlier log there no longer validate (their
+// CRCs include the generation) and the first commit word is zero.
+Result<Lsn> ReplicatedLog::format() {
+    fmt::LogHeader fresh{0, length_};
+    while (fresh.generation == 0 || fresh.generation == generation_)
+        if (RAND_bytes(reinterpret_cast<unsigned char*>(&fresh.generation), 8) != 1) std::abort();
+    const auto raw = fmt::encode_header(fresh);
+    // The first record's commit word is zeroed with the header: a reused
+    // region must not show a record there.
+    std::array<std::byte, kHeaderSize + 8> first{};
+    std::memcpy(first.data(), raw.data(), raw.size());
+    if (auto w = r_.write(offset_, first); !w) return w.error();
+    generation_ = fresh.generation;  // the local copy holds it from here
+    return r_.commit();
+}
+
+Result<Lsn> ReplicatedLog::reset() {
+    const auto before = generation_;
+    auto f = format();
+    if (generation_ != before) {
+        tail_ = kHeaderSize;
+        records_ = 0;
+    }
+    return f;
 }
 
 // A record's bytes: the body (index, payload, padding, then the next

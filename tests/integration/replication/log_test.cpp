@@ -53,6 +53,35 @@ TEST_F(ReplicatorTest, LogAppendsAreDurableAtTheirLsnAndSurviveReopen) {
     }
 }
 
+// reset: every member shows an empty log, its space reused from the start,
+// and a reopen finds the new log, not the old records.
+TEST_F(ReplicatorTest, ALogResetIsEmptyOnEveryMemberAndReusesItsSpace) {
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r) << r.error().message();
+    auto log = ReplicatedLog::open(*r, 0, 1u << 16);
+    ASSERT_TRUE(log);
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(log->append_durable(bytes("old " + std::to_string(i))));
+    const auto before = log->generation();
+    auto reset = log->reset();
+    ASSERT_TRUE(reset) << reset.error().message();
+    EXPECT_GE(r->frontier(Frontier::all), *reset);
+    EXPECT_NE(log->generation(), before);
+    EXPECT_EQ(log->records(), 0u);
+    EXPECT_EQ(log->used(), ReplicatedLog::kHeaderSize);
+    for (int n = 0; n < 3; ++n) {
+        const auto raw = nodes_[n]->data(0, 1u << 16);
+        EXPECT_TRUE(ReplicatedLog::scan(std::as_bytes(std::span(raw.data(), raw.size()))).empty()) << n;
+    }
+    auto a = log->append_durable(bytes("new"));
+    ASSERT_TRUE(a);
+    EXPECT_EQ(a->index, 1u);
+    EXPECT_EQ(a->position, ReplicatedLog::kHeaderSize);
+    auto again = ReplicatedLog::open(*r, 0, 1u << 16);
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->generation(), log->generation());
+    EXPECT_EQ(again->records(), 1u);
+}
+
 TEST_F(ReplicatorTest, DurableAppendsAfterUncommittedOnesCoverThemToo) {
     // append_durable is one vectored persist; with appends not yet
     // committed it falls back to writes and one commit, which covers them.
