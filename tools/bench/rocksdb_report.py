@@ -242,9 +242,22 @@ def table(rows, floors):
     return "\n".join(lines)
 
 
+NUMERIC_SETTINGS = ("duration_s", "rounds", "key_size", "slots", "slot_size")
+
+
+def settings_of(pairs):
+    """KEY=VALUE pairs as a dict; the counts as numbers (not cpus: "0" is a CPU list)."""
+    out = {}
+    for pair in pairs:
+        key, value = pair.split("=", 1)
+        out[key] = int(value) if key in NUMERIC_SETTINGS and re.fullmatch(r"[0-9]+", value) else value
+    return out
+
+
 def summarize(args):
     entries = read_manifest(args.manifest)
-    key_size = int(dict(s.split("=", 1) for s in args.setting).get("key_size", 16))
+    settings = settings_of(args.setting)
+    key_size = int(settings.get("key_size", 16))
     rows = db_bench_rows([e for e in entries if e["kind"] == "db_bench"])
     floors = floor_rows([e for e in entries if e["kind"] == "floor"], key_size)
     print(table(rows, floors))
@@ -254,7 +267,7 @@ def summarize(args):
         report = {"tool": "tools/bench/rocksdb", "command_line": args.command_line,
                   "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
                   "host": {"nproc": os.cpu_count(), "cpu_model": cpu_model(), "kernel": platform.release()},
-                  "settings": dict(s.split("=", 1) for s in args.setting),
+                  "settings": settings,
                   "units": {"ops_per_s": "operations per second, all threads",
                             "p50_us": "microseconds per write (db_bench's histogram)"},
                   "rows": rows + floors, "notes": args.note}
