@@ -66,6 +66,21 @@ TEST_F(RocksdbTest, OpenRestoresTheWalFilesTheNodeLost) {
     EXPECT_EQ(missing(200), 0);
 }
 
+// Puts without sync made durable afterwards by DB::SyncWAL, which RocksDB
+// allows only for WAL files whose Sync is thread-safe.
+TEST_F(RocksdbTest, SyncWalMakesEarlierPutsDurable) {
+    open();
+    for (int i = 0; i < 40; ++i) ASSERT_TRUE(db_->Put(rocksdb::WriteOptions(), key(i), "value" + std::to_string(i)).ok());
+    const auto commits = stats().commits;
+    const auto s = db_->SyncWAL();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(stats().commits, commits + 1);
+    close();
+    lose_local(true);
+    open();
+    EXPECT_EQ(missing(40), 0);
+}
+
 // RocksDB deletes a WAL once its memtable is flushed: its slot is freed,
 // so a few slots serve any number of WAL files.
 TEST_F(RocksdbTest, DeletedWalFilesFreeTheirSlots) {
