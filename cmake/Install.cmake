@@ -3,6 +3,8 @@
 # file (rpmpm.pc). Three components, which are also the Debian packages
 # (cmake/Package.cmake): runtime (the shared library), dev (headers, the
 # .so link, CMake and pkg-config files) and tools (programs, man pages).
+# A fourth, rocksdb, when the RocksDB plug-in is built: its library and
+# headers (rocksdb/CMakeLists.txt; cmake --install build --component rocksdb).
 include(CMakePackageConfigHelpers)
 
 install(TARGETS rpm EXPORT rpmTargets

@@ -2,7 +2,10 @@
 #   cpack -G DEB --config build/CPackConfig.cmake   (README, "Using it")
 # gives librpmpm1 (the library; librpmpm<major>), librpmpm-dev (headers, CMake and pkg-config
 # files, docs) and rpmpm-tools (rpm-probe, rpm-server, rpm-client, rpm-bench,
-# rpm-nvmf, rpm-kvstore, rpm-kvbench and their man pages). The library's
+# rpm-nvmf, rpm-kvstore, rpm-kvbench and their man pages); with the RocksDB
+# plug-in built, a fourth: librpm-rocksdb1 (librpm-rocksdb<major>: the
+# plug-in's library, its .so link and its headers in one package, as the
+# piece is optional; docs/rocksdb.md). The libraries'
 # and the tools' dependencies come from dpkg-shlibdeps (dpkg-dev); the
 # packages install under /usr. tests/install/package_test.sh installs them
 # and builds a program against what they put there.
@@ -36,4 +39,13 @@ set(CPACK_DEBIAN_TOOLS_PACKAGE_DEPENDS "${_rpm_exact}")
 set(CPACK_COMPONENT_RUNTIME_DESCRIPTION "rpm: replicate writes into remote persistent memory (shared library)")
 set(CPACK_COMPONENT_DEV_DESCRIPTION "rpm: headers, CMake package and pkg-config file")
 set(CPACK_COMPONENT_TOOLS_DESCRIPTION "rpm: rpm-probe, rpm-server, rpm-client, rpm-bench, rpm-nvmf, rpm-kvstore")
+# The plug-in's package: dpkg-shlibdeps finds librocksdb7.8 (Debian's) and,
+# as for the tools, leaves librpmpm to the stated dependency.
+if(TARGET rpm_rocksdb)
+  list(APPEND CPACK_COMPONENTS_ALL rocksdb)
+  set(CPACK_DEBIAN_ROCKSDB_PACKAGE_NAME librpm-rocksdb${PROJECT_VERSION_MAJOR})
+  set(CPACK_DEBIAN_ROCKSDB_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_DEBIAN_ROCKSDB_PACKAGE_DEPENDS "${_rpm_exact}")
+  set(CPACK_COMPONENT_ROCKSDB_DESCRIPTION "rpm: RocksDB FileSystem plug-in replicating the WAL (librpm_rocksdb, headers)")
+endif()
 include(CPack)

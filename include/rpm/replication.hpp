@@ -290,7 +290,9 @@ public:
     ///   ReplicatorOptions::fencing_term; nothing is opened)
     /// - errc::bad_size: also a local region under 8 KiB (the 4 KiB header
     ///   and at least 4 KiB of data)
-    /// - errc::permission_denied: a replica refused authentication
+    /// - errc::auth_failed: a replica refused authentication (an unknown
+    ///   client id or a wrong secret); errc::permission_denied: it refused
+    ///   this client a fencing term (ServerOptions::fencers)
     /// - errc::fenced: a replica has accepted a newer fencing term than
     ///   fencing_term (this primary must not serve)
     /// - errc::quorum_lost is checked only when the local copy or a

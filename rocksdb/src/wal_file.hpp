@@ -25,10 +25,11 @@ public:
     rocksdb::IOStatus Sync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override;
     rocksdb::IOStatus Fsync(const rocksdb::IOOptions& o, rocksdb::IODebugContext* dbg) override;
     rocksdb::IOStatus RangeSync(uint64_t, uint64_t, const rocksdb::IOOptions&, rocksdb::IODebugContext*) override;
-    // The log takes one append or sync at a time (Slot::mu); RocksDB then
-    // never syncs beside an append of the same file (the local file would
-    // say yes: Posix's Sync is thread-safe).
-    [[nodiscard]] bool IsSyncThreadSafe() const override { return false; }
+    // A sync reads the slot's last LSN under its lock and commits, which
+    // covers every append before it: safe beside an append of the same
+    // file, so RocksDB's SyncWAL (and FlushWAL(true)) may call it from
+    // another thread (it refuses when this says false).
+    [[nodiscard]] bool IsSyncThreadSafe() const override { return true; }
     [[nodiscard]] bool use_direct_io() const override { return false; }
 
 private:

@@ -10,6 +10,9 @@
 #      and with pkg-config, neither given a path, and runs; the installed
 #      rpm-probe runs and man finds its page;
 #   4. the packages are purged again (also when a step fails).
+# With the RocksDB plug-in built, its package librpm-rocksdbN too: its
+# library and headers, nothing of the others'; installed, the library
+# registers rpm:// with Debian's db_bench (when rocksdb-tools is there).
 # Usage: package_test.sh BUILD_DIR SOURCE_DIR     (as root)
 set -euo pipefail
 build_dir=$1
@@ -21,6 +24,11 @@ major=$(sed -n 's/^#define RPM_VERSION_MAJOR \([0-9][0-9]*\)$/\1/p' "$src_dir/in
 [ -n "$major" ] || { echo "package test: no RPM_VERSION_MAJOR in $src_dir/include/rpm/version.hpp"; exit 1; }
 runtime=librpmpm$major
 packages=(rpmpm-tools librpmpm-dev "$runtime")
+rocksdb=
+if grep -q '^set(CPACK_COMPONENTS_ALL ".*rocksdb' "$build_dir/CPackConfig.cmake"; then
+  rocksdb=librpm-rocksdb$major
+  packages=("$rocksdb" "${packages[@]}")
+fi
 # The test purges what it installs: it must not take away packages someone
 # installed on purpose.
 for p in "${packages[@]}"; do
@@ -62,13 +70,19 @@ for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf rpm-kvstore; do
   has rpmpm-tools "^\./usr/share/man/man1/$tool\.1"
 done
 lacks rpmpm-tools 'include/|librpmpm'
+if [ -n "$rocksdb" ]; then
+  has "$rocksdb" "^\./usr/lib/.*librpm_rocksdb\.so\.$major\."
+  has "$rocksdb" '^\./usr/include/rpm_rocksdb/file_system\.hpp$'
+  lacks "$rocksdb" 'librpmpm|/bin/|include/rpm/'
+fi
 for p in "${packages[@]}"; do
   echo "package test: $(basename "$(deb "$p")"): $(dpkg-deb -f "$(deb "$p")" Depends | cut -c1-160)"
 done
 
 # 2. Installed on this machine.
-dpkg -i "$(deb "$runtime")" "$(deb librpmpm-dev)" "$(deb rpmpm-tools)" >"$work/dpkg.log" 2>&1 ||
-  { cat "$work/dpkg.log"; fail "dpkg -i failed"; }
+debs=()
+for p in "${packages[@]}"; do debs+=("$(deb "$p")"); done
+dpkg -i "${debs[@]}" >"$work/dpkg.log" 2>&1 || { cat "$work/dpkg.log"; fail "dpkg -i failed"; }
 echo "package test: installed $(dpkg-query -W -f '${Package} ${Version}, ' "${packages[@]}")"
 
 # 3. The outside program, with no path given to either tool.
@@ -84,3 +98,13 @@ echo "package test: pkg-config rpmpm --cflags: $(pkg-config --cflags rpmpm)"
 /usr/bin/rpm-probe --sysfs-root "$src_dir/tests/fixtures/sysfs/adr_ddio_on" >/dev/null || fail "the installed rpm-probe does not run"
 man -w rpm-server >/dev/null || fail "man does not find rpm-server's page"
 echo "package test: the consumer builds against /usr with CMake and pkg-config; rpm-probe runs; man rpm-server is found"
+# The installed plug-in registers rpm:// with RocksDB: db_bench then names
+# the plug-in's refusal of a URI with no port (without it, it would crash).
+if [ -n "$rocksdb" ] && command -v db_bench >/dev/null; then
+  plugin=$(dpkg -L "$rocksdb" | grep -E "/librpm_rocksdb\.so\.$major$" | head -n 1)
+  [ -n "$plugin" ] || fail "$rocksdb installed no librpm_rocksdb.so.$major"
+  out=$(LD_PRELOAD=$plugin timeout 60 db_bench --fs_uri=rpm://no-port --db="$work/db" --benchmarks=fillrandom 2>&1) || true
+  grep -q 'Failed creating env: .*rpm-rocksdb URI' <<<"$out" ||
+    { echo "$out" | tail -n 5; fail "db_bench with the installed $plugin preloaded did not use the plug-in"; }
+  echo "package test: db_bench with the installed $plugin preloaded takes rpm:// URIs"
+fi

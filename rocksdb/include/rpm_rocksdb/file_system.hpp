@@ -89,7 +89,7 @@ rpm::Result<Options> parse_uri(std::string_view uri);
 /// rocksdb::NewCompositeEnv(fs) as Options::env.
 /// ERRORS: errc::invalid_argument (no replica, no local path, slots or
 /// slot_size as parse_uri says); the errors of rpm::Replicator::open
-/// (errc::permission_denied for a refused secret, errc::quorum_lost when
+/// (errc::auth_failed for a refused secret, errc::quorum_lost when
 /// too few replicas are reachable, errc::bad_size for a replica region
 /// smaller than pool_size(), ...); the errors of rpm::ReplicatedLog::open;
 /// errc::io_error when a WAL file cannot be restored (the detail names it
