@@ -135,6 +135,17 @@ def test_refusals(fixtures, scratch):
     expect("check of the fixture's own rows: exit", (res.returncode, res.stderr), (0, ""))
 
 
+def test_floor_warning():
+    """A floor above the puts it bounds gets a note; one below does not."""
+    rpm = {("fillrandom", 1, 100, "rpm-tcp"): {"p50_us": 50.0}}
+    floor = {"test": "persist", "value_size": 100, "p50_us": 60.0}
+    notes = rr.floor_warnings(rpm, [floor])
+    expect("a floor above rpm-tcp's p50: one note", len(notes), 1)
+    expect("the note names both p50s", "(60.0 µs)" in notes[0] and "(50.0 µs)" in notes[0], True)
+    expect("a floor below it: none", rr.floor_warnings(rpm, [dict(floor, p50_us=40.0)]), [])
+    expect("the log test above it: none (it is not a bound)", rr.floor_warnings(rpm, [dict(floor, test="log")]), [])
+
+
 def main():
     if len(sys.argv) != 3:
         print("usage: rocksdb_report_test.py FIXTURES SCRATCH_DIR", file=sys.stderr)
@@ -142,6 +153,7 @@ def main():
     fixtures, scratch = sys.argv[1], sys.argv[2]
     os.makedirs(scratch, exist_ok=True)
     test_parse(fixtures)
+    test_floor_warning()
     stdout = test_summary(fixtures, scratch)
     if stdout is not None:
         test_table(stdout, fixtures)
