@@ -41,11 +41,16 @@ protected:
         o.failure_timeout = std::chrono::milliseconds(500);
         return o;
     }
-    /// The plug-in over the nodes, and a DB through it.
-    void open(Options o) {
+    /// The plug-in over the nodes alone.
+    void open_fs(Options o) {
         auto fs = rpm_rocksdb::open(std::move(o));
         ASSERT_TRUE(fs) << fs.error().message();
         fs_ = *fs;
+    }
+    /// The plug-in over the nodes, and a DB through it.
+    void open(Options o) {
+        open_fs(std::move(o));
+        if (!fs_) return;
         env_ = rocksdb::NewCompositeEnv(fs_);
         rocksdb::Options db_options;
         db_options.create_if_missing = true;
