@@ -5,7 +5,7 @@
                     [--setting KEY=VALUE]... [--note TEXT]...
   rocksdb_report.py parse FILE        one db_bench output, parsed, as JSON
   rocksdb_report.py brief FILE        the same on one line (the script's progress)
-  rocksdb_report.py check FILE --configs disk,tmpfs[,rpm-tcp] [--threads 1,4]
+  rocksdb_report.py check FILE --configs disk,tmpfs[,rpm-tcp,rpm-rdma] [--threads 1,4]
                     [--values 100,1024] [--floor]
   rocksdb_report.py wal-bytes --key-size 16 --values 100,1024
 
@@ -157,16 +157,27 @@ def db_bench_rows(entries):
     return rows
 
 
+def ratio_key(base):
+    """The JSON key of a ratio: ratio_to_disk, ratio_to_tmpfs, ratio_to_rpm_tcp."""
+    return "ratio_to_" + base.replace("-", "_")
+
+
+def bases_of(config):
+    """What a row's ops/s is divided by: the baselines, and for rpm-rdma rpm-tcp too."""
+    if not config.startswith("rpm-"):
+        return ()
+    return BASELINES + (("rpm-tcp",) if config == "rpm-rdma" else ())
+
+
 def add_ratios(rows):
-    """rpm rows: ops/s against disk and tmpfs of the same case (omitted when not run)."""
+    """rpm rows: ops/s against disk and tmpfs of the same case, rpm-rdma's
+    against rpm-tcp's too (each omitted when its config did not run)."""
     by_key = {(r["benchmark"], r["threads"], r["value_size"], r["config"]): r for r in rows}
     for r in rows:
-        if not r["config"].startswith("rpm-"):
-            continue
-        for base in BASELINES:
+        for base in bases_of(r["config"]):
             b = by_key.get((r["benchmark"], r["threads"], r["value_size"], base))
             if b and b["ops_per_s"]:
-                r["ratio_to_" + base] = r["ops_per_s"] / b["ops_per_s"]
+                r[ratio_key(base)] = r["ops_per_s"] / b["ops_per_s"]
 
 
 def floor_rows(entries, key_size):
@@ -217,30 +228,54 @@ def cell(row):
 
 
 def ratio(row, base):
-    v = row.get("ratio_to_" + base) if row else None
+    v = row.get(ratio_key(base)) if row else None
     return "–" if v is None else f"{v:.2f}x"
 
 
 def table(rows, floors):
-    """The markdown table: one line per benchmark, threads and value size."""
+    """The markdown table: one line per benchmark, threads and value size.
+
+    Without rpm-rdma, the columns of every run before it (disk, tmpfs,
+    rpm-tcp and its two ratios, "–" for a config that did not run). With it
+    (the lab, where there is no disk), only the configs that ran, then each
+    rpm config's ratios to the baselines that ran, then rpm-rdma/rpm-tcp.
+    """
     by_key = {(r["benchmark"], r["threads"], r["value_size"], r["config"]): r for r in rows}
     cases = sorted({(r["benchmark"], r["threads"], r["value_size"]) for r in rows},
                    key=lambda c: (BENCHMARKS.index(c[0]), c[1], c[2]))
-    lines = ["| benchmark | threads | value | disk ops/s (p50/p99 µs) | tmpfs | rpm-tcp | rpm/disk | rpm/tmpfs |",
-             "|---|---|---|---|---|---|---|---|"]
+    ran = [c for c in CONFIGS if any(r["config"] == c for r in rows)]
+    if "rpm-rdma" in ran:
+        header, cells = ran_columns(ran)
+    else:
+        header = ["disk ops/s (p50/p99 µs)", "tmpfs", "rpm-tcp", "rpm/disk", "rpm/tmpfs"]
+        cells = [("disk", None), ("tmpfs", None), ("rpm-tcp", None), ("rpm-tcp", "disk"), ("rpm-tcp", "tmpfs")]
+    lines = ["| benchmark | threads | value | " + " | ".join(header) + " |", "|---" * (3 + len(header)) + "|"]
     for bench, threads, value in cases:
         get = lambda config: by_key.get((bench, threads, value, config))  # noqa: E731
-        rpm = get("rpm-tcp")
-        lines.append(f"| {bench} | {threads} | {value} | {cell(get('disk'))} | {cell(get('tmpfs'))} | "
-                     f"{cell(rpm)} | {ratio(rpm, 'disk')} | {ratio(rpm, 'tmpfs')} |")
+        row = [cell(get(c)) if base is None else ratio(get(c), base) for c, base in cells]
+        lines.append(f"| {bench} | {threads} | {value} | " + " | ".join(row) + " |")
     if floors:
         lines.append("")  # below the table: a floor is not a db_bench case
     for f in floors:
-        lines.append(f"floor ({f['test']}, {f['durability']} of {f['replicas']}, {f['commit_bytes']} B = one "
+        # Which servers a floor ran on, said only when there are two kinds.
+        over = f", {f['config']}" if "rpm-rdma" in ran else ""
+        lines.append(f"floor ({f['test']}{over}, {f['durability']} of {f['replicas']}, {f['commit_bytes']} B = one "
                      f"{f['value_size']} B put's WAL record): p50 {fmt_us(f['p50_us'])} µs, "
                      f"p99 {fmt_us(f['p99_us'])} µs, {fmt_int(f['ops_per_s'])} commits/s")
     lines += floor_warnings(by_key, floors)
     return "\n".join(lines)
+
+
+def ran_columns(ran):
+    """Headers and (config, base) cells: the configs that ran, then the ratios among them."""
+    header = [f"{c} ops/s (p50/p99 µs)" if i == 0 else c for i, c in enumerate(ran)]
+    cells = [(c, None) for c in ran]
+    for c in ran:
+        for base in bases_of(c):
+            if base in ran:
+                header.append(f"{c}/{base}")
+                cells.append((c, base))
+    return header, cells
 
 
 def floor_warnings(by_key, floors):
@@ -255,16 +290,17 @@ def floor_warnings(by_key, floors):
     """
     out = []
     for f in floors:
-        rpm = by_key.get(("fillrandom", 1, f["value_size"], "rpm-tcp"))
+        config = f.get("config", "rpm-tcp")
+        rpm = by_key.get(("fillrandom", 1, f["value_size"], config))
         if f["test"] == "persist" and rpm and f["p50_us"] > rpm["p50_us"]:
-            out.append(f"note: the {f['test']} floor's p50 ({fmt_us(f['p50_us'])} µs) is above rpm-tcp's 1-thread "
+            out.append(f"note: the {f['test']} floor's p50 ({fmt_us(f['p50_us'])} µs) is above {config}'s 1-thread "
                        f"fillrandom p50 at {f['value_size']} B ({fmt_us(rpm['p50_us'])} µs): it ran after the "
                        f"db_bench runs, not between them, and unpinned loopback latency here is bimodal; "
                        f"compare runs with --cpus 0")
     return out
 
 
-NUMERIC_SETTINGS = ("duration_s", "rounds", "key_size", "slots", "slot_size")
+NUMERIC_SETTINGS = ("duration_s", "rounds", "key_size", "slots", "slot_size", "write_buffer_size")
 
 
 def settings_of(pairs):
@@ -331,14 +367,16 @@ def check_rows(report, configs, threads, values, floor):
                     missing += [f"{name}: {k} > 0" for k in ("ops_per_s", "p50_us", "p99_us") if not positive(r.get(k))]
                     if not r.get("per_round") or not all(positive(p.get("ops_per_s")) for p in r["per_round"]):
                         missing.append(f"{name}: per_round with ops_per_s > 0")
-                    if config.startswith("rpm-"):
-                        missing += [f"{name}: ratio_to_{b} > 0" for b in BASELINES
-                                    if b in configs and not positive(r.get("ratio_to_" + b))]
+                    missing += [f"{name}: {ratio_key(b)} > 0" for b in bases_of(config)
+                                if b in configs and not positive(r.get(ratio_key(b)))]
     if floor:
-        for v in values:
-            found = [r for r in rows if r.get("benchmark") == "floor" and r.get("value_size") == v]
-            if not found or not all(positive(r.get("p50_us")) for r in found):
-                missing.append(f"floor row of value {v} with p50_us > 0")
+        for config in [c for c in configs if c.startswith("rpm-")]:
+            for v in values:
+                found = [r for r in rows if r.get("benchmark") == "floor" and r.get("value_size") == v
+                         and r.get("config", "rpm-tcp") == config]
+                if not found or not all(positive(r.get("p50_us")) for r in found):
+                    what = "" if config == "rpm-tcp" else f"{config} "
+                    missing.append(f"{what}floor row of value {v} with p50_us > 0")
     return missing
 
 

@@ -10,7 +10,10 @@ naming them (README there). Checked:
   - the medians over rounds, rpm-tcp's ratios to disk and tmpfs, the floor
     rows and the table's lines, from the manifest;
   - refusals: output without a histogram or without overwrite exits 2,
-    and `check` names a missing row and exits 1.
+    and `check` names a missing row and exits 1;
+  - rdma/, a lab run of tmpfs, rpm-tcp and rpm-rdma: rpm-rdma's medians,
+    its ratios to tmpfs and to rpm-tcp, a floor per transport, the table
+    with a column per config that ran, and `check` wanting ratio_to_rpm_tcp.
 It asserts no performance figure: the expected numbers are the fixtures'.
 Only python3's standard library is used.
 """
@@ -28,7 +31,10 @@ failures = []
 
 
 def expect(what, got, want):
-    ok = abs(got - want) <= 1e-9 * max(1.0, abs(want)) if isinstance(want, float) else got == want
+    if isinstance(want, float):  # a missing figure (None) fails rather than raising
+        ok = isinstance(got, (int, float)) and abs(got - want) <= 1e-9 * max(1.0, abs(want))
+    else:
+        ok = got == want
     if not ok:
         failures.append(f"{what}: got {got!r}, want {want!r}")
 
@@ -146,6 +152,43 @@ def test_floor_warning():
     expect("the log test above it: none (it is not a bound)", rr.floor_warnings(rpm, [dict(floor, test="log")]), [])
 
 
+def test_rdma(fixtures, scratch):
+    """A lab run with rpm-rdma (rdma/): its columns and ratio_to_rpm_tcp, figures the fixture's."""
+    rdma = os.path.join(fixtures, "rdma")
+    out = os.path.join(scratch, "rdma.json")
+    res = run("summarize", "--manifest", os.path.join(rdma, "manifest.tsv"), "--json", out, "--setting", "key_size=16")
+    if res.returncode != 0:
+        failures.append(f"rdma: summarize exited {res.returncode}: {res.stderr}")
+        return
+    with open(out, encoding="utf-8") as f:
+        report = json.load(f)
+    rows = rows_by_key(report["rows"])
+    one = rows[("fillrandom", 1, 100, "rpm-rdma")]
+    expect("rpm-rdma fillrandom median ops/s (168, 164)", one["ops_per_s"], 166.0)
+    expect("rpm-rdma fillrandom median p50 (4630.23, 5367.83)", one["p50_us"], 4999.03)
+    expect("rpm-rdma fillrandom ratio to rpm-tcp (223, 165)", one.get("ratio_to_rpm_tcp"), 166.0 / 194.0)
+    expect("rpm-rdma fillrandom ratio to tmpfs (10980, 11677)", one["ratio_to_tmpfs"], 166.0 / 11328.5)
+    expect("rpm-rdma: no disk ran, no ratio to it", "ratio_to_disk" in one, False)
+    four = rows[("overwrite", 4, 100, "rpm-rdma")]
+    expect("rpm-rdma overwrite 4 threads ratio to rpm-tcp (286, 354 / 548, 442)", four.get("ratio_to_rpm_tcp"), 320.0 / 495.0)
+    expect("rpm-tcp has no ratio to itself", "ratio_to_rpm_tcp" in rows[("overwrite", 4, 100, "rpm-tcp")], False)
+    floors = {(r["config"], r["test"]): r for r in report["rows"] if r["benchmark"] == "floor"}
+    expect("a floor per transport", sorted(floors), [("rpm-rdma", "log"), ("rpm-rdma", "persist"),
+                                                    ("rpm-tcp", "log"), ("rpm-tcp", "persist")])
+    expect("rpm-rdma persist floor p50", floors[("rpm-rdma", "persist")]["p50_us"], 1781.76)
+    with open(os.path.join(rdma, "expected-table.md"), encoding="utf-8") as f:
+        expect("the rdma table (rdma/expected-table.md)", res.stdout, f.read())
+    res = run("check", out, "--configs", "tmpfs,rpm-tcp,rpm-rdma", "--threads", "1,4", "--values", "100", "--floor")
+    expect("check of the rdma run: exit", (res.returncode, res.stderr), (0, ""))
+    one.pop("ratio_to_rpm_tcp", None)
+    cut = os.path.join(scratch, "rdma-no-ratio.json")
+    with open(cut, "w", encoding="utf-8") as f:
+        json.dump(report, f)
+    res = run("check", cut, "--configs", "tmpfs,rpm-tcp,rpm-rdma", "--threads", "1", "--values", "100")
+    expect("check without ratio_to_rpm_tcp: exit", res.returncode, 1)
+    expect("check names it", "fillrandom threads 1 value 100 rpm-rdma: ratio_to_rpm_tcp > 0" in res.stderr, True)
+
+
 def main():
     if len(sys.argv) != 3:
         print("usage: rocksdb_report_test.py FIXTURES SCRATCH_DIR", file=sys.stderr)
@@ -158,6 +201,7 @@ def main():
     if stdout is not None:
         test_table(stdout, fixtures)
         test_refusals(fixtures, scratch)
+    test_rdma(fixtures, scratch)
     for f in failures:
         print(f"rocksdb_report_test: {f}", file=sys.stderr)
     print(f"rocksdb_report_test: {len(failures)} failures")
