@@ -110,6 +110,43 @@ struct DetectOptions {
 /// root and the reason).
 Result<Profile> detect(const DetectOptions& opts = {});
 
+/// A CXL memory device (/sys/bus/cxl/devices/memN).
+struct CxlMemdev {
+    std::string name;                   ///< "mem0"
+    std::uint64_t serial = 0;           ///< PCIe Device Serial Number (0 when unreadable)
+    std::uint64_t pmem_size = 0;        ///< bytes of persistent capacity (pmem/size)
+    std::uint64_t ram_size = 0;         ///< bytes of volatile capacity (ram/size)
+    std::string host_bridge;            ///< "pci0000:0c": the PCI root above it, "" if none
+};
+
+/// What stands behind an nd region on the CXL nvdimm bus: the CXL region
+/// with the same id and the memdevs its targets decode to.
+struct CxlRegion {
+    std::string nd_region;              ///< "region0" (/sys/bus/nd/devices)
+    std::string cxl_region;             ///< "region0" (/sys/bus/cxl/devices), "" if not found
+    std::vector<CxlMemdev> memdevs;     ///< in interleave position order
+    std::string host_bridge;            ///< distinct host bridges, comma-separated
+    unsigned interleave_ways = 0;       ///< 0 when unreadable
+    unsigned interleave_granularity = 0;
+    PersistenceDomain domain = PersistenceDomain::unknown;  ///< the nd region's
+    std::string raw_domain;             ///< its persistence_domain text
+};
+
+/// The CXL side of a machine, as far as persistent memory is concerned.
+struct CxlInventory {
+    std::vector<CxlRegion> regions;        ///< one per nd region whose bus provider is "CXL"
+    std::vector<CxlMemdev> memdevs;        ///< every memdev, numeric order
+    std::vector<std::string> nvdimm_bridges;  ///< "nvdimm-bridge0": CXL PM can be made here
+    std::vector<std::string> unreadable;   ///< one line per thing that could not be read
+};
+
+/// Read /sys/bus/cxl and the CXL-backed nd regions under `root`. Kept out
+/// of Profile so that no existing public struct changes layout.
+/// RETURN VALUE: the inventory; all empty on a machine without CXL (no
+/// /sys/bus/cxl is not an error). ERRORS: none: what cannot be read is
+/// left at its default and named in CxlInventory::unreadable.
+CxlInventory cxl_inventory(const std::filesystem::path& root);
+
 /// The nd region (name, e.g. "region0") that holds the block or character
 /// device `dev` (st_dev of a file on fsdax, st_rdev of a devdax or pmem
 /// device), found through <root>/sys/dev/{block,char}/MAJ:MIN. nullopt when

@@ -62,6 +62,8 @@ Rule table_rule(PersistenceDomain d, Ddio ddio) noexcept {
 std::string describe_inputs(const Decision& d) {
     std::string s = "domain ";
     s += to_string(d.inputs.domain.value);
+    // A CXL region's domain comes from its driver, not the platform: say so.
+    if (d.inputs.domain.origin.starts_with("CXL ")) s += " (" + d.inputs.domain.origin + ")";
     if (d.effective_domain != d.inputs.domain.value) {
         s += " capped to ";
         s += to_string(d.effective_domain);

@@ -30,13 +30,28 @@ Inputs no_device_inputs() {
     return in;
 }
 
+// "CXL region0 (mem0, mem1) via ": the decision's reason names CXL, because a CXL
+// region's domain is a constant of the kernel's cxl_pmem driver, backed by
+// the device's Global Persistent Flush, not a platform (ADR) report.
+std::string cxl_origin(const platform::CxlInventory& cxl, const std::string& nd_region) {
+    for (const auto& c : cxl.regions) {
+        if (c.nd_region != nd_region) continue;
+        std::string s = "CXL " + (c.cxl_region.empty() ? std::string("region unknown") : c.cxl_region);
+        for (std::size_t i = 0; i < c.memdevs.size(); ++i) s += (i ? ", " : " (") + c.memdevs[i].name;
+        return s + (c.memdevs.empty() ? " via " : ") via ");
+    }
+    return {};
+}
+
 } // namespace
 
 std::vector<RegionInput> regions_of(const platform::Profile& profile) {
     std::vector<RegionInput> out;
+    const platform::CxlInventory cxl =
+        profile.regions.empty() ? platform::CxlInventory{} : platform::cxl_inventory(profile.root);
     for (const auto& r : profile.regions) {
         Source s = r.domain_readable ? Source::detected : Source::assumed;
-        std::string origin = "/sys/bus/nd/devices/" + r.name + "/persistence_domain";
+        std::string origin = cxl_origin(cxl, r.name) + "/sys/bus/nd/devices/" + r.name + "/persistence_domain";
         out.push_back({r.name, {r.domain, s, origin}, std::nullopt});
     }
     return out;

@@ -29,6 +29,32 @@ json cpu_json(const Report& r) {
     return j;
 }
 
+json memdev_json(const platform::CxlMemdev& m) {
+    return json{{"name", m.name},       {"serial", m.serial},       {"pmem_size", m.pmem_size},
+                {"ram_size", m.ram_size}, {"host_bridge", m.host_bridge}};
+}
+
+json cxl_json(const platform::CxlRegion& c) {
+    json mem = json::array();
+    for (const auto& m : c.memdevs) mem.push_back(memdev_json(m));
+    return json{{"cxl_region", c.cxl_region.empty() ? json(nullptr) : json(c.cxl_region)},
+                {"nd_region", c.nd_region},
+                {"memdevs", mem},
+                {"host_bridge", c.host_bridge},
+                {"interleave_ways", c.interleave_ways},
+                {"interleave_granularity", c.interleave_granularity},
+                {"persistence_domain", std::string(to_string(c.domain))},
+                {"raw_persistence_domain", c.raw_domain}};
+}
+
+// Machine-wide CXL facts that explain an empty regions list: volatile-only
+// memdevs, or a bridge on which no pmem region was created yet.
+json cxl_summary_json(const Report& r) {
+    json mem = json::array();
+    for (const auto& m : r.cxl.memdevs) mem.push_back(memdev_json(m));
+    return json{{"memdevs", mem}, {"nvdimm_bridges", r.cxl.nvdimm_bridges}};
+}
+
 json region_json(const Report& r, const flush::RegionInput& in) {
     json j{{"name", in.name}, {"persistence_domain", std::string(to_string(in.domain.value))}};
     put_source(j, "persistence_domain", in.domain);
@@ -39,6 +65,7 @@ json region_json(const Report& r, const flush::RegionInput& in) {
             j["raw_persistence_domain"] = nd.raw_domain;
             j["size"] = nd.size;
             j["devices"] = nd.devices;
+            if (const auto* c = cxl_of(r, nd.name)) j["cxl"] = cxl_json(*c);
         }
     for (const auto& p : r.paths)
         if (p.path == in.name) {
@@ -95,6 +122,7 @@ std::string render_json(const Report& r) {
     j["cpu"] = cpu_json(r);
     j["regions"] = json::array();
     for (const auto& in : r.regions) j["regions"].push_back(region_json(r, in));
+    j["cxl"] = cxl_summary_json(r);
     j["rdma_devices"] = json::array();
     for (const auto& v : r.devices) j["rdma_devices"].push_back(device_json(v));
     j["decisions"] = json::array();

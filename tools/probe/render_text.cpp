@@ -24,9 +24,36 @@ std::string cpu_line(const Report& r) {
     return "CPU flush instructions:" + s + provenance(r.cpu) + "\n";
 }
 
+std::string hex(std::uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "%#llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+void cxl_line(std::ostringstream& o, const platform::CxlRegion& c) {
+    o << "    CXL " << (c.cxl_region.empty() ? std::string("region unknown") : c.cxl_region) << ": "
+      << c.interleave_ways << "-way, granularity " << c.interleave_granularity << ", host bridge "
+      << (c.host_bridge.empty() ? std::string("unknown") : c.host_bridge) << ", memdevs";
+    if (c.memdevs.empty()) o << " unknown";
+    for (const auto& m : c.memdevs) o << " " << m.name << " (serial " << hex(m.serial) << ")";
+    o << "; persistence_domain " << to_string(c.domain) << " (set by the kernel's cxl_pmem driver)\n";
+}
+
+// Why a machine with CXL memory still has no PM region.
+void cxl_without_regions(std::ostringstream& o, const Report& r) {
+    for (const auto& m : r.cxl.memdevs)
+        if (m.pmem_size == 0)
+            o << "  CXL " << m.name << " (serial " << hex(m.serial) << "): volatile only (ram " << hex(m.ram_size)
+              << ", no pmem capacity): not persistent memory\n";
+    if (r.cxl.regions.empty())
+        for (const auto& b : r.cxl.nvdimm_bridges)
+            o << "  CXL " << b << " present but no CXL pmem region on it (create one: cxl create-region -t pmem)\n";
+}
+
 void regions(std::ostringstream& o, const Report& r) {
     o << "\nPersistent-memory regions:\n";
     if (r.regions.empty()) o << "  none (no nd regions; pass --pmem PATH to inspect a file or device)\n";
+    cxl_without_regions(o, r);
     for (const auto& in : r.regions) {
         o << "  " << in.name << ": persistence_domain " << to_string(in.domain.value);
         if (in.granularity) o << ", granularity " << to_string(*in.granularity);
@@ -34,6 +61,7 @@ void regions(std::ostringstream& o, const Report& r) {
             if (p.path == in.name)
                 o << ", " << pmem::to_string(p.kind) << (p.nd_region.empty() ? "" : " in " + p.nd_region);
         o << provenance(in.domain) << "\n";
+        if (const auto* c = cxl_of(r, in.name)) cxl_line(o, *c);
     }
 }
 

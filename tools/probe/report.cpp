@@ -53,6 +53,12 @@ void apply_region_overrides(std::vector<flush::RegionInput>& regions, const Over
 
 } // namespace
 
+const platform::CxlRegion* cxl_of(const Report& r, const std::string& name) {
+    for (const auto& c : r.cxl.regions)
+        if (c.nd_region == name) return &c;
+    return nullptr;
+}
+
 Result<Report> build_report(const Options& opts, const EnvLookup& env) {
     auto ov = load_overrides(opts.config, env);
     if (!ov) return ov.error();
@@ -63,7 +69,9 @@ Result<Report> build_report(const Options& opts, const EnvLookup& env) {
     auto profile = platform::detect(d);
     if (!profile) return profile.error();
 
-    Report r{*profile, cpu_input(*profile, *ov), flush::regions_of(*profile), {}, {}, {}};
+    Report r{*profile, cpu_input(*profile, *ov), flush::regions_of(*profile), {}, {}, {},
+             platform::cxl_inventory(opts.sysfs_root)};
+    for (const auto& u : r.cxl.unreadable) r.profile.unreadable.push_back(u);
     for (const auto& path : opts.pmem_paths) {
         auto p = open_path(path, opts.sysfs_root);
         if (!p) return p.error();

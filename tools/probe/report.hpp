@@ -38,7 +38,11 @@ struct Report {
     std::vector<PathRegion> paths;
     std::vector<DeviceView> devices;
     std::vector<flush::PlannedDecision> decisions;
+    platform::CxlInventory cxl;               ///< what stands behind CXL nd regions
 };
+
+/// The CXL provenance of nd region `name`, or nullptr when it is not on CXL.
+const platform::CxlRegion* cxl_of(const Report& r, const std::string& name);
 
 struct Options {
     std::filesystem::path sysfs_root = "/";

@@ -26,10 +26,26 @@ std::vector<fs::path> fixture_trees() {
     return trees;
 }
 
+// The "cxl" object rpm-probe prints for a CXL-backed region (the keys
+// expected.json gives; rpm-probe adds sizes and the raw domain).
+json cxl_summary(const CxlRegion& c) {
+    json mem = json::array();
+    for (const auto& m : c.memdevs) mem.push_back({{"name", m.name}, {"serial", m.serial}});
+    return {{"cxl_region", c.cxl_region},         {"nd_region", c.nd_region},
+            {"memdevs", mem},                     {"host_bridge", c.host_bridge},
+            {"interleave_ways", c.interleave_ways}, {"interleave_granularity", c.interleave_granularity},
+            {"persistence_domain", to_string(c.domain)}};
+}
+
 json actual_summary(const Profile& p) {
+    const CxlInventory cxl = cxl_inventory(p.root);
     json regions = json::array();
-    for (const auto& r : p.regions)
-        regions.push_back({{"name", r.name}, {"persistence_domain", to_string(r.domain)}});
+    for (const auto& r : p.regions) {
+        json j{{"name", r.name}, {"persistence_domain", to_string(r.domain)}};
+        for (const auto& c : cxl.regions)
+            if (c.nd_region == r.name) j["cxl"] = cxl_summary(c);
+        regions.push_back(j);
+    }
     json devices = json::array();
     for (const auto& d : p.rdma_devices)
         devices.push_back({{"name", d.name},
