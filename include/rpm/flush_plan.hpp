@@ -33,7 +33,9 @@ struct PlannedDecision {
 /// The regions of a profile, with their detected domains and provenance.
 /// RETURN VALUE: one RegionInput per Profile::regions entry, in order: the
 /// domain as detected (Source::detected, or Source::assumed when its file
-/// was unreadable), origin its persistence_domain path, granularity
+/// was unreadable), origin its persistence_domain path (prefixed "CXL
+/// regionN (memN, ...) via " for a CXL-backed region, read through
+/// platform::cxl_inventory(profile.root)), granularity
 /// unknown; empty when the profile has no region. ERRORS: none.
 std::vector<RegionInput> regions_of(const platform::Profile& profile);
 
