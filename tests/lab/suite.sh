@@ -52,7 +52,7 @@
 #   floor   (eadr) rpm-floor's four patterns against the PM device, its
 #           server ending with the client; send_flush to three sleeping
 #           servers at once, done at two; no server: a failure with its reason
-# Usage: suite.sh adr|eadr|memmap BUILD_DIR [FLAVOR]
+# Usage: suite.sh adr|eadr|memmap|cxl BUILD_DIR [FLAVOR]
 #   FLAVOR  full (default): the steps above, by PM mode.
 #           modes=busy,event: only ops, faults, kill and its planted control,
 #           once per completion mode listed (RPM_IT_COMPLETION,
@@ -93,6 +93,9 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 # on; no native flush) over each platform.
 case "$mode" in
   adr)    domain=memory_controller method=send_flush       persist=cache_flush_sfence            gran=cache_line ;;
+  # A CXL pmem region: the kernel's CXL driver says memory_controller, as
+  # an ADR NVDIMM's NFIT does (docs/persistence-model.md, "CXL").
+  cxl)    domain=memory_controller method=send_flush       persist=cache_flush_sfence            gran=cache_line ;;
   eadr)   domain=cpu_cache         method=read_after_write persist=none                          gran=byte ;;
   memmap) domain=unknown           method=send_flush       persist=cache_flush_sfence_deep_flush gran=cache_line ;;
   *) echo "suite.sh: unknown mode '$mode'"; exit 2 ;;
@@ -101,8 +104,8 @@ esac
 # issue it, so a PM region on the NVDIMM is native_flush in every cell.
 if [ "$flavor" = trixie ]; then
   case "$mode" in
-    adr|eadr) method=native_flush persist=none ;;
-    *) echo "suite.sh: the trixie flavor runs in adr or eadr (rxe takes FLUSH only on NVDIMM pages)"; exit 2 ;;
+    adr|eadr|cxl) method=native_flush persist=none ;;
+    *) echo "suite.sh: the trixie flavor runs in adr, eadr or cxl (rxe takes FLUSH only on persistent memory's pages)"; exit 2 ;;
   esac
 fi
 
@@ -166,11 +169,27 @@ detect() {
   [ "$got" = "$domain rxe0 false false $method $persist" ]
 }
 
+# The CXL VM (tools/lab/run --pm cxl): region0 must name what stands behind
+# it, as that run made it: CXL region0 of mem0 (serial 0x1, sn= on QEMU's
+# command line) below host bridge pci0000:0c (pxb-cxl bus_nr=12), 1 way of
+# 256 B; the decision's reason names CXL.
+cxl_origin() {
+  local json got want="region0 mem0:1 pci0000:0c 1 256 memory_controller"
+  json=$("$build/bin/rpm-probe" --json) || return 1
+  got=$(jq -r '.regions[0].cxl | [.cxl_region, (.memdevs | map("\(.name):\(.serial)") | join(",")),
+               .host_bridge, .interleave_ways, .interleave_granularity, .persistence_domain] | join(" ")' <<<"$json")
+  echo "probe: CXL region, memdevs, host bridge, ways, granularity, domain = $got"
+  echo "lab:   $want"
+  [ "$got" = "$want" ] || return 1
+  jq -r '.decisions[] | select(.device == "rxe0") | .reason' <<<"$json" | tee /dev/stderr | grep -q 'CXL region0 (mem0)'
+}
+
 it_env=(RPM_IT_TRANSPORT=rdma RPM_IT_ADDR="$RPM_LAB_RDMA_ADDR" RPM_IT_PM="$RPM_LAB_PM"
         RPM_IT_PM_DOMAIN="$domain" RPM_IT_PM_METHOD="$method" RPM_IT_PM_PERSIST="$persist")
 [ "$flavor" = trixie ] && it_env+=(RPM_IT_NATIVE_FLUSH=yes)
 pmem() { env RPM_LAB_DOMAIN="$domain" RPM_LAB_GRANULARITY="$gran" "$build/tests/lab_pmem_test" --gtest_brief=1; }
 ops() { env "${it_env[@]}" "$build/tests/ops_test" --gtest_brief=1; }
+ops_tcp() { env "${it_env[@]}" RPM_IT_TRANSPORT=tcp RPM_IT_ADDR=127.0.0.1 "$build/tests/ops_test" --gtest_brief=1; }
 faults() { env "${it_env[@]}" "$build/tests/lab_rdma_test" --gtest_brief=1; }
 
 kill_env=(RPM_KILL_SCHEME=rdma RPM_KILL_ADDR="$RPM_LAB_RDMA_ADDR" RPM_KILL_REGION="$RPM_LAB_PM"
@@ -320,6 +339,7 @@ if [ -n "$completions" ]; then
   exit 0
 fi
 step detect detect
+[ "$mode" = cxl ] && step cxl-origin cxl_origin
 step pmem pmem
 if [ "$flavor" = backports ] || [ "$flavor" = trixie ]; then
   [ "$flavor" = trixie ] && echo "lab[$mode trixie]: Debian $(cat /etc/debian_version), rdma-core $(dpkg-query -W -f='${Version}' rdma-core 2>/dev/null), librpma $(dpkg-query -W -f='${Version}' librpma-dev 2>/dev/null)"
@@ -340,6 +360,21 @@ if [ "$flavor" = backports ] || [ "$flavor" = trixie ]; then
   echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
   if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode $flavor]: FAILED: ${failed[*]}"; exit 1; fi
   echo "lab[$mode $flavor]: all steps passed"
+  exit 0
+fi
+# The CXL VM: rpm-server over rdma:// and tcp:// and rpm-nvmf's PM
+# namespace, all on the CXL region (the NVMe drive and its CMB are adr's).
+if [ "$mode" = cxl ]; then
+  step ops ops
+  step ops-tcp ops_tcp
+  step faults faults
+  step kill kill_normal
+  step kill-planted-control kill_planted
+  [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-kernel-host "$src/tests/lab/nvmf.sh" kernel-host "$build"
+  [ -n "${RPM_LAB_NVME:-}" ] && step nvmf-rdma-kernel-host "$src/tests/lab/nvmf.sh" kernel-host-rdma "$build"
+  echo "rxe0 counters: $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/{sent_pkts,rcvd_pkts} 2>/dev/null | paste -sd' ') (sent, received packets)"
+  if [ ${#failed[@]} -gt 0 ]; then failure_tails; echo "lab[$mode]: FAILED: ${failed[*]}"; exit 1; fi
+  echo "lab[$mode]: all steps passed"
   exit 0
 fi
 [ -n "${RPM_LAB_NVME:-}" ] && step nvme nvme
