@@ -151,9 +151,11 @@ CxlInventory cxl_inventory(const std::filesystem::path& root);
 /// device `dev` (st_dev of a file on fsdax, st_rdev of a devdax or pmem
 /// device), found through <root>/sys/dev/{block,char}/MAJ:MIN. nullopt when
 /// the device is not in an nd region.
-/// RETURN VALUE: the name of the "regionN" directory nearest the device in
-/// its resolved sysfs path, or std::nullopt: also when the MAJ:MIN link is
-/// missing, cannot be read, loops or climbs above `root`.
+/// RETURN VALUE: the name of the nd region directory ("regionN" whose
+/// parent is an "ndbusN") nearest the device in its resolved sysfs path,
+/// or std::nullopt: also for a device below a CXL region (a volatile
+/// region's dax device), and when the MAJ:MIN link is missing, cannot be
+/// read, loops or climbs above `root`.
 /// ERRORS: none; every failure to look is std::nullopt.
 std::optional<std::string> nd_region_of(const std::filesystem::path& root, unsigned major,
                                         unsigned minor, bool char_device);
