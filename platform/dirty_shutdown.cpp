@@ -18,11 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kNdDevices = "sys/bus/nd/devices";
-const fs::path kCxlDevices = "sys/bus/cxl/devices";
+const fs::path kNvdimmBus = "sys/bus/nd/devices";
+const fs::path kCxlBus = "sys/bus/cxl/devices";
 
 std::vector<std::string> nmem_names(const fs::path& root, std::vector<std::string>& unreadable) {
-    auto names = sysfs::list_dir(root, kNdDevices);
+    auto names = sysfs::list_dir(root, kNvdimmBus);
     if (!names) {
         // No nd bus is a machine without nvdimms, not a failure.
         if (names.error() != errc::path_not_found) unreadable.push_back("nd bus: " + names.error().detail());
@@ -38,13 +38,13 @@ std::vector<std::string> nmem_names(const fs::path& root, std::vector<std::strin
 // cxl/provider names the cxl_nvdimm ("pmem0"), whose parent is the memdev.
 // Before 6.2 there is no cxl/ group: the memdev stays unknown, silently.
 std::string memdev_of(const fs::path& root, const std::string& nmem, std::vector<std::string>& unreadable) {
-    auto provider = sysfs::read_text(root, kNdDevices / nmem / "cxl" / "provider");
+    auto provider = sysfs::read_text(root, kNvdimmBus / nmem / "cxl" / "provider");
     if (!provider) {
         if (provider.error() != errc::path_not_found)
             unreadable.push_back(nmem + " cxl/provider: " + provider.error().detail());
         return {};
     }
-    auto real = sysfs::resolve(root, kCxlDevices / *provider);
+    auto real = sysfs::resolve(root, kCxlBus / *provider);
     if (!real) {
         unreadable.push_back(nmem + " cxl/provider " + *provider + ": " + real.error().detail());
         return {};
@@ -64,7 +64,7 @@ std::optional<std::uint64_t> parse_count(std::string_view s) {
 // kernel saying "not tracked", not a failure.
 void read_count(const fs::path& root, DirtyShutdown& d, std::vector<std::string>& unreadable) {
     for (const char* group : {"cxl", "nfit"}) {
-        const fs::path rel = kNdDevices / d.nmem / group / "dirty_shutdown";
+        const fs::path rel = kNvdimmBus / d.nmem / group / "dirty_shutdown";
         auto text = sysfs::read_text(root, rel);
         if (!text && text.error() == errc::path_not_found) continue;
         d.source = rel.string();
