@@ -1,6 +1,10 @@
 // CXL provenance of persistent-memory regions: /sys/bus/cxl and the nd
 // regions the kernel's cxl_pmem driver registers on its "CXL" nvdimm bus.
 //
+// Volatile CXL regions (`mode` "ram", Linux 6.3 and later) are never on
+// the nd bus; cxl_ram_regions lists them so a report can say why CXL
+// memory is not PM.
+//
 // Linking the two sides (Linux 6.1 and later): an nd region on the CXL bus
 // takes the id of its CXL region (ND_REGION_CXL, region_devs.c), so nd
 // regionN is CXL regionN. The CXL region's targetK names an endpoint
@@ -141,6 +145,16 @@ bool on_cxl_bus(const fs::path& root, const std::string& nd_region, std::vector<
     return *provider == "CXL";
 }
 
+// The CXL side of r.cxl_region: its interleave and the memdevs behind its
+// targets. Shared by pmem regions (reached from the nd bus) and ram ones.
+void read_cxl_side(const fs::path& root, CxlRegion& r, const std::vector<CxlMemdev>& all,
+                   std::vector<std::string>& unreadable) {
+    const fs::path dir = kCxlDevices / r.cxl_region;
+    read_number(root, dir / "interleave_ways", r.interleave_ways, unreadable);
+    read_number(root, dir / "interleave_granularity", r.interleave_granularity, unreadable);
+    read_targets(root, r, all, unreadable);
+}
+
 CxlRegion read_region(const fs::path& root, const std::string& nd_name, const std::vector<CxlMemdev>& all,
                       std::vector<std::string>& unreadable) {
     CxlRegion r;
@@ -155,11 +169,20 @@ CxlRegion read_region(const fs::path& root, const std::string& nd_name, const st
         return r;
     }
     r.cxl_region = nd_name;  // same id: see the top of this file
-    const fs::path dir = kCxlDevices / r.cxl_region;
-    read_number(root, dir / "interleave_ways", r.interleave_ways, unreadable);
-    read_number(root, dir / "interleave_granularity", r.interleave_granularity, unreadable);
-    read_targets(root, r, all, unreadable);
+    read_cxl_side(root, r, all, unreadable);
     return r;
+}
+
+// Whether CXL region `name` decodes volatile capacity. No `mode` file is a
+// kernel before 6.3, which only makes pmem regions: not an error.
+bool is_ram_region(const fs::path& root, const std::string& name, std::vector<std::string>& unreadable) {
+    auto mode = sysfs::read_text(root, kCxlDevices / name / "mode");
+    if (!mode) {
+        if (mode.error() != errc::path_not_found)
+            unreadable.push_back("CXL " + name + " mode (taken as not ram): " + mode.error().detail());
+        return false;
+    }
+    return *mode == "ram";
 }
 
 } // namespace
@@ -174,6 +197,20 @@ CxlInventory cxl_inventory(const fs::path& root) {
         if (on_cxl_bus(root, name, inv.unreadable))
             inv.regions.push_back(read_region(root, name, inv.memdevs, inv.unreadable));
     return inv;
+}
+
+CxlRamRegions cxl_ram_regions(const fs::path& root) {
+    CxlRamRegions out;
+    for (const auto& name : names_with(root, kCxlDevices, "region", out.unreadable)) {
+        if (!is_ram_region(root, name, out.unreadable)) continue;
+        CxlRegion r;
+        r.cxl_region = name;
+        // No memdev list to reuse: read_targets reads the few it needs.
+        read_cxl_side(root, r, {}, out.unreadable);
+        out.regions.push_back(CxlRamRegion{r.cxl_region, std::move(r.memdevs), r.host_bridge,
+                                           r.interleave_ways, r.interleave_granularity});
+    }
+    return out;
 }
 
 } // namespace rpm::platform

@@ -147,13 +147,72 @@ struct CxlInventory {
 /// left at its default and named in CxlInventory::unreadable.
 CxlInventory cxl_inventory(const std::filesystem::path& root);
 
+/// A CXL region that decodes volatile capacity (`mode` "ram", Linux 6.3
+/// and later): CXL memory, but not persistent memory. It is never on the
+/// nd bus, so it has no nd region and no persistence domain.
+struct CxlRamRegion {
+    std::string cxl_region;             ///< "region0" (/sys/bus/cxl/devices)
+    std::vector<CxlMemdev> memdevs;     ///< in interleave position order
+    std::string host_bridge;            ///< distinct host bridges, comma-separated
+    unsigned interleave_ways = 0;       ///< 0 when unreadable
+    unsigned interleave_granularity = 0;
+};
+
+/// The CXL regions that are not persistent memory. A struct of its own so
+/// that CxlInventory keeps the layout it was released with.
+struct CxlRamRegions {
+    std::vector<CxlRamRegion> regions;     ///< numeric order
+    std::vector<std::string> unreadable;   ///< one line per thing that could not be read
+};
+
+/// Read the CXL regions under `root` whose `mode` is "ram". A region
+/// without a `mode` file (Linux before 6.3, where every region is pmem) or
+/// with another mode is left out: persistent ones are cxl_inventory's.
+/// RETURN VALUE: those regions; empty on a machine without CXL or without
+/// volatile regions. ERRORS: none: what cannot be read is left at its
+/// default and named in CxlRamRegions::unreadable.
+CxlRamRegions cxl_ram_regions(const std::filesystem::path& root);
+
+/// One nvdimm's (nd nmemN's) dirty shutdown count: how many times the
+/// device may have lost data at power loss. The count persists across
+/// power cycles and only grows (wrapping at overflow), so an application
+/// stores it with its data and compares at the next start: a change means
+/// a shutdown the device could not make clean (as PMDK does with the NFIT
+/// count).
+struct DirtyShutdown {
+    std::string nmem;                    ///< "nmem0" (/sys/bus/nd/devices)
+    std::string memdev;                  ///< the CXL memdev behind it ("mem0"), "" for NFIT or unknown
+    std::string source;                  ///< the file read, relative to root; "" when none
+    std::optional<std::uint64_t> count;  ///< std::nullopt: not reported
+};
+
+/// Every nvdimm's dirty shutdown count. A struct of its own so that no
+/// existing public struct changes layout.
+struct DirtyShutdownCounts {
+    std::vector<DirtyShutdown> nmems;      ///< every nd nmemN, numeric order
+    std::vector<std::string> unreadable;   ///< one line per thing that could not be read
+};
+
+/// Read nmemN/cxl/dirty_shutdown (CXL, Linux 6.15 and later, "%llu") or
+/// nmemN/nfit/dirty_shutdown (ACPI NFIT, "%d") for every nmem under
+/// <root>/sys/bus/nd/devices. A CXL nmem's memdev comes from its
+/// cxl/provider (Linux 6.2 and later).
+/// RETURN VALUE: one entry per nmem; count std::nullopt when neither file
+/// exists (an older kernel, or a device without dirty tracking: the kernel
+/// hides the file then). Empty without an nd bus.
+/// ERRORS: none: a file that exists but cannot be read or parsed leaves
+/// the count std::nullopt and is named in DirtyShutdownCounts::unreadable.
+DirtyShutdownCounts dirty_shutdown_counts(const std::filesystem::path& root);
+
 /// The nd region (name, e.g. "region0") that holds the block or character
 /// device `dev` (st_dev of a file on fsdax, st_rdev of a devdax or pmem
 /// device), found through <root>/sys/dev/{block,char}/MAJ:MIN. nullopt when
 /// the device is not in an nd region.
-/// RETURN VALUE: the name of the "regionN" directory nearest the device in
-/// its resolved sysfs path, or std::nullopt: also when the MAJ:MIN link is
-/// missing, cannot be read, loops or climbs above `root`.
+/// RETURN VALUE: the name of the nd region directory ("regionN" whose
+/// parent is an "ndbusN") nearest the device in its resolved sysfs path,
+/// or std::nullopt: also for a device below a CXL region (a volatile
+/// region's dax device), and when the MAJ:MIN link is missing, cannot be
+/// read, loops or climbs above `root`.
 /// ERRORS: none; every failure to look is std::nullopt.
 std::optional<std::string> nd_region_of(const std::filesystem::path& root, unsigned major,
                                         unsigned minor, bool char_device);

@@ -1,4 +1,4 @@
-// rpm-probe --json. The schema is documented in docs/probe.md; fields are
+// rpm-probe --json. The schema is documented in docs/flush-methods.md; fields are
 // only ever added, so scripts can rely on them.
 #include "report.hpp"
 
@@ -29,14 +29,28 @@ json cpu_json(const Report& r) {
     return j;
 }
 
-json memdev_json(const platform::CxlMemdev& m) {
-    return json{{"name", m.name},       {"serial", m.serial},       {"pmem_size", m.pmem_size},
-                {"ram_size", m.ram_size}, {"host_bridge", m.host_bridge}};
+json count_json(const platform::DirtyShutdown* d) {
+    return d != nullptr && d->count ? json(*d->count) : json(nullptr);
 }
 
-json cxl_json(const platform::CxlRegion& c) {
+// dirty_shutdown null: no count from this kernel (before 6.15) or device.
+json memdev_json(const Report& r, const platform::CxlMemdev& m) {
+    return json{{"name", m.name},
+                {"serial", m.serial},
+                {"pmem_size", m.pmem_size},
+                {"ram_size", m.ram_size},
+                {"host_bridge", m.host_bridge},
+                {"dirty_shutdown", count_json(dirty_shutdown_of(r, m.name))}};
+}
+
+json memdevs_json(const Report& r, const std::vector<platform::CxlMemdev>& memdevs) {
     json mem = json::array();
-    for (const auto& m : c.memdevs) mem.push_back(memdev_json(m));
+    for (const auto& m : memdevs) mem.push_back(memdev_json(r, m));
+    return mem;
+}
+
+json cxl_json(const Report& r, const platform::CxlRegion& c) {
+    const json mem = memdevs_json(r, c.memdevs);
     return json{{"cxl_region", c.cxl_region.empty() ? json(nullptr) : json(c.cxl_region)},
                 {"nd_region", c.nd_region},
                 {"memdevs", mem},
@@ -48,11 +62,33 @@ json cxl_json(const platform::CxlRegion& c) {
 }
 
 // Machine-wide CXL facts that explain an empty regions list: volatile-only
-// memdevs, or a bridge on which no pmem region was created yet.
+// memdevs, or a bridge on which no pmem region was created yet, or
+// regions that decode volatile capacity.
 json cxl_summary_json(const Report& r) {
-    json mem = json::array();
-    for (const auto& m : r.cxl.memdevs) mem.push_back(memdev_json(m));
-    return json{{"memdevs", mem}, {"nvdimm_bridges", r.cxl.nvdimm_bridges}};
+    json ram = json::array();
+    for (const auto& c : r.cxl_ram.regions)
+        ram.push_back({{"cxl_region", c.cxl_region},
+                       {"mode", "ram"},
+                       {"persistent", false},
+                       {"memdevs", memdevs_json(r, c.memdevs)},
+                       {"host_bridge", c.host_bridge},
+                       {"interleave_ways", c.interleave_ways},
+                       {"interleave_granularity", c.interleave_granularity}});
+    return json{{"memdevs", memdevs_json(r, r.cxl.memdevs)},
+                {"nvdimm_bridges", r.cxl.nvdimm_bridges},
+                {"ram_regions", ram}};
+}
+
+// Every nd nmem with its dirty shutdown count (NFIT ones included, which
+// have no CXL memdev to carry it).
+json nvdimms_json(const Report& r) {
+    json out = json::array();
+    for (const auto& d : r.dirty_shutdown.nmems)
+        out.push_back({{"nmem", d.nmem},
+                       {"memdev", d.memdev.empty() ? json(nullptr) : json(d.memdev)},
+                       {"dirty_shutdown", count_json(&d)},
+                       {"dirty_shutdown_source", d.source.empty() ? json(nullptr) : json("/" + d.source)}});
+    return out;
 }
 
 json region_json(const Report& r, const flush::RegionInput& in) {
@@ -65,7 +101,7 @@ json region_json(const Report& r, const flush::RegionInput& in) {
             j["raw_persistence_domain"] = nd.raw_domain;
             j["size"] = nd.size;
             j["devices"] = nd.devices;
-            if (const auto* c = cxl_of(r, nd.name)) j["cxl"] = cxl_json(*c);
+            if (const auto* c = cxl_of(r, nd.name)) j["cxl"] = cxl_json(r, *c);
         }
     for (const auto& p : r.paths)
         if (p.path == in.name) {
@@ -123,6 +159,7 @@ std::string render_json(const Report& r) {
     j["regions"] = json::array();
     for (const auto& in : r.regions) j["regions"].push_back(region_json(r, in));
     j["cxl"] = cxl_summary_json(r);
+    j["nvdimms"] = nvdimms_json(r);
     j["rdma_devices"] = json::array();
     for (const auto& v : r.devices) j["rdma_devices"].push_back(device_json(v));
     j["decisions"] = json::array();

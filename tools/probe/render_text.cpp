@@ -30,21 +30,42 @@ std::string hex(std::uint64_t v) {
     return buf;
 }
 
-void cxl_line(std::ostringstream& o, const platform::CxlRegion& c) {
+// The count only: whether it moved is for an application that stored the
+// previous value (docs/flush-methods.md).
+std::string dirty_shutdown_text(const platform::DirtyShutdown* d) {
+    if (d == nullptr || !d->count) return "dirty shutdown count not reported by this kernel or device";
+    return "dirty shutdown count " + std::to_string(*d->count);
+}
+
+void cxl_line(std::ostringstream& o, const Report& r, const platform::CxlRegion& c) {
     o << "    CXL " << (c.cxl_region.empty() ? std::string("region unknown") : c.cxl_region) << ": "
       << c.interleave_ways << "-way, granularity " << c.interleave_granularity << ", host bridge "
       << (c.host_bridge.empty() ? std::string("unknown") : c.host_bridge) << ", memdevs";
     if (c.memdevs.empty()) o << " unknown";
-    for (const auto& m : c.memdevs) o << " " << m.name << " (serial " << hex(m.serial) << ")";
+    for (const auto& m : c.memdevs)
+        o << " " << m.name << " (serial " << hex(m.serial) << ", " << dirty_shutdown_text(dirty_shutdown_of(r, m.name))
+          << ")";
     o << "; persistence_domain " << to_string(c.domain) << " (set by the kernel's cxl_pmem driver)\n";
 }
 
-// Why a machine with CXL memory still has no PM region.
+// NFIT nvdimms have no CXL memdev line to carry their count.
+void nvdimm_lines(std::ostringstream& o, const Report& r) {
+    for (const auto& d : r.dirty_shutdown.nmems)
+        if (d.memdev.empty() && d.count)
+            o << "  nvdimm " << d.nmem << ": " << dirty_shutdown_text(&d) << " (/" << d.source << ")\n";
+}
+
+// Why a machine with CXL memory still has no PM region (or only some).
 void cxl_without_regions(std::ostringstream& o, const Report& r) {
     for (const auto& m : r.cxl.memdevs)
         if (m.pmem_size == 0)
             o << "  CXL " << m.name << " (serial " << hex(m.serial) << "): volatile only (ram " << hex(m.ram_size)
               << ", no pmem capacity): not persistent memory\n";
+    for (const auto& c : r.cxl_ram.regions) {
+        o << "  CXL " << c.cxl_region << " (mode ram:";
+        for (const auto& m : c.memdevs) o << " " << m.name;
+        o << "): volatile, not persistent memory\n";
+    }
     if (r.cxl.regions.empty())
         for (const auto& b : r.cxl.nvdimm_bridges)
             o << "  CXL " << b << " present but no CXL pmem region on it (create one: cxl create-region -t pmem)\n";
@@ -61,8 +82,9 @@ void regions(std::ostringstream& o, const Report& r) {
             if (p.path == in.name)
                 o << ", " << pmem::to_string(p.kind) << (p.nd_region.empty() ? "" : " in " + p.nd_region);
         o << provenance(in.domain) << "\n";
-        if (const auto* c = cxl_of(r, in.name)) cxl_line(o, *c);
+        if (const auto* c = cxl_of(r, in.name)) cxl_line(o, r, *c);
     }
+    nvdimm_lines(o, r);
 }
 
 std::string root_port_text(const platform::RdmaDevice& d) {

@@ -59,6 +59,12 @@ const platform::CxlRegion* cxl_of(const Report& r, const std::string& name) {
     return nullptr;
 }
 
+const platform::DirtyShutdown* dirty_shutdown_of(const Report& r, const std::string& memdev) {
+    for (const auto& d : r.dirty_shutdown.nmems)
+        if (!d.memdev.empty() && d.memdev == memdev) return &d;
+    return nullptr;
+}
+
 Result<Report> build_report(const Options& opts, const EnvLookup& env) {
     auto ov = load_overrides(opts.config, env);
     if (!ov) return ov.error();
@@ -69,9 +75,17 @@ Result<Report> build_report(const Options& opts, const EnvLookup& env) {
     auto profile = platform::detect(d);
     if (!profile) return profile.error();
 
-    Report r{*profile, cpu_input(*profile, *ov), flush::regions_of(*profile), {}, {}, {},
-             platform::cxl_inventory(opts.sysfs_root)};
-    for (const auto& u : r.cxl.unreadable) r.profile.unreadable.push_back(u);
+    Report r{*profile,
+             cpu_input(*profile, *ov),
+             flush::regions_of(*profile),
+             {},
+             {},
+             {},
+             platform::cxl_inventory(opts.sysfs_root),
+             platform::cxl_ram_regions(opts.sysfs_root),
+             platform::dirty_shutdown_counts(opts.sysfs_root)};
+    for (const auto* lines : {&r.cxl.unreadable, &r.cxl_ram.unreadable, &r.dirty_shutdown.unreadable})
+        for (const auto& u : *lines) r.profile.unreadable.push_back(u);
     for (const auto& path : opts.pmem_paths) {
         auto p = open_path(path, opts.sysfs_root);
         if (!p) return p.error();

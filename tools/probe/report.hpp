@@ -39,10 +39,16 @@ struct Report {
     std::vector<DeviceView> devices;
     std::vector<flush::PlannedDecision> decisions;
     platform::CxlInventory cxl;               ///< what stands behind CXL nd regions
+    platform::CxlRamRegions cxl_ram;          ///< CXL regions that are volatile (not PM)
+    platform::DirtyShutdownCounts dirty_shutdown;  ///< per nd nmem
 };
 
 /// The CXL provenance of nd region `name`, or nullptr when it is not on CXL.
 const platform::CxlRegion* cxl_of(const Report& r, const std::string& name);
+
+/// The dirty shutdown entry of CXL memdev `memdev`, or nullptr when no nmem
+/// names it (a volatile memdev, or a kernel before 6.2).
+const platform::DirtyShutdown* dirty_shutdown_of(const Report& r, const std::string& memdev);
 
 struct Options {
     std::filesystem::path sysfs_root = "/";

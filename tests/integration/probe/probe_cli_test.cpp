@@ -80,6 +80,42 @@ TEST(ProbeCli, EveryFixtureMatchesItsExpectedJson) {
     EXPECT_GE(checked, 8) << "the issue asks for at least eight fixture trees";
 }
 
+// Linux 6.15's nmem0/cxl/dirty_shutdown (3 in the fixture) per memdev;
+// 6.12 has none, which is null in JSON and said so in text.
+TEST(ProbeCli, CxlDirtyShutdownCountPerMemdev) {
+    json j = probe_json("--sysfs-root " + (fixtures() / "cxl_k615_dirty_shutdown").string());
+    ASSERT_EQ(j["regions"].size(), 1u);
+    EXPECT_EQ(j["regions"][0]["cxl"]["memdevs"][0]["dirty_shutdown"], 3);
+    EXPECT_EQ(j["cxl"]["memdevs"][0]["dirty_shutdown"], 3);
+    ASSERT_EQ(j["nvdimms"].size(), 1u);
+    EXPECT_EQ(j["nvdimms"][0]["nmem"], "nmem0");
+    EXPECT_EQ(j["nvdimms"][0]["memdev"], "mem0");
+    EXPECT_EQ(j["nvdimms"][0]["dirty_shutdown_source"], "/sys/bus/nd/devices/nmem0/cxl/dirty_shutdown");
+    ProcResult t = probe("--sysfs-root " + (fixtures() / "cxl_k615_dirty_shutdown").string());
+    EXPECT_NE(t.out.find("mem0 (serial 0x1, dirty shutdown count 3)"), std::string::npos) << t.out;
+
+    json old = probe_json("--sysfs-root " + (fixtures() / "cxl_k612_pmem_single").string());
+    EXPECT_TRUE(old["regions"][0]["cxl"]["memdevs"][0]["dirty_shutdown"].is_null()) << old.dump(1);
+    EXPECT_TRUE(old["nvdimms"][0]["dirty_shutdown"].is_null());
+    t = probe("--sysfs-root " + (fixtures() / "cxl_k612_pmem_single").string());
+    EXPECT_NE(t.out.find("dirty shutdown count not reported by this kernel or device"), std::string::npos) << t.out;
+}
+
+TEST(ProbeCli, CxlRamRegionIsReportedAsNotPm) {
+    const std::string root = "--sysfs-root " + (fixtures() / "cxl_k612_ram_region").string();
+    json j = probe_json(root);
+    EXPECT_TRUE(j["regions"].empty());
+    EXPECT_TRUE(j["decisions"].empty());
+    ASSERT_EQ(j["cxl"]["ram_regions"].size(), 1u);
+    EXPECT_EQ(j["cxl"]["ram_regions"][0]["cxl_region"], "region0");
+    EXPECT_EQ(j["cxl"]["ram_regions"][0]["persistent"], false);
+    EXPECT_EQ(j["cxl"]["ram_regions"][0]["memdevs"][0]["name"], "mem0");
+    EXPECT_TRUE(j["unreadable"].empty()) << j["unreadable"].dump();
+    ProcResult t = probe(root);
+    EXPECT_NE(t.out.find("CXL region0 (mode ram: mem0): volatile, not persistent memory"), std::string::npos)
+        << t.out;
+}
+
 TEST(ProbeCli, TextReportNamesMethodAndReason) {
     ProcResult r = probe("--sysfs-root " + (fixtures() / "adr_ddio_on").string());
     ASSERT_EQ(r.status, 0) << r.out;

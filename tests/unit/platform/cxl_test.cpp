@@ -82,6 +82,78 @@ TEST(PlatformCxl, BridgeWithoutRegion) {
     EXPECT_EQ(inv.memdevs[0].pmem_size, 0x10000000u);
 }
 
+// Linux 6.12 adds region `mode`/`uuid` and nmem cxl/{id,provider}: the
+// pmem region reads as in 6.1, and is not taken for a ram region.
+TEST(PlatformCxl, Kernel612PmemRegion) {
+    const auto root = kFixtures / "cxl_k612_pmem_single";
+    const CxlInventory inv = cxl_inventory(root);
+    EXPECT_TRUE(inv.unreadable.empty()) << inv.unreadable.front();
+    ASSERT_EQ(inv.regions.size(), 1u);
+    EXPECT_EQ(inv.regions[0].cxl_region, "region0");
+    EXPECT_EQ(inv.regions[0].domain, PersistenceDomain::memory_controller);
+    ASSERT_EQ(inv.regions[0].memdevs.size(), 1u);
+    EXPECT_EQ(inv.regions[0].memdevs[0].serial, 1u);
+    const CxlRamRegions ram = cxl_ram_regions(root);
+    EXPECT_TRUE(ram.regions.empty());
+    EXPECT_TRUE(ram.unreadable.empty()) << ram.unreadable.front();
+    EXPECT_EQ(nd_region_of(root, 252, 0, true), "region0");
+}
+
+TEST(PlatformCxl, Kernel612RamRegionIsCxlButNotPm) {
+    const auto root = kFixtures / "cxl_k612_ram_region";
+    const CxlInventory inv = cxl_inventory(root);
+    EXPECT_TRUE(inv.unreadable.empty()) << inv.unreadable.front();
+    EXPECT_TRUE(inv.regions.empty());
+    ASSERT_EQ(inv.memdevs.size(), 1u);
+    EXPECT_EQ(inv.memdevs[0].ram_size, 0x10000000u);
+    const CxlRamRegions ram = cxl_ram_regions(root);
+    EXPECT_TRUE(ram.unreadable.empty()) << ram.unreadable.front();
+    ASSERT_EQ(ram.regions.size(), 1u);
+    const CxlRamRegion& r = ram.regions[0];
+    EXPECT_EQ(r.cxl_region, "region0");
+    EXPECT_EQ(r.interleave_ways, 1u);
+    EXPECT_EQ(r.interleave_granularity, 256u);
+    EXPECT_EQ(r.host_bridge, "pci0000:0c");
+    ASSERT_EQ(r.memdevs.size(), 1u);
+    EXPECT_EQ(r.memdevs[0].name, "mem0");
+    EXPECT_EQ(r.memdevs[0].pmem_size, 0u);
+    DetectOptions o;
+    o.root = root;
+    auto p = detect(o);
+    ASSERT_TRUE(p) << p.error().message();
+    EXPECT_TRUE(p->regions.empty());
+    EXPECT_TRUE(p->unreadable.empty()) << p->unreadable.front();
+}
+
+// Its dax0.0 sits below CXL region0, which is no nd region.
+TEST(PlatformCxl, RamRegionDaxDeviceIsInNoNdRegion) {
+    EXPECT_EQ(nd_region_of(kFixtures / "cxl_k612_ram_region", 252, 0, true), std::nullopt);
+    EXPECT_EQ(nd_region_of(kFixtures / "cxl_pmem_single", 252, 0, true), "region0");
+    EXPECT_EQ(nd_region_of(kFixtures / "cxl_pmem_interleave2", 252, 0, true), "region0");
+}
+
+// 6.1 regions have no `mode`; all of them are pmem.
+TEST(PlatformCxl, RegionWithoutModeIsNotRam) {
+    const CxlRamRegions ram = cxl_ram_regions(kFixtures / "cxl_pmem_single");
+    EXPECT_TRUE(ram.regions.empty());
+    EXPECT_TRUE(ram.unreadable.empty()) << ram.unreadable.front();
+}
+
+TEST(PlatformCxl, UnreadableRamRegionTargetIsNoted) {
+    TempTree t;
+    t.file("sys/bus/cxl/devices/region3/mode", "ram\n");
+    t.file("sys/bus/cxl/devices/region3/interleave_ways", "1\n");
+    t.file("sys/bus/cxl/devices/region3/interleave_granularity", "4096\n");
+    t.file("sys/bus/cxl/devices/region3/target0", "\n");
+    t.file("sys/bus/cxl/devices/region4/mode", "pmem\n");
+    const CxlRamRegions ram = cxl_ram_regions(t.root());
+    ASSERT_EQ(ram.regions.size(), 1u);
+    EXPECT_EQ(ram.regions[0].cxl_region, "region3");
+    EXPECT_EQ(ram.regions[0].interleave_granularity, 4096u);
+    EXPECT_TRUE(ram.regions[0].memdevs.empty());
+    EXPECT_TRUE(mentions(ram.unreadable, "region3 target0: empty"));
+}
+
 TEST(PlatformCxl, NfitRegionIsNotCxl) {
     const CxlInventory inv = cxl_inventory(kFixtures / "adr_ddio_on");
     EXPECT_TRUE(inv.regions.empty());

@@ -68,7 +68,7 @@ TEST_F(NdRegion, LinkEscapingTheRootIsNullopt) {
 
 TEST_F(NdRegion, NearestRegionToTheLeafWins) {
     // Not a real layout, but it pins down "from the leaf up".
-    const fs::path nested = ndbus / "region2/sub/region3/namespace3.0/block/pmem3";
+    const fs::path nested = ndbus / "region2/sub/ndbus1/region3/namespace3.0/block/pmem3";
     fs::create_directories(nested);
     make_link(nested, root / "sys/dev/block/259:3");
     EXPECT_EQ(nd_region_of(root, 259, 3, false), "region3");
@@ -79,6 +79,25 @@ TEST_F(NdRegion, OnlyRegionFollowedByDigitsMatches) {
     fs::create_directories(odd);
     make_link(odd, root / "sys/dev/block/259:5");
     EXPECT_EQ(nd_region_of(root, 259, 5, false), std::nullopt);
+}
+
+// Linux 6.3+: a volatile CXL region's dax device sits below the CXL
+// regionN (parent: a root decoder), which is not an nd region.
+TEST_F(NdRegion, RegionOutsideAnNdBusIsNotAnNdRegion) {
+    const fs::path dax =
+        root / "sys/devices/platform/ACPI0017:00/root0/decoder0.0/region0/dax_region0/dax0.0";
+    fs::create_directories(dax);
+    make_link(dax, root / "sys/dev/char/252:1");
+    EXPECT_EQ(nd_region_of(root, 252, 1, true), std::nullopt);
+}
+
+TEST_F(NdRegion, OnlyTheRegionOnTheBusCounts) {
+    // Not a real layout: an nd region with a regionN directory below it
+    // that is not on a bus; the bus's region is the answer.
+    const fs::path nested = ndbus / "region6/sub/region8/block/pmem6";
+    fs::create_directories(nested);
+    make_link(nested, root / "sys/dev/block/259:6");
+    EXPECT_EQ(nd_region_of(root, 259, 6, false), "region6");
 }
 
 TEST_F(NdRegion, AbsoluteLinkIsTakenFromTheRoot) {
