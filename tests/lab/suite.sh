@@ -172,11 +172,13 @@ detect() {
 # The CXL VM (tools/lab/run --pm cxl): region0 must name what stands behind
 # it, as that run made it: CXL region0 of mem0 (serial 0x1, sn= on QEMU's
 # command line) below host bridge pci0000:0c (pxb-cxl bus_nr=12), 1 way of
-# 256 B; the decision's reason names CXL.
+# 256 B, no dirty shutdown count (QEMU has no Get Health Info, and the
+# count needs Linux 6.15); the decision's reason names CXL.
 cxl_origin() {
-  local json got want="region0 mem0:1 pci0000:0c 1 256 memory_controller"
+  local json got want="region0 mem0:1:none pci0000:0c 1 256 memory_controller"
   json=$("$build/bin/rpm-probe" --json) || return 1
-  got=$(jq -r '.regions[0].cxl | [.cxl_region, (.memdevs | map("\(.name):\(.serial)") | join(",")),
+  got=$(jq -r '.regions[0].cxl | [.cxl_region,
+               (.memdevs | map("\(.name):\(.serial):\(.dirty_shutdown // "none")") | join(",")),
                .host_bridge, .interleave_ways, .interleave_granularity, .persistence_domain] | join(" ")' <<<"$json")
   echo "probe: CXL region, memdevs, host bridge, ways, granularity, domain = $got"
   echo "lab:   $want"

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <system_error>
 #include <string>
 
 namespace rpm::test {
@@ -32,8 +33,14 @@ inline std::string read_backing(const std::filesystem::path& path, std::size_t o
 }
 
 /// The size the kernel gives a devdax (/sys/bus/dax) or pmem block device
-/// (/sys/block, 512-byte sectors); 0 when it is neither.
+/// (/sys/block, 512-byte sectors), or a regular file's (one on a DAX file
+/// system, tests/lab/cxl_fsdax.sh); 0 when it is none of these.
 inline std::uint64_t device_size(const std::filesystem::path& dev) {
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(dev, ec)) {
+        const auto n = std::filesystem::file_size(dev, ec);
+        return ec ? 0 : n;
+    }
     const auto name = dev.filename().string();
     std::uint64_t v = 0;
     if (std::ifstream dax("/sys/bus/dax/devices/" + name + "/size"); dax >> v) return v;
