@@ -1,5 +1,6 @@
 // rpm-probe --json. The schema is documented in docs/flush-methods.md; fields are
 // only ever added, so scripts can rely on them.
+#include "dirty_since.hpp"
 #include "report.hpp"
 
 #include <nlohmann/json.hpp>
@@ -150,9 +151,36 @@ json decision_json(const flush::PlannedDecision& p) {
                 {"reason", d.reason}};
 }
 
+json optional_count(const std::optional<DirtyEntry>& e) {
+    return e && e->count ? json(*e->count) : json(nullptr);
+}
+
+// nmem, memdev and serial are this probe's (the baseline's for a device
+// gone); baseline_* say what the baseline called it. moved is null when
+// there are not two counts to compare.
+json dirty_change_json(const DirtyChange& c) {
+    const DirtyEntry& e = c.now ? *c.now : *c.before;
+    const bool compared = c.status == DirtyStatus::moved || c.status == DirtyStatus::unchanged;
+    return json{{"nmem", e.nmem},
+                {"memdev", e.memdev.empty() ? json(nullptr) : json(e.memdev)},
+                {"serial", e.serial ? json(*e.serial) : json(nullptr)},
+                {"before", optional_count(c.before)},
+                {"now", optional_count(c.now)},
+                {"moved", compared ? json(c.status == DirtyStatus::moved) : json(nullptr)},
+                {"status", std::string(to_string(c.status))},
+                {"baseline_nmem", c.before ? json(c.before->nmem) : json(nullptr)},
+                {"baseline_memdev", c.before && !c.before->memdev.empty() ? json(c.before->memdev) : json(nullptr)}};
+}
+
+json dirty_since_json(const DirtySince& s) {
+    json devices = json::array();
+    for (const auto& c : s.devices) devices.push_back(dirty_change_json(c));
+    return json{{"file", s.file}, {"moved", s.any_moved()}, {"devices", devices}};
+}
+
 } // namespace
 
-std::string render_json(const Report& r) {
+std::string render_json(const Report& r, const DirtySince* since) {
     json j;
     j["sysfs_root"] = r.profile.root.string();
     j["cpu"] = cpu_json(r);
@@ -165,6 +193,7 @@ std::string render_json(const Report& r) {
     j["decisions"] = json::array();
     for (const auto& p : r.decisions) j["decisions"].push_back(decision_json(p));
     j["unreadable"] = r.profile.unreadable;
+    if (since != nullptr) j["dirty_shutdown_since"] = dirty_since_json(*since);
     return j.dump(2) + "\n";
 }
 

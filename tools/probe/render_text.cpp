@@ -1,5 +1,6 @@
 // rpm-probe's human-readable report: inputs, then decisions with reasons,
 // then what could not be read.
+#include "dirty_since.hpp"
 #include "report.hpp"
 
 #include <cstdio>
@@ -30,8 +31,8 @@ std::string hex(std::uint64_t v) {
     return buf;
 }
 
-// The count only: whether it moved is for an application that stored the
-// previous value (docs/flush-methods.md).
+// The count only: whether it moved needs the value from before, which
+// --dirty-shutdown-since or the application brings (docs/flush-methods.md).
 std::string dirty_shutdown_text(const platform::DirtyShutdown* d) {
     if (d == nullptr || !d->count) return "dirty shutdown count not reported by this kernel or device";
     return "dirty shutdown count " + std::to_string(*d->count);
@@ -117,14 +118,47 @@ void decisions(std::ostringstream& o, const Report& r) {
     }
 }
 
+// "mem0 (serial 0x1)", with the baseline's name when the memdev was
+// renamed (matched by serial); NFIT nvdimms by nmem name.
+std::string device_label(const DirtyChange& c) {
+    const DirtyEntry& e = c.now ? *c.now : *c.before;
+    if (e.memdev.empty()) return e.nmem;
+    std::string s = e.memdev + " (serial " + (e.serial ? hex(*e.serial) : std::string("unknown"));
+    if (c.now && c.before && c.before->memdev != c.now->memdev)
+        s += ", " + (c.before->memdev.empty() ? c.before->nmem : c.before->memdev) + " in the baseline";
+    return s + ")";
+}
+
+std::string change_text(const DirtyChange& c) {
+    const auto count = [](const std::optional<DirtyEntry>& e) { return std::to_string(*e->count); };
+    switch (c.status) {
+    case DirtyStatus::moved:
+        return "moved " + count(c.before) + " -> " + count(c.now) +
+               ": a power loss may have lost data not yet durable elsewhere";
+    case DirtyStatus::unchanged: return "unchanged (" + count(c.now) + ")";
+    case DirtyStatus::gone: return "gone: not here now (count " + count(c.before) + " in the baseline)";
+    case DirtyStatus::no_count:
+        return "no count now (" + count(c.before) + " in the baseline): not reported by this kernel or device";
+    case DirtyStatus::no_baseline: return "no baseline (count " + count(c.now) + " now, none in the baseline)";
+    }
+    return {};
+}
+
+void dirty_since(std::ostringstream& o, const DirtySince& s) {
+    o << "\nDirty shutdown since " << s.file << ":\n";
+    if (s.devices.empty()) o << "  no nvdimm has a dirty shutdown count, now or in the baseline\n";
+    for (const auto& c : s.devices) o << "  " << device_label(c) << ": " << change_text(c) << "\n";
+}
+
 } // namespace
 
-std::string render_text(const Report& r) {
+std::string render_text(const Report& r, const DirtySince* since) {
     std::ostringstream o;
     o << "rpm-probe: sysfs root " << r.profile.root.string() << "\n" << cpu_line(r);
     regions(o, r);
     devices(o, r);
     decisions(o, r);
+    if (since != nullptr) dirty_since(o, *since);
     if (!r.profile.unreadable.empty()) {
         o << "\nCould not read:\n";
         for (const auto& u : r.profile.unreadable) o << "  - " << u << "\n";

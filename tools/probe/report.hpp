@@ -60,7 +60,11 @@ struct Options {
 /// ERRORS: as platform::detect, pmem::Region::open and load_overrides.
 Result<Report> build_report(const Options& opts, const EnvLookup& env);
 
-std::string render_text(const Report& r);
-std::string render_json(const Report& r);
+struct DirtySince;
+
+/// `since`: --dirty-shutdown-since's comparison, a section of its own; null
+/// without the option.
+std::string render_text(const Report& r, const DirtySince* since = nullptr);
+std::string render_json(const Report& r, const DirtySince* since = nullptr);
 
 } // namespace rpm::probe

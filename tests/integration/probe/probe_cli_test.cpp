@@ -189,4 +189,158 @@ TEST(ProbeCli, BadInputGetsAClearErrorAndNonZeroExit) {
     EXPECT_NE(not_pm.out.find("not persistent memory"), std::string::npos) << not_pm.out;
 }
 
+
+// --dirty-shutdown-since (issue 52): the counts now against an earlier
+// rpm-probe --json, saved as a file the way an operator would.
+
+const std::string kCxl615 = "--sysfs-root " + (fixtures() / "cxl_k615_dirty_shutdown").string();
+
+fs::path save_json(const std::string& name, const json& j) {
+    fs::path file = fs::path(testing::TempDir()) / name;
+    std::ofstream(file) << j.dump(2);
+    return file;
+}
+
+// The baseline as rpm-probe writes it for the 6.15 tree (count 3 on mem0).
+json cxl615_baseline() { return probe_json(kCxl615); }
+
+TEST(ProbeCli, DirtyShutdownSinceTheSameTreeIsUnchanged) {
+    const fs::path base = save_json("dss-same.json", cxl615_baseline());
+    ProcResult t = probe(kCxl615 + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(t.status, 0) << t.out;
+    EXPECT_NE(t.out.find("Dirty shutdown since " + base.string() + ":"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("mem0 (serial 0x1): unchanged (3)"), std::string::npos) << t.out;
+
+    ProcResult r = probe("--json " + kCxl615 + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(r.status, 0) << r.out;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.contains("dirty_shutdown_since")) << r.out;
+    const json& s = j["dirty_shutdown_since"];
+    EXPECT_EQ(s["file"], base.string());
+    EXPECT_EQ(s["moved"], false);
+    ASSERT_EQ(s["devices"].size(), 1u) << s.dump(1);
+    expect_subset(json{{"nmem", "nmem0"}, {"memdev", "mem0"}, {"serial", 1}, {"before", 3}, {"now", 3},
+                       {"moved", false}, {"status", "unchanged"}},
+                  s["devices"][0], "devices[0]");
+}
+
+// A smaller count in the baseline: the device had a dirty shutdown since.
+TEST(ProbeCli, DirtyShutdownThatMovedExitsThree) {
+    json b = cxl615_baseline();
+    b["nvdimms"][0]["dirty_shutdown"] = 2;
+    b["cxl"]["memdevs"][0]["dirty_shutdown"] = 2;
+    const fs::path base = save_json("dss-moved.json", b);
+    ProcResult t = probe(kCxl615 + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(t.status, 3) << t.out;
+    EXPECT_NE(t.out.find("mem0 (serial 0x1): moved 2 -> 3: a power loss may have lost data not yet durable "
+                         "elsewhere"),
+              std::string::npos)
+        << t.out;
+
+    ProcResult r = probe("--json " + kCxl615 + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(r.status, 3) << r.out;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.contains("dirty_shutdown_since")) << r.out;
+    EXPECT_EQ(j["dirty_shutdown_since"]["moved"], true);
+    expect_subset(json::array({json{{"serial", 1}, {"before", 2}, {"now", 3}, {"moved", true}, {"status", "moved"}}}),
+                  j["dirty_shutdown_since"]["devices"], "devices");
+    // The rest of the report is there as without the option.
+    EXPECT_EQ(j["nvdimms"][0]["dirty_shutdown"], 3);
+}
+
+// Linux 6.12 shows no count: the baseline has nothing to compare with.
+TEST(ProbeCli, DirtyShutdownWithoutACountInTheBaselineIsNoBaseline) {
+    const fs::path base =
+        save_json("dss-k612.json", probe_json("--sysfs-root " + (fixtures() / "cxl_k612_pmem_single").string()));
+    ProcResult t = probe(kCxl615 + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(t.status, 0) << t.out;
+    EXPECT_NE(t.out.find("mem0 (serial 0x1): no baseline (count 3 now, none in the baseline)"), std::string::npos)
+        << t.out;
+    ProcResult r = probe("--json " + kCxl615 + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(r.status, 0) << r.out;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.contains("dirty_shutdown_since")) << r.out;
+    expect_subset(json::array({json{{"before", nullptr}, {"now", 3}, {"moved", nullptr}, {"status", "no_baseline"}}}),
+                  j["dirty_shutdown_since"]["devices"], "devices");
+}
+
+TEST(ProbeCli, DirtyShutdownSinceAFileThatIsNotABaselineIsAnError) {
+    fs::path garbage = fs::path(testing::TempDir()) / "dss-garbage.txt";
+    std::ofstream(garbage) << "not json at all\n";
+    ProcResult t = probe(kCxl615 + " --dirty-shutdown-since " + garbage.string());
+    EXPECT_EQ(t.status, 2) << t.out;
+    EXPECT_NE(t.out.find("--dirty-shutdown-since " + garbage.string() + ": not JSON"), std::string::npos) << t.out;
+
+    // JSON, but not rpm-probe's (an overrides file).
+    const fs::path other = save_json("dss-other.json", json{{"ddio", "off"}});
+    t = probe(kCxl615 + " --dirty-shutdown-since " + other.string());
+    EXPECT_EQ(t.status, 2) << t.out;
+    EXPECT_NE(t.out.find(other.string() + ": not rpm-probe --json output"), std::string::npos) << t.out;
+
+    // rpm-probe's, with a count that is not one.
+    json b = cxl615_baseline();
+    b["nvdimms"][0]["dirty_shutdown"] = "three";
+    const fs::path bad = save_json("dss-bad-count.json", b);
+    t = probe(kCxl615 + " --dirty-shutdown-since " + bad.string());
+    EXPECT_EQ(t.status, 2) << t.out;
+    EXPECT_NE(t.out.find(bad.string() + ": nvdimms[0].dirty_shutdown is not a count"), std::string::npos) << t.out;
+
+    t = probe(kCxl615 + " --dirty-shutdown-since /nonexistent/baseline.json");
+    EXPECT_EQ(t.status, 2) << t.out;
+    EXPECT_NE(t.out.find("/nonexistent/baseline.json"), std::string::npos) << t.out;
+}
+
+// Memdev and nmem names follow probe order and can change across boots:
+// the serial is what identifies the device.
+TEST(ProbeCli, DirtyShutdownMatchesCxlDevicesBySerialNotName) {
+    json b = cxl615_baseline();
+    b["cxl"]["memdevs"][0]["name"] = "mem7";
+    b["nvdimms"][0]["memdev"] = "mem7";
+    b["nvdimms"][0]["nmem"] = "nmem4";
+    const fs::path base = save_json("dss-renamed.json", b);
+    ProcResult t = probe(kCxl615 + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(t.status, 0) << t.out;
+    EXPECT_NE(t.out.find("mem0 (serial 0x1, mem7 in the baseline): unchanged (3)"), std::string::npos) << t.out;
+    EXPECT_EQ(t.out.find("gone"), std::string::npos) << t.out;
+
+    // Another serial under the same names is another device.
+    b = cxl615_baseline();
+    b["cxl"]["memdevs"][0]["serial"] = 2;
+    const fs::path other = save_json("dss-other-serial.json", b);
+    ProcResult r = probe("--json " + kCxl615 + " --dirty-shutdown-since " + other.string());
+    EXPECT_EQ(r.status, 0) << r.out;
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.contains("dirty_shutdown_since")) << r.out;
+    expect_subset(json::array({json{{"serial", 1}, {"status", "no_baseline"}},
+                               json{{"serial", 2}, {"memdev", "mem0"}, {"before", 3}, {"now", nullptr},
+                                    {"status", "gone"}}}),
+                  j["dirty_shutdown_since"]["devices"], "devices");
+}
+
+// NFIT nvdimms have no serial here: matched by nmem name, serial null.
+TEST(ProbeCli, DirtyShutdownOfNfitNvdimmsByNmemName) {
+    const fs::path root = fs::path(testing::TempDir()) / "dss-nfit";
+    fs::remove_all(root);
+    for (const char* nmem : {"nmem0", "nmem1"}) {
+        fs::create_directories(root / "sys/bus/nd/devices" / nmem / "nfit");
+        std::ofstream(root / "sys/bus/nd/devices" / nmem / "nfit/dirty_shutdown") << "5\n";
+    }
+    const std::string tree = "--sysfs-root " + root.string();
+    json b = probe_json(tree);
+    ASSERT_EQ(b["nvdimms"].size(), 2u) << b.dump(1);
+    b["nvdimms"][1]["dirty_shutdown"] = 4;
+    const fs::path base = save_json("dss-nfit.json", b);
+    ProcResult t = probe(tree + " --dirty-shutdown-since " + base.string());
+    EXPECT_EQ(t.status, 3) << t.out;
+    EXPECT_NE(t.out.find("  nmem0: unchanged (5)"), std::string::npos) << t.out;
+    EXPECT_NE(t.out.find("  nmem1: moved 4 -> 5:"), std::string::npos) << t.out;
+    ProcResult r = probe("--json " + tree + " --dirty-shutdown-since " + base.string());
+    json j = json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(j.contains("dirty_shutdown_since")) << r.out;
+    expect_subset(json::array({json{{"nmem", "nmem0"}, {"memdev", nullptr}, {"serial", nullptr}, {"moved", false}},
+                               json{{"nmem", "nmem1"}, {"serial", nullptr}, {"moved", true}}}),
+                  j["dirty_shutdown_since"]["devices"], "devices");
+    fs::remove_all(root);
+}
+
 } // namespace
