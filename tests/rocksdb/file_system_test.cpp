@@ -26,8 +26,13 @@ std::filesystem::path only_wal(const std::string& dir) {
 }
 
 // Every replica's slot holds the WAL file's name and exactly its bytes.
+// Durability all: with the default (a majority) a sync returns once two of
+// the three hold the bytes, and the third may still lag when the test looks
+// (seen on a loaded machine: node 1 one record short).
 TEST_F(RocksdbTest, SyncedPutsAreTheWalFilesBytesOnEveryReplica) {
-    open();
+    auto o = options();
+    o.durability = rpm::Durability::all();
+    open(o);
     for (int i = 0; i < 50; ++i) ASSERT_TRUE(put(i).ok());
     const auto wal = only_wal(db_path_);
     ASSERT_FALSE(wal.empty());
