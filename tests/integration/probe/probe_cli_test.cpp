@@ -134,6 +134,21 @@ TEST(ProbeCli, EnvironmentOverrideChangesTheDecisionAndIsReported) {
     EXPECT_EQ(j["decisions"][0]["overridden"][0], "ddio (RPM_DDIO)");
 }
 
+// A CXL region's domain is overridden as an NFIT region's is (an operator
+// who knows the platform flushes caches on power loss), and the CXL origin
+// stays in the report.
+TEST(ProbeCli, CxlRegionsDomainIsOverriddenLikeNfits) {
+    json j = probe_json("--sysfs-root " + (fixtures() / "cxl_pmem_single").string(),
+                        "RPM_PERSISTENCE_DOMAIN=cpu_cache");
+    ASSERT_FALSE(j["regions"].empty());
+    EXPECT_EQ(j["regions"][0]["persistence_domain"], "cpu_cache");
+    EXPECT_EQ(j["regions"][0]["persistence_domain_source"], "override (environment)");
+    EXPECT_EQ(j["regions"][0]["raw_persistence_domain"], "memory_controller");
+    EXPECT_EQ(j["regions"][0]["cxl"]["cxl_region"], "region0");
+    ASSERT_FALSE(j["decisions"].empty());
+    EXPECT_EQ(j["decisions"][0]["method"], "read_after_write");
+}
+
 TEST(ProbeCli, ConfigFileOverride) {
     fs::path cfg = fs::path(testing::TempDir()) / "probe-config.json";
     std::ofstream(cfg) << R"({"persistence_domain": {"region0": "cpu_cache"}})";
