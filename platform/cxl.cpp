@@ -24,7 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kCxlDevices = "sys/bus/cxl/devices";
-const fs::path kNdDevices = "sys/bus/nd/devices";
 
 // The kernel prints serials and sizes "%#llx" ("0x1", "0x0") and
 // interleave settings "%d"; accept either base so a hand-made tree works.
@@ -131,7 +130,7 @@ void read_targets(const fs::path& root, CxlRegion& r, const std::vector<CxlMemde
 
 // Whether the nd region sits on the bus cxl_pmem registers (provider "CXL").
 bool on_cxl_bus(const fs::path& root, const std::string& nd_region, std::vector<std::string>& unreadable) {
-    auto real = sysfs::resolve(root, kNdDevices / nd_region);
+    auto real = sysfs::resolve(root, sysfs::kNdDevices / nd_region);
     if (!real) return false;  // read_nd_regions already reports an unreadable region
     auto provider = sysfs::read_text(root, real->parent_path() / "provider");
     if (!provider) {
@@ -193,7 +192,7 @@ CxlInventory cxl_inventory(const fs::path& root) {
         inv.memdevs.push_back(read_memdev(root, name, inv.unreadable));
     inv.nvdimm_bridges = names_with(root, kCxlDevices, "nvdimm-bridge", inv.unreadable);
     std::vector<std::string> ignored;  // nd bus problems are Profile::unreadable's
-    for (const auto& name : names_with(root, kNdDevices, "region", ignored))
+    for (const auto& name : names_with(root, sysfs::kNdDevices, "region", ignored))
         if (on_cxl_bus(root, name, inv.unreadable))
             inv.regions.push_back(read_region(root, name, inv.memdevs, inv.unreadable));
     return inv;

@@ -18,11 +18,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kNvdimmBus = "sys/bus/nd/devices";
 const fs::path kCxlBus = "sys/bus/cxl/devices";
 
 std::vector<std::string> nmem_names(const fs::path& root, std::vector<std::string>& unreadable) {
-    auto names = sysfs::list_dir(root, kNvdimmBus);
+    auto names = sysfs::list_dir(root, sysfs::kNdDevices);
     if (!names) {
         // No nd bus is a machine without nvdimms, not a failure.
         if (names.error() != errc::path_not_found) unreadable.push_back("nd bus: " + names.error().detail());
@@ -38,7 +37,7 @@ std::vector<std::string> nmem_names(const fs::path& root, std::vector<std::strin
 // cxl/provider names the cxl_nvdimm ("pmem0"), whose parent is the memdev.
 // Before 6.2 there is no cxl/ group: the memdev stays unknown, silently.
 std::string memdev_of(const fs::path& root, const std::string& nmem, std::vector<std::string>& unreadable) {
-    auto provider = sysfs::read_text(root, kNvdimmBus / nmem / "cxl" / "provider");
+    auto provider = sysfs::read_text(root, sysfs::kNdDevices / nmem / "cxl" / "provider");
     if (!provider) {
         if (provider.error() != errc::path_not_found)
             unreadable.push_back(nmem + " cxl/provider: " + provider.error().detail());
@@ -64,7 +63,7 @@ std::optional<std::uint64_t> parse_count(std::string_view s) {
 // kernel saying "not tracked", not a failure.
 void read_count(const fs::path& root, DirtyShutdown& d, std::vector<std::string>& unreadable) {
     for (const char* group : {"cxl", "nfit"}) {
-        const fs::path rel = kNvdimmBus / d.nmem / group / "dirty_shutdown";
+        const fs::path rel = sysfs::kNdDevices / d.nmem / group / "dirty_shutdown";
         auto text = sysfs::read_text(root, rel);
         if (!text && text.error() == errc::path_not_found) continue;
         d.source = rel.string();

@@ -11,7 +11,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kNdDevices = "sys/bus/nd/devices";
 
 bool is_digits(std::string_view s) noexcept {
     return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -116,7 +115,7 @@ NdRegion read_nd_region(const fs::path& root, const std::string& name,
                         std::vector<std::string>& unreadable) {
     NdRegion r;
     r.name = name;
-    const fs::path dir = kNdDevices / name;
+    const fs::path dir = sysfs::kNdDevices / name;
     read_domain(root, dir, r, unreadable);
     read_size(root, dir, r, unreadable);
     r.devices = region_devices(root, dir);
@@ -124,7 +123,7 @@ NdRegion read_nd_region(const fs::path& root, const std::string& name,
 }
 
 std::vector<NdRegion> read_nd_regions(const fs::path& root, std::vector<std::string>& unreadable) {
-    auto names = sysfs::list_dir(root, kNdDevices);
+    auto names = sysfs::list_dir(root, sysfs::kNdDevices);
     if (!names) {
         // No nd bus is a machine without persistent memory, not a failure.
         if (names.error() != errc::path_not_found)

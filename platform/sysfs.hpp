@@ -20,6 +20,10 @@ namespace rpm::platform::sysfs {
 
 namespace fs = std::filesystem;
 
+/// Where the nvdimm bus lists its regions and nvdimms, relative to a root
+/// (NFIT, e820 and CXL alike).
+inline const fs::path kNdDevices = "sys/bus/nd/devices";
+
 /// Resolve `rel` under `root` to a canonical root-relative path with no
 /// symlinks ("sys/devices/pci0000:17/0000:17:00.0/0000:18:00.0").
 /// path_not_found when a component is missing; sysfs_unreadable when a
