@@ -49,7 +49,7 @@ Result<std::unique_ptr<ModelServer>> ModelServer::start(const ModelServerOptions
     auto region = std::make_unique<server::Region>();
     decide_model_region(*region, opts.model.domain, target->size());
     PersistenceModel* model = target.get();
-    region->target = std::move(target);
+    region->served = std::move(target);
 
     ServerOptions so;
     so.secrets[kClient] = kSecret;

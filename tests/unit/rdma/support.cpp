@@ -18,7 +18,7 @@ std::unique_ptr<server::Region> make_region(const RegionSpec& spec, MemTarget** 
     auto t = std::make_unique<MemTarget>(spec.size);
     t->registrable_ = spec.registrable;
     *target_out = t.get();
-    r->target = std::move(t);
+    r->served = std::move(t);
     return r;
 }
 

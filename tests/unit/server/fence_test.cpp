@@ -76,7 +76,7 @@ protected:
         r->report.domain = PersistenceDomain::memory_controller;
         auto t = std::make_unique<CountingTarget>();
         target = t.get();
-        r->target = std::move(t);
+        r->served = std::move(t);
         r->fence.file = dir / "r.fence";
         server::decide_region(*r, {});
         region = r.get();

@@ -25,7 +25,7 @@ struct Fixture {
         auto r = std::make_unique<server::Region>();
         r->report.name = "r";
         r->report.domain = domain;
-        r->target = std::make_unique<VecTarget>();
+        r->served = std::make_unique<VecTarget>();
         server::decide_region(*r, {});
         std::vector<std::unique_ptr<server::Region>> regions;
         regions.push_back(std::move(r));
