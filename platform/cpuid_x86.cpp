@@ -1,6 +1,5 @@
-// The cpuid query, x86 only (see cpuid_other.cpp for the rest).
-#if defined(__x86_64__) || defined(__i386__)
-
+// The cpuid query on x86 (the build compiles cpuid_other.cpp instead elsewhere:
+// platform/CMakeLists.txt).
 #include "platform/cpuid.hpp"
 
 #include <cpuid.h>
@@ -24,5 +23,3 @@ CpuReading read_cpu_flush() {
 }
 
 } // namespace rpm::platform
-
-#endif

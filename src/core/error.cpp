@@ -5,7 +5,9 @@
 namespace rpm {
 namespace {
 
-const char* describe(errc e) noexcept {
+// The arguments, files, devices, platform and configuration: what a call
+// meets before any data moves. nullptr for the other codes.
+const char* describe_setup(errc e) noexcept {
     switch (e) {
     case errc::invalid_argument:
         return "invalid argument; check the call against its documentation";
@@ -39,6 +41,16 @@ const char* describe(errc e) noexcept {
         return "no usable RDMA device; load a driver (or rdma_rxe for Soft-RoCE) or use tcp://";
     case errc::unsupported:
         return "not supported on this platform or build; run rpm-probe to see what this machine offers";
+    default:
+        return nullptr;
+    }
+}
+
+// Moving data: replicas, the MR pool, P2P memory, NVMe, the peer and its
+// protocol, fencing, authentication, ranges and alignment. nullptr for the
+// other codes.
+const char* describe_operation(errc e) noexcept {
+    switch (e) {
     case errc::quorum_lost:
         return "too few replicas are live for the durability asked for; nothing was acknowledged, "
                "restart or reconnect replicas, or relax the durability";
@@ -65,7 +77,14 @@ const char* describe(errc e) noexcept {
     case errc::would_deadlock:
         return "a synchronous call inside a callback of its own connection would wait for itself (that thread "
                "completes it); nothing was sent: use the callback form there, or call from another thread";
+    default:
+        return nullptr;
     }
+}
+
+const char* describe(errc e) noexcept {
+    if (const char* d = describe_setup(e)) return d;
+    if (const char* d = describe_operation(e)) return d;
     return "unknown rpm error";
 }
 

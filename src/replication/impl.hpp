@@ -16,9 +16,9 @@
 #include "replication/intervals.hpp"
 #include "replication/line_set.hpp"
 #include "replication/round_trips.hpp"
+#include "client/io_group.hpp"
 #include "client/transport.hpp"
 #include "core/wakeup.hpp"
-#include "transport/tcp/io_group.hpp"
 
 #include <array>
 #include <atomic>
@@ -186,6 +186,10 @@ struct Replicator::Impl {
     Result<void> open_local();
     Result<void> connect_all(std::string& unreachable);
     Result<void> recover(const std::string& unreachable);
+    /// recover's last step: `h` (the next generation) becomes the local
+    /// header, kept durably, and every member must be resynchronized from
+    /// its position on.
+    void start_generation(const replication::Header& h);
     Result<std::vector<std::byte>> fetch(std::size_t i, std::uint64_t length) const;
     Result<int> choose_best(std::uint64_t length, std::vector<std::byte>& best_data);
     // issue.cpp
@@ -206,6 +210,13 @@ struct Replicator::Impl {
                      std::shared_ptr<const void> keep);
     void extend_high_water(std::uint64_t end);
     Lsn issue_flushes();
+    /// issue_flushes' steps: under mu, each live member's flush of what it
+    /// was sent since its last one (and of the waiting writes, `batch`);
+    /// then, mu released, the flushes (and the batch's persist) sent.
+    struct MemberFlush;
+    std::vector<MemberFlush> plan_flushes(Lsn target, const replication::Deferred* batch,
+                                          std::vector<std::pair<Frontier, Lsn>>& notes);
+    void send_flushes(std::vector<MemberFlush>& flushes, const std::shared_ptr<const replication::Deferred>& batch);
     /// Replicator::persist when no member has unflushed writes: the slices
     /// (region offsets) and their flush as one persist request per member.
     Lsn persist_slices(std::span<const WriteSlice> slices);

@@ -100,6 +100,13 @@ void Replicator::Impl::extend_high_water(std::uint64_t end) {
     (void)write_region(replication::kOffHighWater, raw, true);
 }
 
+// A member's flush at commit: planned under mu, sent after it.
+struct Replicator::Impl::MemberFlush {
+    Destination t;
+    std::uint64_t id;
+    std::vector<replication::Span> spans;  ///< of the writes sent already
+};
+
 Lsn Replicator::Impl::issue_flushes() {
     const Lsn target = last_lsn.load(std::memory_order_acquire);
     local->drain();
@@ -108,45 +115,51 @@ Lsn Replicator::Impl::issue_flushes() {
     local->persist(local->bytes().data() + replication::kOffPosition, 8);
     const auto batch = take_deferred();
     std::vector<std::pair<Frontier, Lsn>> notes;
-    struct Flush {
-        Destination t;
-        std::uint64_t id;
-        std::vector<replication::Span> spans;
-    };
-    std::vector<Flush> flushes;
-    {
-        std::lock_guard lock(mu);
-        if (target > local_frontier) {
-            local_frontier = target;
-            notes.emplace_back(Frontier::local, target);
-        }
-        for (auto& m : replicas) {
-            if (m.state == ReplicaState::failed || !m.region) {
-                if (batch)
-                    for (const auto& p : batch->pieces) m.miss(p.offset, p.length);
-                continue;
-            }
-            if (m.dirty.empty() && !batch) {
-                // Nothing new since its last flush: that flush (or none)
-                // covers everything issued up to target.
-                if (m.flushes.empty()) m.frontier = std::max(m.frontier, target);
-                else m.flushes.back().lsn = target;
-                continue;
-            }
-            replication::PendingFlush pf{next_flush_id++, target, 0, std::move(m.dirty)};
-            m.dirty = replication::IntervalSet(replication::kFlushMergeGap);
-            auto spans = pf.ranges.spans();  // of the writes sent already
-            if (batch)
-                for (const auto& p : batch->pieces) pf.ranges.add(p.offset, p.length);
-            pf.remaining = static_cast<unsigned>(spans.size()) + (batch ? 1 : 0);
-            if (m.outstanding == 0) m.last_progress = Clock::now();
-            m.outstanding += pf.remaining;
-            flushes.push_back({{m.index, m.epoch, *m.region}, pf.id, std::move(spans)});
-            m.flushes.push_back(std::move(pf));
-        }
-        recompute_locked(notes);
-    }
+    auto flushes = plan_flushes(target, batch.get(), notes);
     wake_waiters();
+    send_flushes(flushes, batch);
+    notify(notes);
+    return target;
+}
+
+std::vector<Replicator::Impl::MemberFlush> Replicator::Impl::plan_flushes(
+    Lsn target, const replication::Deferred* batch, std::vector<std::pair<Frontier, Lsn>>& notes) {
+    std::vector<MemberFlush> flushes;
+    std::lock_guard lock(mu);
+    if (target > local_frontier) {
+        local_frontier = target;
+        notes.emplace_back(Frontier::local, target);
+    }
+    for (auto& m : replicas) {
+        if (m.state == ReplicaState::failed || !m.region) {
+            if (batch)
+                for (const auto& p : batch->pieces) m.miss(p.offset, p.length);
+            continue;
+        }
+        if (m.dirty.empty() && !batch) {
+            // Nothing new since its last flush: that flush (or none)
+            // covers everything issued up to target.
+            if (m.flushes.empty()) m.frontier = std::max(m.frontier, target);
+            else m.flushes.back().lsn = target;
+            continue;
+        }
+        replication::PendingFlush pf{next_flush_id++, target, 0, std::move(m.dirty)};
+        m.dirty = replication::IntervalSet(replication::kFlushMergeGap);
+        auto spans = pf.ranges.spans();  // of the writes sent already
+        if (batch)
+            for (const auto& p : batch->pieces) pf.ranges.add(p.offset, p.length);
+        pf.remaining = static_cast<unsigned>(spans.size()) + (batch ? 1 : 0);
+        if (m.outstanding == 0) m.last_progress = Clock::now();
+        m.outstanding += pf.remaining;
+        flushes.push_back({{m.index, m.epoch, *m.region}, pf.id, std::move(spans)});
+        m.flushes.push_back(std::move(pf));
+    }
+    recompute_locked(notes);
+    return flushes;
+}
+
+void Replicator::Impl::send_flushes(std::vector<MemberFlush>& flushes,
+                                    const std::shared_ptr<const replication::Deferred>& batch) {
     for (auto& f : flushes) {
         if (batch)
             f.t.region.persist(std::span<const WriteSlice>(batch->slices),
@@ -159,8 +172,6 @@ Lsn Replicator::Impl::issue_flushes() {
             });
         }
     }
-    notify(notes);
-    return target;
 }
 
 bool Replicator::Impl::nothing_unflushed() const {

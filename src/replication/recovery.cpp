@@ -108,18 +108,22 @@ Result<void> Replicator::Impl::recover(const std::string& unreachable) {
         std::memcpy(data.data(), best_data.data(), best_data.size());
         local->persist(data.data(), best_data.size());
     }
-    header = {existing ? group : replication::random_group(), generation + 1, hw, position, data.size()};
+    start_generation({existing ? group : replication::random_group(), generation + 1, hw, position, data.size()});
+    return {};
+}
+
+void Replicator::Impl::start_generation(const replication::Header& h) {
+    header = h;
     auto raw = replication::encode_header(header);
     std::memcpy(local->bytes().data(), raw.data(), raw.size());
     local->persist(local->bytes().data(), raw.size());
-    last_lsn = position;
-    local_frontier = quorum_frontier = all_frontier = position;
+    last_lsn = h.position;
+    local_frontier = quorum_frontier = all_frontier = h.position;
     for (auto& m : replicas) {
         m.full_resync = true;
-        m.frontier = position;
+        m.frontier = h.position;
         if (m.region) m.state = ReplicaState::syncing;
     }
-    return {};
 }
 
 } // namespace rpm

@@ -60,6 +60,11 @@ std::string fenced_detail(std::string_view name, std::uint64_t now, std::uint64_
            "; this connection opened it with term " + std::to_string(had);
 }
 
+Result<void> check_term(std::string_view name, std::uint64_t now, std::uint64_t had) {
+    if (!fenced(now, had)) return {};
+    return Error(errc::fenced, fenced_detail(name, now, had));
+}
+
 std::optional<std::filesystem::path> fence_file_for(std::string_view name, const std::filesystem::path& path,
                                                     const std::optional<std::filesystem::path>& fence_dir) {
     if (fence_dir) return *fence_dir / ((plain_name(name) ? std::string(name) : "x-" + hex(name)) + ".fence");

@@ -39,10 +39,22 @@ public:
     virtual void region_fenced(Region& r, std::uint64_t term) noexcept = 0;
 };
 
+/// The fence rule, the one place it is stated: what was opened with term
+/// `had` is fenced once the region's term is `now` > `had`. Read `now`
+/// (Fence::term) under the fence's lock.
+[[nodiscard]] constexpr bool fenced(std::uint64_t now, std::uint64_t had) noexcept { return had < now; }
+
 /// Why a connection that opened region `name` with term `had` lost it to
 /// term `now`: the one wording of the handlers' refusal and the
 /// transports' goodbye.
 std::string fenced_detail(std::string_view name, std::uint64_t now, std::uint64_t had);
+
+/// The fence check of a request, or of a grant being handed out, on region
+/// `name` (whose term is `now`) by a session that opened it with term
+/// `had`: the request handlers and the transports call it, with the
+/// region's fence lock held shared until the request's stores are done.
+/// ERRORS: errc::fenced when fenced(now, had) (detail: fenced_detail).
+Result<void> check_term(std::string_view name, std::uint64_t now, std::uint64_t had);
 
 /// The fence file of region `name` at `path`: `<fence_dir>/<name>.fence`
 /// (a name with bytes outside [A-Za-z0-9._-], or starting with '.', is

@@ -90,7 +90,7 @@ Result<Region*> find_granted(std::vector<std::unique_ptr<Region>>& regions, cons
 proto::RegionGrant grant_message(std::uint32_t id, const Region& r, Choice c, bool forced) {
     proto::RegionGrant g;
     g.id = id;
-    g.size = r.target->size();
+    g.size = r.served->size();
     g.method = c.method;
     g.server_persist = c.step;
     g.domain = r.report.rdma_decision.effective_domain;
@@ -185,11 +185,11 @@ Result<void> Service::admit_term(Region& r, std::uint64_t term) {
     {
         std::shared_lock lock(r.fence.mu);
         if (term == r.fence.term) return {};
-        if (term < r.fence.term) return older(r.fence.term);
+        if (fenced(r.fence.term, term)) return older(r.fence.term);
     }
     std::unique_lock lock(r.fence.mu);
     if (term == r.fence.term) return {};
-    if (term < r.fence.term) return older(r.fence.term);
+    if (fenced(r.fence.term, term)) return older(r.fence.term);
     if (term > term_limit(r.fence.term, opts_.max_fencing_term_step))
         return too_far(r, term, r.fence.term, opts_.max_fencing_term_step);
     if (!r.fence.file)

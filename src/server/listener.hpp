@@ -25,8 +25,8 @@ public:
 };
 
 /// ERRORS: errc::io_error when the address cannot be bound (detail: address, reason).
-Result<std::unique_ptr<Listener>> listen_tcp(Service& core, const std::string& host, std::uint16_t port);
+Result<std::unique_ptr<Listener>> listen_tcp(Service& service, const std::string& host, std::uint16_t port);
 /// ERRORS: errc::rdma_unavailable (no device / rdma_cm cannot bind the address).
-Result<std::unique_ptr<Listener>> listen_rdma(Service& core, const std::string& host, std::uint16_t port);
+Result<std::unique_ptr<Listener>> listen_rdma(Service& service, const std::string& host, std::uint16_t port);
 
 } // namespace rpm::server

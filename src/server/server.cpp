@@ -16,7 +16,7 @@
 namespace rpm {
 
 struct Server::Impl {
-    std::unique_ptr<server::Service> core;
+    std::unique_ptr<server::Service> service;
     std::vector<std::pair<Scheme, std::unique_ptr<server::Listener>>> listeners;
     std::vector<RegionReport> reports;
 };
@@ -70,7 +70,7 @@ Result<std::unique_ptr<server::Region>> open_region(const RegionSpec& s, const S
     r->report.domain = region->domain();
     r->granularity = region->granularity();
     r->clients = s.clients;
-    r->target = std::make_unique<server::PmemServedRegion>(std::move(*region));
+    r->served = std::make_unique<server::PmemServedRegion>(std::move(*region));
     // The term survives restarts: a server must never take back a term it
     // revoked (a stale primary would write again).
     r->fence.file = server::fence_file_for(s.name, s.path, o.fence_dir);
@@ -111,8 +111,9 @@ std::string profile_to_json(const platform::Profile& p, const std::vector<std::u
     return j.dump();
 }
 
-Result<std::unique_ptr<server::Listener>> listen(server::Service& core, const detail::Uri& u) {
-    return u.scheme == Scheme::tcp ? server::listen_tcp(core, u.host, u.port) : server::listen_rdma(core, u.host, u.port);
+Result<std::unique_ptr<server::Listener>> listen(server::Service& service, const detail::Uri& u) {
+    return u.scheme == Scheme::tcp ? server::listen_tcp(service, u.host, u.port)
+                                   : server::listen_rdma(service, u.host, u.port);
 }
 
 } // namespace
@@ -143,11 +144,11 @@ Result<Server> Server::start(ServerOptions opts) {
     auto impl = std::make_unique<Impl>();
     for (const auto& r : regions) impl->reports.push_back(r->report);
     std::string pj = profile_to_json(*profile, regions);
-    impl->core = std::make_unique<server::Service>(std::move(opts), std::move(regions), std::move(pj), std::move(*ov),
-                                                std::move(*profile),
-                                                server::TransportCaps{flush::rdma_ability().native_flush});
+    impl->service = std::make_unique<server::Service>(std::move(opts), std::move(regions), std::move(pj),
+                                                      std::move(*ov), std::move(*profile),
+                                                      server::TransportCaps{flush::rdma_ability().native_flush});
     for (const auto& u : uris) {
-        auto l = listen(*impl->core, u);
+        auto l = listen(*impl->service, u);
         if (!l) return l.error();
         impl->listeners.emplace_back(u.scheme, std::move(*l));
     }
@@ -173,7 +174,7 @@ const std::vector<RegionReport>& Server::regions() const noexcept {
 }
 const std::string& Server::profile_json() const noexcept {
     static const std::string none;
-    return impl_ ? impl_->core->profile_json() : none;
+    return impl_ ? impl_->service->profile_json() : none;
 }
 
 Result<void> Server::send(std::uint64_t session, std::span<const std::byte> payload) {

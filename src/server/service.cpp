@@ -62,7 +62,7 @@ Result<proto::Welcome> Service::authenticate(Session& s, const proto::Auth& auth
 }
 
 Result<void> check_range(const Region& r, std::uint64_t offset, std::uint64_t length) {
-    const std::uint64_t size = r.target->size();
+    const std::uint64_t size = r.served->size();
     if (offset <= size && length <= size - offset) return {};
     return Error(errc::out_of_range, "range of " + std::to_string(length) + " bytes at offset " +
                                              std::to_string(offset) + " is outside region '" +

@@ -23,13 +23,13 @@
 
 namespace rpm::server {
 
-/// A served region with its target and decisions.
+/// A served region: its memory as the handlers see it (served), its decisions and its fence.
 struct Region {
     RegionReport report;
     std::optional<Granularity> granularity;  ///< from libpmem2, when mapped
     flush::Input<PersistenceDomain> domain_input;  ///< as detected, before overrides
     std::set<std::string> clients;
-    std::unique_ptr<ServedRegion> target;
+    std::unique_ptr<ServedRegion> served;
     Fence fence;
     UniqueFd serving;  ///< the region file's shared flock while served (lock_region_file)
 };

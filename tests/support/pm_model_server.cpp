@@ -12,13 +12,13 @@ constexpr const char* kRegion = "model";
 
 // The handshake a real client performs, so the session is authenticated by
 // Service itself rather than by a flag the test sets.
-Result<void> authenticate(server::Service& core, server::Session& s) {
-    const proto::Hello hello = core.hello_for(s);
+Result<void> authenticate(server::Service& service, server::Session& s) {
+    const proto::Hello hello = service.hello_for(s);
     proto::Auth auth;
     auth.client_id = kClient;
     auth.client_nonce.fill(0x5A);
     auth.mac = proto::auth_mac(kSecret, hello.challenge, auth.client_id, auth.client_nonce);
-    auto welcome = core.authenticate(s, auth);
+    auto welcome = service.authenticate(s, auth);
     if (!welcome) return welcome.error();
     return {};
 }
@@ -49,7 +49,7 @@ Result<std::unique_ptr<ModelServer>> ModelServer::start(const ModelServerOptions
     auto region = std::make_unique<server::Region>();
     decide_model_region(*region, opts.model.domain, target->size());
     PersistenceModel* model = target.get();
-    region->target = std::move(target);
+    region->served = std::move(target);
 
     ServerOptions so;
     so.secrets[kClient] = kSecret;
@@ -59,11 +59,11 @@ Result<std::unique_ptr<ModelServer>> ModelServer::start(const ModelServerOptions
     std::unique_ptr<ModelServer> ms(new ModelServer);
     // The model's NIC can do native flush, so the method is exercised here
     // even though rdma:// cannot issue it on this build (rdma-core 44 has no ibv_wr_flush).
-    ms->core_ = std::make_unique<server::Service>(std::move(so), std::move(regions), "{}", rpm::Overrides{},
+    ms->service_ = std::make_unique<server::Service>(std::move(so), std::move(regions), "{}", rpm::Overrides{},
                                                platform::Profile{}, server::TransportCaps{true});
     ms->model_ = model;
-    ms->session_ = ms->core_->new_session();
-    if (auto ok = authenticate(*ms->core_, ms->session_); !ok) return ok.error();
+    ms->session_ = ms->service_->new_session();
+    if (auto ok = authenticate(*ms->service_, ms->session_); !ok) return ok.error();
 
     proto::OpenRegion req;
     req.name = kRegion;
@@ -71,36 +71,36 @@ Result<std::unique_ptr<ModelServer>> ModelServer::start(const ModelServerOptions
     req.unsafe = opts.force_method.has_value();
     const platform::RdmaDevice rnic = model_rnic(opts.model.ddio, opts.native_flush);
     const bool rdma = opts.kind == server::TransportKind::rdma;
-    auto grant = ms->core_->open_region(ms->session_, req, opts.kind, rdma ? &rnic : nullptr);
+    auto grant = ms->service_->open_region(ms->session_, req, opts.kind, rdma ? &rnic : nullptr);
     if (!grant) return grant.error();
     ms->grant_ = std::move(*grant);
     return ms;
 }
 
 Result<void> ModelServer::write(std::uint64_t offset, std::span<const std::byte> data) {
-    return core_->handle_write(session_, proto::Write{grant_.id, offset, data});
+    return service_->handle_write(session_, proto::Write{grant_.id, offset, data});
 }
 
 Result<void> ModelServer::atomic_write(std::uint64_t offset, std::uint64_t value) {
-    return core_->handle_atomic_write(session_, proto::AtomicWrite{grant_.id, offset, value});
+    return service_->handle_atomic_write(session_, proto::AtomicWrite{grant_.id, offset, value});
 }
 
 Result<void> ModelServer::flush(std::span<const server::Range> ranges) {
     proto::Flush f;
     f.region = grant_.id;
     f.ranges.assign(ranges.begin(), ranges.end());
-    return core_->handle_flush(session_, f);
+    return service_->handle_flush(session_, f);
 }
 
 Result<void> ModelServer::persist(std::span<const proto::Slice> slices) {
     proto::Persist p;
     p.region = grant_.id;
     p.slices.assign(slices.begin(), slices.end());
-    return core_->handle_persist(session_, p);
+    return service_->handle_persist(session_, p);
 }
 
 Result<void> ModelServer::read(std::uint64_t offset, std::span<std::byte> out) {
-    return core_->handle_read(session_, proto::Read{grant_.id, offset, static_cast<std::uint32_t>(out.size())},
+    return service_->handle_read(session_, proto::Read{grant_.id, offset, static_cast<std::uint32_t>(out.size())},
                               out);
 }
 

@@ -46,13 +46,13 @@ public:
     void override_step(flush::ServerPersist step);
 
     [[nodiscard]] PersistenceModel& model() noexcept { return *model_; }
-    [[nodiscard]] server::Service& core() noexcept { return *core_; }
+    [[nodiscard]] server::Service& service() noexcept { return *service_; }
     [[nodiscard]] server::Session& session() noexcept { return session_; }
 
 private:
     ModelServer() = default;
 
-    std::unique_ptr<server::Service> core_;
+    std::unique_ptr<server::Service> service_;
     PersistenceModel* model_ = nullptr;  // owned by the Service's Region
     server::Session session_;
     proto::RegionGrant grant_;

@@ -8,8 +8,8 @@
 
 namespace rpm::server {
 
-Result<std::unique_ptr<Listener>> listen_rdma(Service& core, const std::string& host, std::uint16_t port) {
-    return rdma::listen_rdma_with(rdma::real_api(), core, host, port);
+Result<std::unique_ptr<Listener>> listen_rdma(Service& service, const std::string& host, std::uint16_t port) {
+    return rdma::listen_rdma_with(rdma::real_api(), service, host, port);
 }
 
 } // namespace rpm::server
@@ -27,15 +27,16 @@ struct AddrInfo {
 
 } // namespace
 
-Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Service& core, const std::string& host,
-                                                           std::uint16_t port, const ServerLimits& limits) {
-    auto l = std::make_unique<RdmaListener>(api, core, limits);
+Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Service& service,
+                                                           const std::string& host, std::uint16_t port,
+                                                           const ServerLimits& limits) {
+    auto l = std::make_unique<RdmaListener>(api, service, limits);
     if (auto r = l->start(host, port); !r) return r.error();
     return std::unique_ptr<server::Listener>(std::move(l));
 }
 
-RdmaListener::RdmaListener(const Api& api, server::Service& core, ServerLimits limits)
-    : api_(api), core_(core), limits_(limits), peer_(api), cfg_(api), ep_(api), admission_(core.options()) {}
+RdmaListener::RdmaListener(const Api& api, server::Service& service, ServerLimits limits)
+    : api_(api), service_(service), limits_(limits), peer_(api), cfg_(api), ep_(api), admission_(service.options()) {}
 
 RdmaListener::~RdmaListener() { stop(); }
 
@@ -45,8 +46,8 @@ Result<void> RdmaListener::start(const std::string& host, std::uint16_t port) {
     if (auto r = open_device(host); !r) return r;
     regions_ = std::make_unique<RegionRegistry>(api_, peer_.get(),
                                                 device_ && device_->native_flush == platform::Tri::yes);
-    core_.add_fence_hook(this);
-    env_ = std::make_unique<SessionEnv>(SessionEnv{api_, core_, peer_.get(), &*messages_, *regions_,
+    service_.add_fence_hook(this);
+    env_ = std::make_unique<SessionEnv>(SessionEnv{api_, service_, peer_.get(), &*messages_, *regions_,
                                                    device_ ? &*device_ : nullptr, limits_, [this] { wake_.notify(); },
                                                    &admission_});
     if (auto r = make_conn_cfg(); !r) return r;
@@ -71,7 +72,7 @@ Result<void> RdmaListener::open_device(const std::string& host) {
         return call_failure(errc::rdma_unavailable, where_, "peer_new", r);
     // The decision for a grant uses the DDIO of the RNIC that owns this
     // address; every session of this listener arrives on it.
-    device_ = find_device(core_, ctx);
+    device_ = find_device(service_, ctx);
     return make_message_pool(ctx);
 }
 
@@ -162,7 +163,7 @@ void RdmaListener::accept_one() {
             return;
         }
     }
-    auto s = std::make_unique<ServerSession>(*env_, core_.new_session());
+    auto s = std::make_unique<ServerSession>(*env_, service_.new_session());
     // A session that cannot start rejects the request (conn_req_delete).
     if (!s->accept(std::move(req))) return;
     std::lock_guard lock(mu_);
@@ -199,7 +200,7 @@ void RdmaListener::region_fenced(server::Region& r, std::uint64_t term) noexcept
 }
 
 void RdmaListener::stop() noexcept {
-    core_.remove_fence_hook(this);
+    service_.remove_fence_hook(this);
     if (stopped_) return;
     stopped_ = true;
     stopping_ = true;

@@ -45,8 +45,9 @@ struct ServerLimits {
 };
 
 /// listen_rdma through `api` (the verbs layer, or a test's fake).
-Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Service& core, const std::string& host,
-                                                           std::uint16_t port, const ServerLimits& limits = {});
+Result<std::unique_ptr<server::Listener>> listen_rdma_with(const Api& api, server::Service& service,
+                                                           const std::string& host, std::uint16_t port,
+                                                           const ServerLimits& limits = {});
 
 /// What a region's memory is registered for: RDMA writes and reads by the
 /// client, and the flush types its memory can honour: visibility always
@@ -113,12 +114,12 @@ Result<std::vector<std::uint8_t>> peer_cfg_descriptor(const Api& api, flush::Met
 Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region& r, proto::RegionGrant& g);
 
 /// The detected RNIC the listener's address belongs to (nullopt: unknown).
-std::optional<platform::RdmaDevice> find_device(const server::Service& core, const ibv_context* ctx);
+std::optional<platform::RdmaDevice> find_device(const server::Service& service, const ibv_context* ctx);
 
 /// What sessions share with their listener.
 struct SessionEnv {
     const Api& api;
-    server::Service& core;
+    server::Service& service;
     Peer* peer;
     MrPool* messages;  ///< the sessions' message buffers
     RegionRegistry& regions;
@@ -211,7 +212,7 @@ private:
 
 class RdmaListener final : public server::Listener, private server::FenceHook {
 public:
-    RdmaListener(const Api& api, server::Service& core, ServerLimits limits);
+    RdmaListener(const Api& api, server::Service& service, ServerLimits limits);
     ~RdmaListener() override;
     Result<void> start(const std::string& host, std::uint16_t port);
     [[nodiscard]] std::uint16_t port() const noexcept override { return port_; }
@@ -230,7 +231,7 @@ private:
     void region_fenced(server::Region& r, std::uint64_t term) noexcept override;
 
     const Api& api_;
-    server::Service& core_;
+    server::Service& service_;
     ServerLimits limits_;
     std::string where_;
     std::uint16_t port_ = 0;

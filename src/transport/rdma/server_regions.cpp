@@ -64,16 +64,16 @@ void RegionRegistry::revoke(server::Region& r) {
 
 Result<RegionRegistry::Entry> RegionRegistry::register_region(server::Region& r) {
     const std::string what = "region '" + r.report.name + "'";
-    std::byte* base = r.target ? r.target->base() : nullptr;
-    if (base == nullptr || r.target->size() == 0)
+    std::byte* base = r.served ? r.served->base() : nullptr;
+    if (base == nullptr || r.served->size() == 0)
         return Error(errc::unsupported, what + " has no memory an RNIC can register");
     // Registered once per region, on first use: a region nobody opens over
     // RDMA is never pinned, and a failure (fsdax on rxe, pmem/rpma#1197)
     // names the region rather than failing the whole listener.
     MrHandle mr(api_);
-    if (int ret = api_.mr_reg(peer_, base, r.target->size(), region_usage(r), mr.out()); ret != 0)
+    if (int ret = api_.mr_reg(peer_, base, r.served->size(), region_usage(r), mr.out()); ret != 0)
         return call_failure(errc::unsupported,
-                            what + " (" + std::to_string(r.target->size()) +
+                            what + " (" + std::to_string(r.served->size()) +
                                 " bytes): the RNIC cannot register this memory (Soft-RoCE and RNICs without "
                                 "on-demand paging cannot pin file-system DAX pages, pmem/rpma#1197: serve it "
                                 "from a devdax device)",
@@ -133,9 +133,9 @@ Result<void> complete_grant(const Api& api, RegionRegistry& regs, server::Region
 
 // The device as the server detected it at start-up, with the configured
 // IIO root-port ids (so DDIO overrides and extra ids apply here too).
-std::optional<platform::RdmaDevice> find_device(const server::Service& core, const ibv_context* ctx) {
+std::optional<platform::RdmaDevice> find_device(const server::Service& service, const ibv_context* ctx) {
     if (ctx == nullptr || ctx->device == nullptr) return std::nullopt;
-    const auto* dev = core.rdma_device(ctx->device->name);
+    const auto* dev = service.rdma_device(ctx->device->name);
     if (dev == nullptr) return std::nullopt;
     return *dev;
 }

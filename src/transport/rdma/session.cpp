@@ -56,8 +56,8 @@ void ServerSession::start() { thread_ = std::thread([this] { run(); }); }
 // authenticated; before that event mode, so a peer that never authenticates
 // cannot make the server spin a CPU for it.
 void ServerSession::run() {
-    const auto handshake = env_.core.options().handshake_timeout;
-    Waiter setting_up_waiter(CompletionMode::event), waiter(env_.core.options().completion);
+    const auto handshake = env_.service.options().handshake_timeout;
+    Waiter setting_up_waiter(CompletionMode::event), waiter(env_.service.options().completion);
     const auto drain = [this]() -> std::size_t {
         auto d = drain_cq(api_, cq_, false, [this](const ibv_wc& wc) { on_wc(wc); });
         if (!d) {
@@ -108,7 +108,7 @@ void ServerSession::on_event() {
         established_ = true;
     }
     std::vector<std::byte> hello;
-    proto::encode(hello, 0, env_.core.hello_for(session_));
+    proto::encode(hello, 0, env_.service.hello_for(session_));
     queue_frame(std::move(hello));
 }
 
@@ -211,7 +211,7 @@ void ServerSession::fence(const server::Region* r, std::uint64_t term) {
     std::lock_guard lock(mu_);
     if (closed_) return;
     for (const auto& [region, t] : granted_)
-        if (region == r && t < term)
+        if (region == r && server::fenced(term, t))
             return say_fenced_locked(server::fenced_detail(r->report.name, term, t));
 }
 

@@ -40,7 +40,7 @@ void ServerSession::on_auth(std::uint32_t rid, std::span<const std::byte> body) 
     if (session_.authenticated) return refuse(rid, Error(errc::invalid_argument, "already authenticated"));
     auto a = proto::decode_auth(body);
     if (!a) return refuse(rid, a.error());
-    auto w = env_.core.authenticate(session_, *a);
+    auto w = env_.service.authenticate(session_, *a);
     if (!w) return refuse(rid, w.error());
     std::vector<std::byte> f;
     proto::encode(f, rid, *w);
@@ -48,7 +48,7 @@ void ServerSession::on_auth(std::uint32_t rid, std::span<const std::byte> body) 
 }
 
 Result<proto::RegionGrant> ServerSession::grant(const proto::OpenRegion& req) {
-    auto g = env_.core.open_region(session_, req, server::TransportKind::rdma, env_.device, &env_.regions);
+    auto g = env_.service.open_region(session_, req, server::TransportKind::rdma, env_.device, &env_.regions);
     if (!g) return g.error();
     const server::Grant* held = session_.grant(g->id);
     if (held == nullptr || held->region == nullptr) return Error(errc::io_error, "the grant names no region");
@@ -57,9 +57,8 @@ Result<proto::RegionGrant> ServerSession::grant(const proto::OpenRegion& req) {
     // this session must not get the new key. Under the fence lock a later
     // revocation waits, and kills the key handed out here.
     std::shared_lock fence(held->region->fence.mu);
-    if (held->term < held->region->fence.term)
-        return Error(errc::fenced, server::fenced_detail(held->region->report.name, held->region->fence.term,
-                                                         held->term) + " (while it was being opened)");
+    if (auto t = server::check_term(held->region->report.name, held->region->fence.term, held->term); !t)
+        return Error(errc::fenced, t.error().detail() + " (while it was being opened)");
     if (auto r = complete_grant(api_, env_.regions, *held->region, *g); !r) return r.error();
     std::lock_guard lock(mu_);
     granted_.emplace_back(held->region, held->term);  // seen by a later revocation's fence()
@@ -89,7 +88,7 @@ void ServerSession::on_flush(std::uint32_t rid, std::span<const std::byte> body)
     if (auto f = proto::decode_flush(body, flush_); !f) return reply(rid, error_frame(rid, f.error()));
     // The client's writes were placed before this send was received (RC
     // ordering), so the persist step covers them.
-    auto r = env_.core.handle_flush(session_, flush_);
+    auto r = env_.service.handle_flush(session_, flush_);
     if (!r) {
         reply(rid, error_frame(rid, r.error()));
         if (r.error().code() == errc::fenced) say_fenced(r.error().detail());
@@ -101,7 +100,7 @@ void ServerSession::on_flush(std::uint32_t rid, std::span<const std::byte> body)
 void ServerSession::on_message(std::uint32_t rid, std::span<const std::byte> body) {
     if (!session_.authenticated)
         return reply(rid, error_frame(rid, Error(errc::permission_denied, "message before authentication")));
-    env_.core.deliver_message(session_.id, body);
+    env_.service.deliver_message(session_.id, body);
     reply_ok(rid);
 }
 

@@ -15,7 +15,7 @@
 //     so a blocking call costs what the callback form costs, without two
 //     thread hand-offs. The I/O thread stops watching when it finds a
 //     driver; the driver hands back what else it read;
-//   - or a thread driving the connection's IoGroup (io_group.hpp): a
+//   - or a thread driving the connection's IoGroup (client/io_group.hpp): a
 //     request that thread sends claims the connection until its drive
 //     ends; it polls the socket and runs the completions itself, and
 //     anyone still sends (the receive side alone is the driver's).
@@ -23,9 +23,9 @@
 // SIGPIPE, which rpm's own threads block and an application's may not.
 #pragma once
 
+#include "client/io_group.hpp"
 #include "client/transport.hpp"
 #include "transport/tcp/event_loop.hpp"
-#include "transport/tcp/io_group.hpp"
 #include "transport/tcp/out_queue.hpp"
 #include "transport/tcp/read_buffer.hpp"
 #include "transport/tcp/stream.hpp"

@@ -1,4 +1,4 @@
-// TcpClient and the thread driving its IoGroup (io_group.hpp): claiming
+// TcpClient and the thread driving its IoGroup (client/io_group.hpp): claiming
 // the receive side when the driver sends, the driver's reads, and handing
 // the socket back to the group's thread.
 #include "transport/tcp/client.hpp"

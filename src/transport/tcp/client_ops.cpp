@@ -1,6 +1,7 @@
 // TcpClient: the operations, each one request frame built into the send
 // queue (a write or persist larger than a frame, several); a write's or
 // persist's data is sent from the caller's buffer.
+#include "protocol/commit_word.hpp"
 #include "transport/tcp/client.hpp"
 
 #include <algorithm>
@@ -80,12 +81,10 @@ void TcpClient::persist(const proto::RegionGrant& g, std::span<const proto::Slic
     std::vector<proto::Range> ranges;
     ranges.reserve(slices.size());
     for (const auto& s : slices) {
-        // An aligned 8-byte slice (a log record's commit word) is stored
-        // whole, as in one persist request.
-        if (s.data.size() == 8 && s.offset % 8 == 0) {
-            std::uint64_t word = 0;
-            std::memcpy(&word, s.data.data(), 8);
-            atomic_write(g, s.offset, word, Split::part(writes));
+        // A commit word (protocol/commit_word.hpp) is stored whole, as in
+        // one persist request.
+        if (proto::is_commit_word(s)) {
+            atomic_write(g, s.offset, proto::commit_word_value(s), Split::part(writes));
         } else {
             write(g, s.offset, s.data, Split::part(writes));
         }

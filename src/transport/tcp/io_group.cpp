@@ -1,4 +1,6 @@
-#include "transport/tcp/io_group.hpp"
+#include "client/io_group.hpp"
+
+#include "transport/tcp/event_loop.hpp"
 
 #include "transport/tcp/stream.hpp"
 
@@ -7,18 +9,18 @@
 
 namespace rpm {
 
-IoGroup::IoGroup() {
-    if (loop_.error()) return;
+IoGroup::IoGroup() : loop_(std::make_unique<tcp::EventLoop>()) {
+    if (loop_->error()) return;
     // Without it a group cannot be driven (try_drive says no); it still works.
     wake_fd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     thread_ = std::thread([this] {
         tcp::block_sigpipe();
-        loop_.run();
+        loop_->run();
     });
 }
 
 IoGroup::~IoGroup() {
-    loop_.stop();
+    loop_->stop();
     if (thread_.joinable()) {
         // Never from the group's own thread: TcpClient hands its last
         // reference to a helper thread then (client.cpp).

@@ -1,9 +1,10 @@
 // IoGroup::Drive: a caller's thread reads the answers of the connections it
-// sent on (see io_group.hpp). Locking: claims_mu_ guards the claimed list
+// sent on (see client/io_group.hpp). Locking: claims_mu_ guards the claimed list
 // and is held while the driver touches a claimed connection (which takes
 // its own lock after it); it is not held in poll() nor while completions
 // run, so a completion may close or destroy a connection (forget()).
-#include "transport/tcp/io_group.hpp"
+#include "client/io_group.hpp"
+#include "transport/tcp/event_loop.hpp"
 
 #include "transport/tcp/client.hpp"
 
@@ -16,7 +17,7 @@
 namespace rpm {
 
 std::optional<IoGroup::Drive> IoGroup::try_drive() {
-    if (loop_.error() || wake_fd_ < 0 || loop_.in_loop()) return std::nullopt;
+    if (loop_->error() || wake_fd_ < 0 || loop_->in_loop()) return std::nullopt;
     std::thread::id none{};
     if (!driver_.compare_exchange_strong(none, std::this_thread::get_id())) return std::nullopt;
     return Drive(this);

@@ -66,12 +66,14 @@ std::string address_text(const sockaddr_storage& ss) {
 
 } // namespace
 
-TcpListener::TcpListener(server::Service& core) : core_(core), admission_(core.options()) { core_.add_fence_hook(this); }
+TcpListener::TcpListener(server::Service& service) : service_(service), admission_(service.options()) {
+    service_.add_fence_hook(this);
+}
 
 TcpListener::~TcpListener() { stop(); }
 
 Result<void> TcpListener::start(const std::string& host, std::uint16_t port) {
-    if (const auto& tls = core_.options().tls) {
+    if (const auto& tls = service_.options().tls) {
         auto ctx = TlsContext::server(tls->certificate, tls->private_key);
         if (!ctx) return ctx.error();
         tls_.emplace(std::move(*ctx));
@@ -96,7 +98,7 @@ Result<void> TcpListener::start(const std::string& host, std::uint16_t port) {
                                              : reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
     // Made now rather than on the first accept, which then finds entries.
     (void)read_pool();
-    const unsigned n = core_.options().io_threads > 0 ? core_.options().io_threads : default_io_threads();
+    const unsigned n = service_.options().io_threads > 0 ? service_.options().io_threads : default_io_threads();
     for (unsigned i = 0; i < n; ++i) {
         auto t = std::make_unique<IoThread>();
         if (t->loop.error()) return Error(errc::io_error, "cannot create an event loop: " + t->loop.error().message());
@@ -106,7 +108,7 @@ Result<void> TcpListener::start(const std::string& host, std::uint16_t port) {
         return Error(errc::io_error, "cannot watch " + where + ": " + ec.message());
     // A quarter of the handshake timeout: a silent connection is closed
     // between 1 and 1.25 timeouts after it was accepted.
-    const auto period = std::clamp<std::chrono::milliseconds>(core_.options().handshake_timeout / 4,
+    const auto period = std::clamp<std::chrono::milliseconds>(service_.options().handshake_timeout / 4,
                                                               std::chrono::milliseconds(10), std::chrono::seconds(1));
     loops_[0]->loop.set_tick(period, [this] { tick(); });
     for (auto& t : loops_)
@@ -166,7 +168,7 @@ void TcpListener::tick() {
         (void)loops_[0]->loop.watch(listen_fd_, EPOLLIN, this);
     }
     const auto now = std::chrono::steady_clock::now();
-    const auto timeout = core_.options().handshake_timeout;
+    const auto timeout = service_.options().handshake_timeout;
     std::vector<std::shared_ptr<TcpSession>> late;
     {
         std::lock_guard lock(mu_);
@@ -221,7 +223,7 @@ void TcpListener::region_fenced(server::Region& r, std::uint64_t term) noexcept 
 }
 
 void TcpListener::stop() noexcept {
-    core_.remove_fence_hook(this);
+    service_.remove_fence_hook(this);
     if (stopped_.exchange(true) || loops_.empty()) {
         if (listen_fd_ >= 0) ::close(listen_fd_), listen_fd_ = -1;
         return;
@@ -248,8 +250,8 @@ void TcpListener::stop() noexcept {
 
 namespace rpm::server {
 
-Result<std::unique_ptr<Listener>> listen_tcp(Service& core, const std::string& host, std::uint16_t port) {
-    auto l = std::make_unique<tcp::TcpListener>(core);
+Result<std::unique_ptr<Listener>> listen_tcp(Service& service, const std::string& host, std::uint16_t port) {
+    auto l = std::make_unique<tcp::TcpListener>(service);
     if (auto r = l->start(host, port); !r) return r.error();
     return std::unique_ptr<Listener>(std::move(l));
 }

@@ -62,6 +62,8 @@ private:
     void on_frame(const proto::Header& h, std::span<const std::byte> body);
     void on_auth(const proto::Header& h, std::span<const std::byte> body);
     void run_request(const proto::Header& h, std::span<const std::byte> body);
+    void run_open_region(std::uint32_t id, std::span<const std::byte> body);
+    void run_read(std::uint32_t id, std::span<const std::byte> body);
     /// Answer; a fenced error also ends the session (say_fenced).
     void respond(std::uint32_t id, const Result<void>& r);
     void queue_response(std::uint32_t id, const Result<void>& r);
@@ -91,14 +93,14 @@ private:
 
 class TcpListener final : public server::Listener, private EventLoop::Watcher, private server::FenceHook {
 public:
-    explicit TcpListener(server::Service& core);
+    explicit TcpListener(server::Service& service);
     ~TcpListener() override;
     Result<void> start(const std::string& host, std::uint16_t port);
     [[nodiscard]] std::uint16_t port() const noexcept override { return port_; }
     void stop() noexcept override;
     Result<void> send(std::uint64_t session, std::span<const std::byte> payload) override;
 
-    server::Service& core() noexcept { return core_; }
+    server::Service& service() noexcept { return service_; }
     const TlsContext* tls() const noexcept { return tls_ ? &*tls_ : nullptr; }
     /// On the session's loop, once it is closed: drop it after this batch.
     void forget(std::uint64_t session);
@@ -122,7 +124,7 @@ private:
     /// Every session is told, on its own loop (its grants are its own).
     void region_fenced(server::Region& r, std::uint64_t term) noexcept override;
 
-    server::Service& core_;
+    server::Service& service_;
     std::optional<TlsContext> tls_;
     int listen_fd_ = -1;
     std::uint16_t port_ = 0;

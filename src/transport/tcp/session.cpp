@@ -20,8 +20,8 @@ constexpr int kSessionReadsPerEvent = 16;
 
 TcpSession::TcpSession(TcpListener& owner, EventLoop& loop, Stream stream, std::string peer)
     : owner_(owner), loop_(loop), stream_(std::move(stream)),
-      reader_(std::min(proto::kMaxHandshakePayload, owner.core().options().max_payload), rbuf_.bytes()),
-      session_(owner.core().new_session()), peer_(std::move(peer)) {}
+      reader_(std::min(proto::kMaxHandshakePayload, owner.service().options().max_payload), rbuf_.bytes()),
+      session_(owner.service().new_session()), peer_(std::move(peer)) {}
 
 void TcpSession::start() {
     const TlsContext* tls = owner_.tls();
@@ -42,7 +42,7 @@ void TcpSession::step_tls() {
 }
 
 void TcpSession::greet() {
-    proto::encode(outq_.arena(), 0, owner_.core().hello_for(session_));
+    proto::encode(outq_.arena(), 0, owner_.service().hello_for(session_));
     outq_.commit();
     flush();
     update_watch();
@@ -125,9 +125,9 @@ void TcpSession::on_auth(const proto::Header& h, std::span<const std::byte> body
         return refuse_and_close(h.request_id, Error(errc::permission_denied, "authenticate first"));
     auto auth = proto::decode_auth(body);
     if (!auth) return refuse_and_close(h.request_id, auth.error());
-    auto welcome = owner_.core().authenticate(session_, *auth);
+    auto welcome = owner_.service().authenticate(session_, *auth);
     if (!welcome) return refuse_and_close(h.request_id, welcome.error());
-    reader_.set_max_payload(owner_.core().options().max_payload);  // requests may now be large
+    reader_.set_max_payload(owner_.service().options().max_payload);  // requests may now be large
     set_up_.store(true, std::memory_order_release);
     owner_.handshake_over(peer_);
     proto::encode(outq_.arena(), h.request_id, *welcome);
@@ -192,7 +192,7 @@ void TcpSession::flush() {
 }
 
 bool TcpSession::too_far_ahead() const noexcept {
-    return outq_.bytes() > owner_.core().options().max_queued_answer_bytes || view_blocks();
+    return outq_.bytes() > owner_.service().options().max_queued_answer_bytes || view_blocks();
 }
 
 // EPOLLIN unless closing or too far ahead of the client; EPOLLOUT while
@@ -211,7 +211,7 @@ void TcpSession::update_watch() {
 
 void TcpSession::handshake_timed_out() {
     if (closed_ || set_up()) return;
-    const auto ms = owner_.core().options().handshake_timeout.count();
+    const auto ms = owner_.service().options().handshake_timeout.count();
     owner_.admission().log(server::Admission::Kind::handshake_timeout,
                            "closed the connection from " + peer_ + ": no authentication within " + std::to_string(ms) +
                                " ms (ServerOptions::handshake_timeout)");
@@ -222,7 +222,7 @@ void TcpSession::fence(const server::Region* r, std::uint64_t term) {
     if (closed_ || closing_) return;
     const auto& grants = session_.grants;
     const auto it = std::find_if(grants.begin(), grants.end(),
-                                 [&](const server::Grant& g) { return g.region == r && g.term < term; });
+                                 [&](const server::Grant& g) { return g.region == r && server::fenced(term, g.term); });
     if (it == grants.end()) return;
     say_fenced(server::fenced_detail(r->report.name, term, it->term));
     flush();

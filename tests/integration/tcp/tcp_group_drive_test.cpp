@@ -7,7 +7,7 @@
 // connection are still sent and answered.
 #include "common/server_fixture.hpp"
 
-#include "transport/tcp/io_group.hpp"
+#include "client/io_group.hpp"
 
 #include "tests/support/result.hpp"
 

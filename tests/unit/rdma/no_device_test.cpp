@@ -48,8 +48,8 @@ TEST(RdmaNoDevice, ListenRdmaSaysNoDevice) {
     if (has_rdma_device()) GTEST_SKIP() << "this machine has an RDMA device";
     ServerOptions opts;
     opts.secrets = {{"a", "b"}};
-    server::Service core(opts, {}, "{}");
-    auto l = server::listen_rdma(core, "127.0.0.1", 0);
+    server::Service service(opts, {}, "{}");
+    auto l = server::listen_rdma(service, "127.0.0.1", 0);
     ASSERT_FALSE(l);
     EXPECT_EQ(l.error(), errc::rdma_unavailable);
     EXPECT_NE(l.error().detail().find("no RDMA device has the address 127.0.0.1"), std::string::npos)

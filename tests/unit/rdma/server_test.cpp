@@ -191,10 +191,10 @@ TEST(RdmaListener, PortZeroPicksAPortAndAPortInUseIsRefused) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.listen(0);
     EXPECT_EQ(h.listener->port(), 20000);  // the fake rdma_cm's first free port
-    auto again = listen_rdma_with(fake::Fabric::api(), *h.core, kHost, 20000);
+    auto again = listen_rdma_with(fake::Fabric::api(), *h.service, kHost, 20000);
     ASSERT_FALSE(again);
     EXPECT_EQ(again.error(), errc::rdma_unavailable);
-    auto fixed = listen_rdma_with(fake::Fabric::api(), *h.core, kHost, 7001);
+    auto fixed = listen_rdma_with(fake::Fabric::api(), *h.service, kHost, 7001);
     ASSERT_TRUE(fixed);
     EXPECT_EQ((*fixed)->port(), 7001);
 }
@@ -202,7 +202,7 @@ TEST(RdmaListener, PortZeroPicksAPortAndAPortInUseIsRefused) {
 TEST(RdmaListener, NoDeviceIsRdmaUnavailable) {
     Harness h({{"raw", PersistenceDomain::cpu_cache}});
     h.fabric.no_device = true;
-    auto l = listen_rdma_with(fake::Fabric::api(), *h.core, kHost, 0);
+    auto l = listen_rdma_with(fake::Fabric::api(), *h.service, kHost, 0);
     ASSERT_FALSE(l);
     EXPECT_EQ(l.error(), errc::rdma_unavailable);
     EXPECT_NE(l.error().detail().find("no RDMA device"), std::string::npos);

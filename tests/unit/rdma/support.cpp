@@ -18,7 +18,7 @@ std::unique_ptr<server::Region> make_region(const RegionSpec& spec, MemTarget** 
     auto t = std::make_unique<MemTarget>(spec.size);
     t->registrable_ = spec.registrable;
     *target_out = t.get();
-    r->target = std::move(t);
+    r->served = std::move(t);
     return r;
 }
 
@@ -48,7 +48,7 @@ Harness::Harness(std::vector<RegionSpec> specs, std::filesystem::path sysfs_root
     platform::Profile profile = detected ? std::move(*detected) : platform::Profile{};
     server::TransportCaps caps;
     if (platform) platform(profile, caps);
-    core = std::make_unique<server::Service>(opts, std::move(regions), R"({"profile":"test"})", std::move(ov),
+    service = std::make_unique<server::Service>(opts, std::move(regions), R"({"profile":"test"})", std::move(ov),
                                           std::move(profile), caps);
 }
 
@@ -58,7 +58,7 @@ Harness::~Harness() {
 }
 
 void Harness::listen(std::uint16_t port, ServerLimits limits) {
-    auto l = listen_rdma_with(fake::Fabric::api(), *core, kHost, port, limits);
+    auto l = listen_rdma_with(fake::Fabric::api(), *service, kHost, port, limits);
     ASSERT_TRUE(l) << l.error().message();
     listener = std::move(*l);
 }

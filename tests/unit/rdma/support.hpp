@@ -130,7 +130,7 @@ struct Harness {
 
     fake::Fabric fabric;
     std::map<std::string, MemTarget*> targets;
-    std::unique_ptr<server::Service> core;
+    std::unique_ptr<server::Service> service;
     std::unique_ptr<server::Listener> listener;
     std::vector<std::vector<std::byte>> messages;  // what on_message saw
     std::mutex mu;

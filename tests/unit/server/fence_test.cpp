@@ -70,34 +70,34 @@ protected:
     // A fresh Service over a fresh region "r" (its fence file in `dir`),
     // with these options; clients "c" (secret "s") and "d" (secret "t").
     void build(ServerOptions o) {
-        if (core) core->remove_fence_hook(&hook);
+        if (service) service->remove_fence_hook(&hook);
         auto r = std::make_unique<server::Region>();
         r->report.name = "r";
         r->report.domain = PersistenceDomain::memory_controller;
         auto t = std::make_unique<CountingTarget>();
         target = t.get();
-        r->target = std::move(t);
+        r->served = std::move(t);
         r->fence.file = dir / "r.fence";
         server::decide_region(*r, {});
         region = r.get();
         std::vector<std::unique_ptr<server::Region>> regions;
         regions.push_back(std::move(r));
         o.secrets = {{"c", "s"}, {"d", "t"}};
-        core = std::make_unique<server::Service>(o, std::move(regions), "{}");
-        core->add_fence_hook(&hook);
+        service = std::make_unique<server::Service>(o, std::move(regions), "{}");
+        service->add_fence_hook(&hook);
     }
     void TearDown() override {
-        core->remove_fence_hook(&hook);
+        service->remove_fence_hook(&hook);
         fs::remove_all(dir);
     }
     server::Session session(const std::string& id = "c") {
-        return rpm::test::authenticated_session(*core, id, id == "c" ? "s" : "t");
+        return rpm::test::authenticated_session(*service, id, id == "c" ? "s" : "t");
     }
     Result<proto::RegionGrant> open(server::Session& s, std::uint64_t term) {
         proto::OpenRegion req;
         req.name = "r";
         req.fencing_term = term;
-        return core->open_region(s, req, server::TransportKind::tcp, nullptr);
+        return service->open_region(s, req, server::TransportKind::tcp, nullptr);
     }
 
     // What a refused term must leave as it was: the fence file, the hooks
@@ -108,11 +108,11 @@ protected:
         EXPECT_EQ(*kept, file_term);
         EXPECT_EQ(hook.calls.size(), hook_calls);
         const std::byte data[8]{};
-        EXPECT_TRUE(core->handle_write(s, {grant, 0, data})) << "a session was revoked";
+        EXPECT_TRUE(service->handle_write(s, {grant, 0, data})) << "a session was revoked";
     }
 
     fs::path dir;
-    std::unique_ptr<server::Service> core;
+    std::unique_ptr<server::Service> service;
     server::Region* region = nullptr;
     CountingTarget* target = nullptr;
     Hook hook;
@@ -132,18 +132,18 @@ TEST_F(ServerFence, EveryHandlerRefusesARevokedGrantBeforeTouchingTheRegion) {
     std::byte out[8];
     const auto code = [](const auto& r) { return r ? std::error_code{} : r.error().code(); };
     const std::vector<std::error_code> got = {
-        code(core->handle_write(stale, {g->id, 0, data})),
-        code(core->handle_atomic_write(stale, {g->id, 0, 1})),
-        code(core->handle_flush(stale, {g->id, {{0, 8}}})),
-        code(core->handle_persist(stale, p)),
-        code(core->handle_read(stale, {g->id, 0, 8}, out)),
-        code(core->read_view(stale, {g->id, 0, 8})),
+        code(service->handle_write(stale, {g->id, 0, data})),
+        code(service->handle_atomic_write(stale, {g->id, 0, 1})),
+        code(service->handle_flush(stale, {g->id, {{0, 8}}})),
+        code(service->handle_persist(stale, p)),
+        code(service->handle_read(stale, {g->id, 0, 8}, out)),
+        code(service->read_view(stale, {g->id, 0, 8})),
     };
     for (const auto& ec : got) EXPECT_EQ(ec, errc::fenced);
     EXPECT_EQ(target->stores, 0);
     EXPECT_EQ(target->persists, 0);
     // The newer term's session is served.
-    EXPECT_TRUE(core->handle_write(fresh, {0, 0, data}));
+    EXPECT_TRUE(service->handle_write(fresh, {0, 0, data}));
     EXPECT_EQ(target->stores, 1);
 }
 
@@ -275,7 +275,7 @@ TEST_F(ServerFence, TermZeroFromANonFencerOpensARegionWithoutATerm) {
     auto g = open(d, 0);
     ASSERT_TRUE(g) << g.error().message();
     const std::byte data[8]{};
-    EXPECT_TRUE(core->handle_write(d, {g->id, 0, data}));
+    EXPECT_TRUE(service->handle_write(d, {g->id, 0, data}));
 }
 
 TEST_F(ServerFence, UnsetFencersLetEveryGrantedClientFence) {

@@ -25,16 +25,16 @@ struct Fixture {
         auto r = std::make_unique<server::Region>();
         r->report.name = "r";
         r->report.domain = domain;
-        r->target = std::make_unique<VecTarget>();
+        r->served = std::make_unique<VecTarget>();
         server::decide_region(*r, {});
         std::vector<std::unique_ptr<server::Region>> regions;
         regions.push_back(std::move(r));
         ServerOptions o;
         o.secrets = {{"c", "s"}};
-        core = std::make_unique<server::Service>(o, std::move(regions), "{}", rpm::Overrides{}, platform::Profile{}, caps);
-        session = rpm::test::authenticated_session(*core);
+        service = std::make_unique<server::Service>(o, std::move(regions), "{}", rpm::Overrides{}, platform::Profile{}, caps);
+        session = rpm::test::authenticated_session(*service);
     }
-    std::unique_ptr<server::Service> core;
+    std::unique_ptr<server::Service> service;
     server::Session session;
 };
 
@@ -49,7 +49,7 @@ platform::RdmaDevice rnic(Ddio ddio, bool native) {
 TEST(ServerGrant, NativeFlushIsNotGrantedWhileTheRdmaTransportCannotIssueIt) {
     Fixture f(PersistenceDomain::memory_controller);
     auto dev = rnic(Ddio::on, true);
-    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev);
+    auto g = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev);
     ASSERT_TRUE(g) << g.error().message();
     EXPECT_EQ(g->method, flush::Method::send_flush);  // the table's ADR + DDIO on cell
     EXPECT_NE(g->reason.find("native flush no"), std::string::npos) << g->reason;
@@ -58,7 +58,7 @@ TEST(ServerGrant, NativeFlushIsNotGrantedWhileTheRdmaTransportCannotIssueIt) {
 TEST(ServerGrant, NativeFlushIsGrantedWhereTheTransportCan) {
     Fixture f(PersistenceDomain::memory_controller, server::TransportCaps{true});
     auto dev = rnic(Ddio::on, true);
-    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev);
+    auto g = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev);
     ASSERT_TRUE(g);
     EXPECT_EQ(g->method, flush::Method::native_flush);
     EXPECT_EQ(g->server_persist, flush::ServerPersist::none);
@@ -79,7 +79,7 @@ TEST(ServerGrant, NativeFlushNeedsTheRegionsMemoryToAdmitIt) {
     auto dev = rnic(Ddio::on, true);
     FixedMemory mem;
     mem.answer = {false, "the RNIC would not register region 'r''s memory for persistent FLUSH"};
-    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev, &mem);
+    auto g = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev, &mem);
     ASSERT_TRUE(g) << g.error().message();
     EXPECT_EQ(mem.asked, 1);
     EXPECT_EQ(g->method, flush::Method::send_flush);  // the table's ADR + DDIO on cell
@@ -88,28 +88,28 @@ TEST(ServerGrant, NativeFlushNeedsTheRegionsMemoryToAdmitIt) {
         << g->reason;
     // Forcing it is unsafe here; with unsafe the listener refuses it
     // (complete_grant: native_persist_test.cpp).
-    auto forced = f.core->open_region(f.session, {"r", flush::Method::native_flush, false},
+    auto forced = f.service->open_region(f.session, {"r", flush::Method::native_flush, false},
                                       server::TransportKind::rdma, &dev, &mem);
     ASSERT_FALSE(forced);
     EXPECT_NE(forced.error().message().find("unsafe"), std::string::npos) << forced.error().message();
     mem.answer = {true, {}};
-    auto yes = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev, &mem);
+    auto yes = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &dev, &mem);
     ASSERT_TRUE(yes);
     EXPECT_EQ(yes->method, flush::Method::native_flush);
     // An RNIC that reports no FLUSH: the memory is not asked.
     auto none = rnic(Ddio::on, false);
     const int asked = mem.asked;
-    ASSERT_TRUE(f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &none, &mem));
+    ASSERT_TRUE(f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &none, &mem));
     EXPECT_EQ(mem.asked, asked);
 }
 
 TEST(ServerGrant, RdmaGrantFollowsTheRnicsDdioAndTcpTheDomain) {
     Fixture f(PersistenceDomain::memory_controller);
     auto off = rnic(Ddio::off, false);
-    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &off);
+    auto g = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, &off);
     ASSERT_TRUE(g);
     EXPECT_EQ(g->method, flush::Method::read_after_write);
-    auto t = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
+    auto t = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
     ASSERT_TRUE(t);
     EXPECT_EQ(t->method, flush::Method::send_flush);
     EXPECT_EQ(t->server_persist, flush::ServerPersist::cache_flush_sfence);
@@ -118,7 +118,7 @@ TEST(ServerGrant, RdmaGrantFollowsTheRnicsDdioAndTcpTheDomain) {
 
 TEST(ServerGrant, UnknownRnicCountsAsDdioOn) {
     Fixture f(PersistenceDomain::memory_controller);
-    auto g = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, nullptr);
+    auto g = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::rdma, nullptr);
     ASSERT_TRUE(g);
     EXPECT_EQ(g->method, flush::Method::send_flush);
 }
@@ -126,32 +126,32 @@ TEST(ServerGrant, UnknownRnicCountsAsDdioOn) {
 TEST(ServerGrant, ForcingReadAfterWriteWhereUnsafeNeedsUnsafe) {
     Fixture f(PersistenceDomain::memory_controller);
     auto on = rnic(Ddio::on, false);
-    auto refused = f.core->open_region(f.session, {"r", flush::Method::read_after_write, false},
+    auto refused = f.service->open_region(f.session, {"r", flush::Method::read_after_write, false},
                                        server::TransportKind::rdma, &on);
     ASSERT_FALSE(refused);
     EXPECT_NE(refused.error().message().find("unsafe"), std::string::npos);
     auto off = rnic(Ddio::off, false);
-    auto safe = f.core->open_region(f.session, {"r", flush::Method::read_after_write, false},
+    auto safe = f.service->open_region(f.session, {"r", flush::Method::read_after_write, false},
                                     server::TransportKind::rdma, &off);
     EXPECT_TRUE(safe) << "read_after_write is safe under ADR with DDIO off";
 }
 
 TEST(ServerGrant, NothingBeforeAuthentication) {
     Fixture f(PersistenceDomain::cpu_cache);
-    auto fresh = f.core->new_session();
-    auto g = f.core->open_region(fresh, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
+    auto fresh = f.service->new_session();
+    auto g = f.service->open_region(fresh, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
     ASSERT_FALSE(g);
     EXPECT_EQ(g.error().code(), errc::permission_denied);
     std::string data = "x";
-    auto w = f.core->handle_write(fresh, {0, 0, std::as_bytes(std::span(data.data(), 1))});
+    auto w = f.service->handle_write(fresh, {0, 0, std::as_bytes(std::span(data.data(), 1))});
     EXPECT_FALSE(w);
 }
 
 TEST(ServerGrant, OneConnectionCannotOpenWithoutBound) {
     Fixture f(PersistenceDomain::memory_controller);
     for (std::size_t i = 0; i < server::kMaxGrantsPerSession; ++i)
-        ASSERT_TRUE(f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr)) << i;
-    auto more = f.core->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
+        ASSERT_TRUE(f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr)) << i;
+    auto more = f.service->open_region(f.session, {"r", std::nullopt, false}, server::TransportKind::tcp, nullptr);
     ASSERT_FALSE(more);
     EXPECT_EQ(more.error().code(), errc::bad_size);
     EXPECT_EQ(f.session.grants.size(), server::kMaxGrantsPerSession);

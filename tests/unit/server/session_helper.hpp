@@ -8,15 +8,15 @@
 
 namespace rpm::test {
 
-inline server::Session authenticated_session(server::Service& core, const std::string& id = "c",
+inline server::Session authenticated_session(server::Service& service, const std::string& id = "c",
                                              const std::string& secret = "s") {
-    auto s = core.new_session();
-    auto hello = core.hello_for(s);
+    auto s = service.new_session();
+    auto hello = service.hello_for(s);
     proto::Auth a;
     a.client_id = id;
     a.client_nonce = proto::random_nonce();
     a.mac = proto::auth_mac(secret, hello.challenge, id, a.client_nonce);
-    EXPECT_TRUE(core.authenticate(s, a));
+    EXPECT_TRUE(service.authenticate(s, a));
     return s;
 }
 

@@ -11,15 +11,19 @@
 // fan-out over blocking sockets does. Without the drive, every answer woke
 // the group's thread, which then woke the caller: measured in
 // docs/benchmarks-history.md, "The committing thread reads the answers".
+//
+// Declared here, beside the client API that hands it out
+// (ClientOptions::io_group, make_io_group), so that the replicator and the
+// public API reach it without naming a transport; implemented by tcp://
+// (transport/tcp/io_group*.cpp), which owns the loop.
 #pragma once
 
 #include <rpm/client.hpp>
 
-#include "transport/tcp/event_loop.hpp"
-
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -27,8 +31,9 @@
 #include <vector>
 
 namespace rpm::tcp {
+class EventLoop;
 class TcpClient;
-}
+} // namespace rpm::tcp
 
 namespace rpm {
 
@@ -46,7 +51,7 @@ public:
     IoGroup(const IoGroup&) = delete;
     IoGroup& operator=(const IoGroup&) = delete;
 
-    tcp::EventLoop& loop() noexcept { return loop_; }
+    tcp::EventLoop& loop() noexcept { return *loop_; }
 
     /// The calling thread drives the group while this lives: each plain
     /// (not TLS) connection of the group that it sends a request on is
@@ -90,7 +95,7 @@ public:
 private:
     void end_drive();
 
-    tcp::EventLoop loop_;
+    std::unique_ptr<tcp::EventLoop> loop_;  ///< never null; its type is tcp://'s (event_loop.hpp)
     std::thread thread_;
     std::atomic<std::thread::id> driver_{};
     std::atomic<bool> polling_{false};  ///< the driver is (about to be) in poll()
