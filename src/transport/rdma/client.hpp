@@ -13,8 +13,12 @@
 #include "core/inline_mutex.hpp"
 #include "transport/rdma/api.hpp"
 #include "transport/rdma/buffers.hpp"
+#include "transport/rdma/client_link.hpp"
 #include "transport/rdma/device_pools.hpp"
+#include "transport/rdma/direct_op.hpp"
 #include "transport/rdma/handles.hpp"
+#include "transport/rdma/handshake.hpp"
+#include "transport/rdma/inbox.hpp"
 #include "transport/rdma/limits.hpp"
 #include "transport/rdma/loop.hpp"
 #include "transport/rdma/message_buffer.hpp"
@@ -31,39 +35,10 @@
 
 namespace rpm::rdma {
 
-/// The sizes of one client connection (tests make them small).
-struct ClientLimits {
-    std::uint32_t sq_depth = kSqDepth;
-    std::uint32_t recv_slots = kRecvSlots;
-    std::uint32_t send_slots = kSendSlots;
-    std::size_t slot_size = kSlotSize;
-    /// Work-request size of writes and reads; at most the bounce entry size.
-    std::size_t chunk = kMaxChunk;
-    /// Reads, writes and one-slice persists on an idle connection go direct
-    /// (client_direct.cpp). Off, everything goes through the op queue: for
-    /// tests of the queue's own work requests, and to compare the two.
-    bool direct = true;
-    /// The device's pools, applied only by the connection that creates them
-    /// (the first on its device in this process). buffer_size is derived:
-    /// `chunk` for bounce entries, the slot layout for message buffers.
-    MrPoolOptions bounce_pool = bounce_pool_defaults();
-    MrPoolOptions message_pool = message_pool_defaults();
-};
-
 /// connect_rdma through `api` (the verbs layer, or a test's fake).
 Result<std::unique_ptr<client::Transport>> connect_rdma_with(const Api& api, const std::string& host,
                                                              std::uint16_t port, const ClientOptions& opts,
                                                              const ClientLimits& limits = {});
-
-/// Work-request contexts: a receive slot has the top bit set, an operation
-/// is its sequence number (never 0: a NULL context is refused).
-inline constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 63;
-/// The work request of a direct operation (client_direct.cpp).
-inline constexpr std::uint64_t kDirectTag = std::uint64_t{1} << 62;
-/// A direct persist's unsignaled write (its completion comes only on failure).
-inline constexpr std::uint64_t kDirectWriteTag = kDirectTag | 1;
-/// A work request's context made of one of the tags above.
-inline const void* wr_tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
 
 /// One connection's state, shared by the Transport object and its I/O thread.
 class ClientConn;
@@ -162,9 +137,9 @@ public:
     /// The I/O thread of a failed or closed connection sleeps until
     /// something comes, in every completion mode (tests, diagnostics).
     [[nodiscard]] bool io_thread_asleep_failed() const noexcept { return io_asleep_failed_.load(); }
-    [[nodiscard]] const std::string& profile() const noexcept { return profile_; }
+    [[nodiscard]] const std::string& profile() const noexcept { return handshake_.profile(); }
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept {
-        return {atomic_kind_, native_atomics_.load()};
+        return {link_.atomic_kind(), native_atomics_.load()};
     }
     /// Fail everything pending and disconnect; the callbacks have run when
     /// this returns (on this thread, or on the one delivering a round
@@ -205,26 +180,12 @@ private:
     };
     /// The flusher of `m`'s grants (static tables).
     static const Flusher* flusher_for(flush::Method m) noexcept;
-    struct RecvWaiter {
-        std::span<std::byte> out;
-        client::RecvDone done;
-    };
-    struct ReadyRecv {
-        client::RecvDone done;
-        Result<std::size_t> r;
-    };
     struct Finished {  // a callback deliver_round runs
         client::Done done;
         Result<void> r;  ///< success: no text, no allocation
     };
-    enum class Stage { connecting, awaiting_hello, awaiting_welcome, ready };
 
-    // client_connect.cpp: set-up
-    Result<void> open_device(const std::string& where, const std::string& host);
-    Result<void> make_buffers();
-    Result<void> make_request(const std::string& where, const std::string& host, std::uint16_t port);
-    Result<void> establish(const std::string& where);
-    Result<void> await_handshake(const std::string& where);
+    // client_connect.cpp: set-up (ClientLink), the I/O thread, tear-down
     void start_thread();
     void release_buffers() noexcept;
 
@@ -256,11 +217,9 @@ private:
     void on_recv_locked(std::uint32_t slot, const ibv_wc& wc);
     void on_frame_locked(const proto::Header& h, std::span<const std::byte> body);
     void on_hello_locked(std::span<const std::byte> body);
-    Result<void> finish_welcome_locked(const proto::Header& h, std::span<const std::byte> body);
     void on_message_locked(std::span<const std::byte> payload);
     void repost_locked(std::uint32_t slot);
     void fail_locked(std::error_code ec, std::string why);
-    void settle_handshake_locked(Result<void> r);
     /// Run the callbacks of what finished, in posting order, and again for
     /// what those callbacks queued. RETURN VALUE: callbacks run.
     std::size_t deliver(bool by_driver = true);
@@ -284,7 +243,6 @@ private:
     }
     [[nodiscard]] Error failure_locked(std::error_code ec, OpKind kind) const;
     [[nodiscard]] Result<std::size_t> recv_outcome_locked(std::error_code ec, std::size_t size) const;
-    void await_closed() noexcept;
     /// Stop awaiting the reply to `rid`. RETURN VALUE: its op's seq, 0 if none awaited it.
     std::uint64_t forget_request_locked(std::uint32_t rid);
 
@@ -341,6 +299,10 @@ private:
     /// and its flush (read_after_write's read, send_flush's Flush) under one
     /// doorbell. RETURN VALUE: as try_direct.
     bool try_direct_persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done& done);
+    /// try_direct_persist's posting, once `hold` is taken: the write, the
+    /// flusher's work request behind it, one doorbell.
+    void post_direct_persist_locked(const RemoteRegion& r, const proto::Slice& s, OpQueue::DirectHold& hold,
+                                    std::shared_ptr<UserMemory> user, client::Done& done);
     [[nodiscard]] bool direct_idle_locked() const noexcept;
     void begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
                              std::span<std::byte> out, client::Done* done, std::uint64_t sync_gen = 0);
@@ -349,11 +311,8 @@ private:
     /// A Response to the direct persist's Flush. RETURN VALUE: false when
     /// the frame answers something else.
     bool on_direct_reply_locked(const proto::Header& h, std::span<const std::byte> body);
-    void settle_direct_locked(std::error_code ec);
-    void fail_direct_locked(std::error_code ec);
     /// deliver_round's first callback: the direct operation's, once over.
     void take_direct_locked(std::vector<Finished>& finished);
-    [[nodiscard]] bool direct_pending_locked() const noexcept { return direct_.active || direct_.finished; }
 
     // client_ops.cpp: posting
     void submit_locked(Op&& op);
@@ -418,21 +377,9 @@ private:
     const Api& api_;
     ClientOptions opts_;
     ClientLimits lim_;
-    SlotLayout layout_;
-    std::string where_;
-    // The device's peer and pools, then what this connection holds of them;
-    // ~ClientConn deletes the connection before any entry goes back.
-    std::shared_ptr<DevicePools> device_;
-    std::optional<MrPoolUser> bounce_user_;
-    std::optional<MessageBuffer> msgs_;
-    ConnCfgHandle cfg_;
+    ClientLink link_;  // set once by connect(), before the I/O thread starts
     std::map<std::uint32_t, RemoteRegion> regions_;
     std::vector<std::weak_ptr<UserMemory>> user_mem_;  // under mu_
-    ConnReqHandle req_;
-    ConnHandle conn_;
-    Cq* cq_ = nullptr;
-    int cq_fd_ = -1;
-    int event_fd_ = -1;
     Wakeup wake_;        // the I/O thread's
     Wakeup drive_wake_;  // the synchronous caller's that drives
     Waiter drive_waiter_;  // the synchronous caller's, under drive_mu_ (its pace is learned across calls)
@@ -442,28 +389,7 @@ private:
         Result<void> r;
     };
     SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
-    // Direct operations posted so far: a driver's deliver_round compares it
-    // around the callbacks it runs, as it does the queue's count, to see
-    // whether they posted anything (its next wait then expects a completion).
-    std::atomic<std::uint64_t> direct_posts_{0};
-    struct DirectOp {   // under mu_
-        bool active = false;    // posted, its completion (and reply) not all in yet
-        bool finished = false;  // over; its callback not handed out yet
-        OpKind kind = OpKind::none;  // write, read; flush or request: a persist's
-        int owed = 0;           // the signaled completion, and a send_flush persist's reply
-        bool wc_done = false;   // its signaled work request completed: nothing of it is on the wire
-        std::uint32_t rid = 0;  // a send_flush persist's Flush, awaiting its Response
-        std::span<std::byte> out;  // a read through the entry: copied out on completion
-        OpQueue::DirectHold hold;
-        std::shared_ptr<UserMemory> user;
-        std::uint64_t before_seq = 0;  // the queue's next sequence number when it was posted
-        std::error_code ec;
-        client::Done done;
-        std::uint64_t sync_gen = 0;  // not 0: transfer_now's, no `done` (try_direct)
-    };
-    DirectOp direct_;
-    std::vector<std::byte> direct_frame_;  // a direct persist's Flush frame (keeps its capacity), under mu_
-    std::uint32_t direct_frame_rid_ = 0;   // its request id, under mu_
+    DirectOp direct_;  // under mu_ (client_direct.cpp)
     WaitPlan plan_{-1, false};  // as of the last deliver(), under drive_mu_
     std::vector<ibv_wc> polled_;  // polled, not handled yet (poll_cq), under drive_mu_
     // The driver's start() posted its operation direct with nothing else to
@@ -490,27 +416,18 @@ private:
     // (request id, op seq) of the requests awaiting a reply, in posting order.
     std::deque<std::pair<std::uint32_t, std::uint64_t>> awaiting_;
     std::error_code joined_ec_;  // the first error of a persist's writes, for its flush (deliver_round)
-    std::deque<std::vector<std::byte>> inbox_;
-    std::deque<RecvWaiter> waiters_;
-    std::vector<ReadyRecv> ready_recvs_;
+    Inbox inbox_;  // under mu_
     std::vector<Finished> finished_scratch_;  // deliver()'s, under drive_mu_
-    std::vector<ReadyRecv> recv_scratch_;     // deliver()'s, under drive_mu_
+    std::vector<Inbox::ReadyRecv> recv_scratch_;     // deliver()'s, under drive_mu_
     bool batching_ = false;  // persist() is queueing: post once it is done
     int ring_error_ = 0;     // a doorbell failed while pumping: pump_locked fails the connection
     bool failed_ = false;
     std::error_code fail_ec_;
     std::string fail_why_;
     bool closing_ = false;
-    bool closed_event_ = false;
-    Stage stage_ = Stage::connecting;
-    client::HandshakeState hs_;
-    std::string profile_;
-    std::promise<Result<void>> ready_;
-    bool ready_set_ = false;
+    Handshake handshake_;  // under mu_ (client_loop.cpp handles its frames)
 
-    AtomicWriteKind atomic_kind_ = AtomicWriteKind::fenced_write;  // set once connected
     std::atomic<std::uint64_t> native_atomics_{0};  // IBV_WC_ATOMIC_WRITE completions
-    bool native_flush_ = false;  // the connection can post flush_native (set once connected)
     std::atomic<std::uint32_t> next_rid_{1};
     std::atomic<bool> stop_{false};
     std::thread thread_;

@@ -89,8 +89,8 @@ std::size_t ClientConn::poll_round(bool events) {
 void ClientConn::hold_fds(std::vector<int>& out) const {
     // The CQ is armed whenever its channel has no unacknowledged event:
     // at creation, and again by every cq_wait (poll_cq(true)).
-    out.push_back(cq_fd_);
-    out.push_back(event_fd_);
+    out.push_back(link_.cq_fd());
+    out.push_back(link_.event_fd());
     out.push_back(drive_wake_.fd());
 }
 
@@ -192,7 +192,7 @@ bool ClientConn::drive_until(const bool& done, std::chrono::steady_clock::time_p
         if (left.count() <= 0) return false;
         const WaitPlan plan = plan_;  // deliver() just made it
         const int ms = to_ms(left);
-        const Ready r = waiter.wait(cq_fd_, event_fd_, drive_wake_,
+        const Ready r = waiter.wait(link_.cq_fd(), link_.event_fd(), drive_wake_,
                                     plan.timeout_ms < 0 ? ms : std::min(plan.timeout_ms, ms), drain, plan.in_flight,
                                     now);
         if (r.wake) drive_wake_.drain();
@@ -231,7 +231,7 @@ void ClientConn::end_drive() noexcept {
     // Operations other threads queued meanwhile, or a recv() waiting for a
     // message, need the CQ watched again (unless another caller drives on).
     if (drivers_ == 0 && io_parked_ &&
-        (ops_.size() > 0 || direct_.active || direct_.finished || !waiters_.empty() || !ready_recvs_.empty() || failed_))
+        (ops_.size() > 0 || direct_.pending() || inbox_.has_waiters() || inbox_.has_ready() || failed_))
         wake_.notify();
 }
 
