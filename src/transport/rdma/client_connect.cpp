@@ -34,7 +34,7 @@ RdmaClient::~RdmaClient() {
 }
 
 ClientConn::ClientConn(const Api& api, ClientOptions opts, ClientLimits limits)
-    : api_(api), opts_(std::move(opts)), lim_(limits), link_(api, limits), drive_waiter_(opts_.completion),
+    : api_(api), opts_(std::move(opts)), lim_(limits), link_(api, limits), drive_(opts_.completion),
       ops_(limits.sq_depth, limits.send_slots) {
     lim_.chunk = std::max<std::size_t>(1, lim_.chunk);
 }
@@ -55,7 +55,7 @@ void ClientConn::release_buffers() noexcept {
 
 Result<void> ClientConn::connect(const std::string& host, std::uint16_t port) {
     link_.name(host, port);
-    if (!wake_.ok() || !drive_wake_.ok()) return Error(errc::io_error, link_.where() + ": eventfd failed");
+    if (!io_.wake.ok() || !drive_.wake.ok()) return Error(errc::io_error, link_.where() + ": eventfd failed");
     auto opened = link_.open(host, port, opts_, lim_);
     ops_.use_bounce(link_.bounce_user());
     if (!opened) return opened;
@@ -68,7 +68,7 @@ void ClientConn::start_thread() {
     handshake_.expect_hello();
     // The thread owns a reference: a Transport destroyed from one of its
     // own callbacks detaches it, and it finishes on its own.
-    thread_ = std::thread([self = shared_from_this()] { self->run(); });
+    io_.thread = std::thread([self = shared_from_this()] { self->run(); });
 }
 
 void ClientConn::close() noexcept {
@@ -87,25 +87,25 @@ void ClientConn::close() noexcept {
     // it has had its callback. A caller lets go of what the callbacks touch
     // right after closing (the Replicator, its members' state: a flush that
     // a majority commit left outstanding called back into a destroyed
-    // member, rpm-bench --replication in the lab). drive_mu_ waits for a
+    // member, rpm-bench --replication in the lab). drive_.mu waits for a
     // delivery round in progress, on the I/O thread or a synchronous
     // caller's; what is left, this thread hands out. Not where this thread
-    // holds drive_mu_ already (a callback's close(), on the I/O thread, in a
+    // holds drive_.mu already (a callback's close(), on the I/O thread, in a
     // synchronous call or under a polling hold): those callbacks run on it
     // as soon as the one calling this returns.
     if (!can_drive()) return;
-    const InlineLock drive(drive_mu_);
+    const InlineLock drive(drive_.mu);
     deliver();
 }
 
 void ClientConn::finish() noexcept {
-    stop_ = true;
+    io_.stop = true;
     notify_all();
-    if (!thread_.joinable()) return;
-    if (std::this_thread::get_id() == thread_.get_id())
-        thread_.detach();
+    if (!io_.thread.joinable()) return;
+    if (std::this_thread::get_id() == io_.thread.get_id())
+        io_.thread.detach();
     else
-        thread_.join();
+        io_.thread.join();
 }
 
 } // namespace rpm::rdma

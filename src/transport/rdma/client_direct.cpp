@@ -121,17 +121,17 @@ void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std
     direct_.begin(kind, hold, std::move(user), out, done, sync_gen, ops_.pushed() + 1);
     // The driver's own operation, and nothing finished waits for its
     // callback: the driver's first round may be skipped (drive_until).
-    if (driving_here()) drive_fresh_ = ops_.size() == 0 && !inbox_.has_ready() && polled_.empty();
+    if (driving_here()) drive_.fresh = ops_.size() == 0 && !inbox_.has_ready() && drive_.polled.empty();
     // Nobody may be watching the CQ: the I/O thread parks after a
     // synchronous call and is woken only for work (as in submit_locked).
-    if (io_parked_ && drivers_ == 0) notify_locked();
+    if (io_.parked && drive_.drivers == 0) notify_locked();
 }
 
 void ClientConn::direct_post_failed_locked(int ret) {
     // Nothing was posted: the operation fails, the connection does not (as
     // a failed post in the queue).
     direct_.post_failed(ops_, code_of(ret));
-    if (driving_here()) drive_fresh_ = false;  // its callback is there to run
+    if (driving_here()) drive_.fresh = false;  // its callback is there to run
     notify_locked();  // its callback waits for whoever delivers next
 }
 
@@ -169,11 +169,11 @@ void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
     }
     // transfer_now's operation: the outcome of its call, unless a newer
     // call has begun since (this one timed out). If none has, no one reads
-    // it: the next call resets sync_ before it posts. Here under drive_mu_,
-    // as sync_ wants: whoever delivers holds it.
-    if (sync_.gen == direct_.take_sync_gen()) {
-        sync_.r = outcome_locked(direct_.ec(), direct_.kind());
-        sync_.done = true;
+    // it: the next call resets drive_.sync before it posts. Here under drive_.mu,
+    // as drive_.sync wants: whoever delivers holds it.
+    if (drive_.sync.gen == direct_.take_sync_gen()) {
+        drive_.sync.r = outcome_locked(direct_.ec(), direct_.kind());
+        drive_.sync.done = true;
     }
 }
 

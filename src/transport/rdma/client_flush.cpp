@@ -95,7 +95,7 @@ void ClientConn::submit_read_flush(const RemoteRegion& r, std::uint32_t, std::sp
 void ClientConn::submit_send_flush(const RemoteRegion&, std::uint32_t grant_id, std::span<const proto::Range> ranges,
                                    client::Done&& done) {
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode_flush(frame, rid, grant_id, ranges);
     submit_locked(request_op(std::move(frame), rid, response_status, std::move(done)));
 }
@@ -134,7 +134,7 @@ void ClientConn::submit_native_flush(const RemoteRegion& r, std::uint32_t, std::
 }
 
 bool ClientConn::prepare_direct_send_flush(std::uint32_t grant_id, const proto::Slice& s) {
-    direct_.frame_rid = next_request_id();
+    direct_.frame_rid = requests_.next_id();
     direct_.frame.clear();
     const proto::Range range{s.offset, s.data.size()};
     proto::encode_flush(direct_.frame, direct_.frame_rid, grant_id, std::span(&range, 1));

@@ -22,22 +22,22 @@ void ClientConn::run() {
     enter_io_thread();
     Waiter waiter(opts_.completion);
     const auto drain = [this]() -> std::size_t {
-        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        std::unique_lock drive(drive_.mu, std::try_to_lock);
         // A synchronous caller polls now: stop spinning and go to sleep.
         return drive ? poll_cq(false) : 1;
     };
-    while (!stop_) {
+    while (!io_.stop) {
         const std::optional<WaitPlan> plan = park_or_plan();
         if (!plan || spin_in_flight(*plan)) continue;
         const Ready r = plan->failed ? sleep_failed(*plan)
-                                     : waiter.wait(link_.cq_fd(), link_.event_fd(), wake_, plan->timeout_ms, drain, plan->in_flight);
-        if (r.wake) wake_.drain();
+                                     : waiter.wait(link_.cq_fd(), link_.event_fd(), io_.wake, plan->timeout_ms, drain, plan->in_flight);
+        if (r.wake) io_.wake.drain();
         // Held: a caller drives (it counted itself in first), and what woke
         // us (its completions on the channel) is its business: go park.
-        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        std::unique_lock drive(drive_.mu, std::try_to_lock);
         if (drive) work(r, false);
     }
-    std::lock_guard drive(drive_mu_);
+    std::lock_guard drive(drive_.mu);
     deliver();
     link_.await_closed();
 }
@@ -51,10 +51,10 @@ void ClientConn::run() {
 // RETURN VALUE: true when it handled completions (the loop plans again).
 bool ClientConn::spin_in_flight(const WaitPlan& plan) {
     if (!plan.in_flight || plan.failed || plan.timeout_ms >= 0 || opts_.completion == CompletionMode::event) return false;
-    wake_.set_spinning(true);
+    io_.wake.set_spinning(true);
     for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
-        if (wake_.pending()) return false;
-        const InlineLock drive(drive_mu_, std::try_to_lock);
+        if (io_.wake.pending()) return false;
+        const InlineLock drive(drive_.mu, std::try_to_lock);
         if (!drive) return false;
         switch (poll_own()) {
         case Own::none:
@@ -84,7 +84,7 @@ ClientConn::Own ClientConn::poll_own() {
 }
 
 ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
-    std::vector<Finished> finished = std::move(finished_scratch_);
+    std::vector<Finished> finished = std::move(drive_.finished_scratch);
     std::uint64_t direct_before = 0;
     {
         const InlineLock lock(mu_);
@@ -94,19 +94,19 @@ ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
         // it. Otherwise a delivery round hands everything out in order.
         const bool alone = ops_.size() == 0 && !inbox_.has_ready();
         if (!direct_.finished() || !alone) {
-            finished_scratch_ = std::move(finished);
+            drive_.finished_scratch = std::move(finished);
             return direct_.active() && alone ? Own::on_wire : Own::deliver;
         }
         take_direct_locked(finished);
         direct_before = direct_.posts();
     }
-    // Without the lock, under drive_mu_, as deliver_round runs them: a
+    // Without the lock, under drive_.mu, as deliver_round runs them: a
     // callback may issue the next operation. What that one finishes at
     // once (a failed post) notifies the thread that polls.
     for (auto& f : finished)
         if (f.done) f.done(std::move(f.r));
     finished.clear();
-    finished_scratch_ = std::move(finished);
+    drive_.finished_scratch = std::move(finished);
     return direct_.posts() != direct_before ? Own::next : Own::over;
 }
 
@@ -119,11 +119,11 @@ ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
 Ready ClientConn::sleep_failed(const WaitPlan& plan) {
     // As the Waiter before it sleeps: from here a notify() writes the
     // eventfd, or this sees its flag.
-    wake_.set_spinning(false);
-    if (wake_.pending()) return Ready{.wake = true};
-    io_asleep_failed_ = true;
-    const Ready r = wait_ready(link_.cq_fd(), link_.event_fd(), wake_.fd(), plan.timeout_ms);
-    io_asleep_failed_ = false;
+    io_.wake.set_spinning(false);
+    if (io_.wake.pending()) return Ready{.wake = true};
+    io_.asleep_failed = true;
+    const Ready r = wait_ready(link_.cq_fd(), link_.event_fd(), io_.wake.fd(), plan.timeout_ms);
+    io_.asleep_failed = false;
     return r;
 }
 
@@ -134,29 +134,29 @@ Ready ClientConn::sleep_failed(const WaitPlan& plan) {
 std::optional<ClientConn::WaitPlan> ClientConn::park_or_plan() {
     {
         std::lock_guard lock(mu_);
-        if (drivers_ == 0) return plan_locked();
-        io_parked_ = true;
+        if (drive_.drivers == 0) return plan_locked();
+        io_.parked = true;
         // Under mu_, where every notify_locked() runs: a notify from now on
         // writes the eventfd.
-        wake_.set_spinning(false);
+        io_.wake.set_spinning(false);
     }
     Ready r;
-    if (!wake_.pending()) r = wait_ready(-1, link_.event_fd(), wake_.fd(), -1);
-    wake_.drain();
+    if (!io_.wake.pending()) r = wait_ready(-1, link_.event_fd(), io_.wake.fd(), -1);
+    io_.wake.drain();
     {
         std::lock_guard lock(mu_);
-        io_parked_ = false;
+        io_.parked = false;
     }
     if (r.event) {
         // A connection event: the driver watches for it too; if none holds
         // the lock any more, it is ours.
-        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        std::unique_lock drive(drive_.mu, std::try_to_lock);
         if (drive) work(r, false);
     }
     return std::nullopt;
 }
 
-// One round of work, by the I/O thread or a driving caller (holding drive_mu_).
+// One round of work, by the I/O thread or a driving caller (holding drive_.mu).
 void ClientConn::work(const Ready& r, bool by_driver) {
     // Progress from a spin: its drain just emptied the CQ, and polling it
     // again at once would find nothing (one poll per operation).
@@ -172,10 +172,10 @@ void ClientConn::work(const Ready& r, bool by_driver) {
 }
 
 std::size_t ClientConn::poll_cq(bool had_event) {
-    // The completions wait in polled_ for the delivery round that follows
+    // The completions wait in drive_.polled for the delivery round that follows
     // (deliver_round), which handles them under the lock it takes anyway:
     // one lock per round, not one more per completion.
-    auto r = drain_cq(api_, link_.cq(), had_event, [this](const ibv_wc& wc) { polled_.push_back(wc); });
+    auto r = drain_cq(api_, link_.cq(), had_event, [this](const ibv_wc& wc) { drive_.polled.push_back(wc); });
     if (!r) {
         std::lock_guard lock(mu_);
         handle_polled_locked();
@@ -186,8 +186,8 @@ std::size_t ClientConn::poll_cq(bool had_event) {
 }
 
 void ClientConn::handle_polled_locked() {
-    for (const ibv_wc& wc : polled_) on_wc_locked(wc);
-    polled_.clear();
+    for (const ibv_wc& wc : drive_.polled) on_wc_locked(wc);
+    drive_.polled.clear();
 }
 
 void ClientConn::on_event() {
@@ -269,7 +269,7 @@ void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::by
     default: return fail_locked(errc::io_error, link_.where() + ": unexpected " + std::string(proto::type_name(h.type)) + " frame");
     }
     if (h.type == proto::Type::response && on_direct_reply_locked(h, body)) return;
-    const std::uint64_t seq = forget_request_locked(h.request_id);
+    const std::uint64_t seq = requests_.forget(h.request_id);
     if (seq == 0) return;  // the request already failed
     // The server had the frame: the writes in front of it were placed
     // (a persist's last one went unsignaled, and so may the request's send).
@@ -286,7 +286,7 @@ void ClientConn::on_hello_locked(std::span<const std::byte> body) {
     if (!auth && protocol_error) return fail_locked(errc::io_error, auth.error().detail());
     if (!auth) return handshake_.settle(auth.error());
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode(frame, rid, *auth);
     auto on_reply = [this](const proto::Header& h, std::span<const std::byte> b) -> std::error_code {
         Result<void> r = handshake_.on_welcome(h, b, opts_);
@@ -342,22 +342,13 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     fail_why_ = why;
     ops_.fail_all(ec);
     direct_.fail(ops_, ec);
-    awaiting_.clear();
+    requests_.clear();
     // Nothing is posted after a failure; the server learns it from the
     // disconnect (and conn_delete expects one after kConnClosed too).
     link_.disconnect();
     inbox_.fail(ec, [this](std::error_code e, std::size_t n) { return recv_outcome_locked(e, n); });
     handshake_.settle(Error(ec, std::move(why)));
     notify_all();
-}
-
-std::uint64_t ClientConn::forget_request_locked(std::uint32_t rid) {
-    // Replies come in the order of their requests, mostly: the front.
-    auto it = std::find_if(awaiting_.begin(), awaiting_.end(), [rid](const auto& a) { return a.first == rid; });
-    if (it == awaiting_.end()) return 0;
-    const std::uint64_t seq = it->second;
-    awaiting_.erase(it);
-    return seq;
 }
 
 std::size_t ClientConn::deliver(bool by_driver) {
@@ -371,12 +362,12 @@ std::size_t ClientConn::deliver(bool by_driver) {
 }
 
 std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
-    // Only under drive_mu_ (whoever polls), so one caller uses the scratch
+    // Only under drive_.mu (whoever polls), so one caller uses the scratch
     // vectors at a time; taken out and put back, they keep their capacity
     // (no allocation per operation) and a nested deliver() would find them
     // empty, not in use.
-    std::vector<Finished> finished = std::move(finished_scratch_);
-    std::vector<Inbox::ReadyRecv> recvs = std::move(recv_scratch_);
+    std::vector<Finished> finished = std::move(drive_.finished_scratch);
+    std::vector<Inbox::ReadyRecv> recvs = std::move(drive_.recv_scratch);
     std::uint64_t pushed_before = 0, direct_before = 0;
     {
         std::lock_guard lock(mu_);
@@ -395,7 +386,7 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
         // A driver's next wait (drive_until) plans by this: it runs right
         // before, and whatever changes the plan meanwhile (another thread's
         // operation) notifies the driver, which delivers again.
-        plan_ = plan_locked();
+        drive_.plan = plan_locked();
     }
     // Callbacks run without the lock: they may post more work.
     for (auto& f : finished)
@@ -406,7 +397,7 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     // finished at once): what other threads queue meanwhile notifies the
     // thread that polls (submit_locked, recv), which delivers again then.
     // A direct post needs one only for a driver, whose next wait plans by
-    // plan_ (now stale: a completion is coming). The I/O thread plans
+    // drive_.plan (now stale: a completion is coming). The I/O thread plans
     // afresh (park_or_plan), and a direct post that failed notifies it
     // (direct_post_failed_locked): a round per operation saved.
     const bool queued = ops_.pushed() != pushed_before;
@@ -414,8 +405,8 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     if (n > 0 && (queued || (by_driver && direct))) more = true;
     finished.clear();
     recvs.clear();
-    finished_scratch_ = std::move(finished);
-    recv_scratch_ = std::move(recvs);
+    drive_.finished_scratch = std::move(finished);
+    drive_.recv_scratch = std::move(recvs);
     return n;
 }
 

@@ -52,22 +52,11 @@ std::vector<client::Done> chunk_callbacks(client::Done done, std::size_t n) {
 
 } // namespace
 
-std::uint32_t ClientConn::next_request_id() noexcept {
-    // 0 is the Hello's; ids only need to be unique among requests in flight.
-    std::uint32_t id = next_rid_.fetch_add(1, std::memory_order_relaxed);
-    return id != 0 ? id : next_rid_.fetch_add(1, std::memory_order_relaxed);
-}
-
-const ClientConn::RemoteRegion* ClientConn::region_locked(std::uint32_t grant_id) const {
-    auto it = regions_.find(grant_id);
-    return it == regions_.end() ? nullptr : &it->second;
-}
-
 void ClientConn::submit_locked(Op&& op) {
     const bool request = op.kind == OpKind::request && !op.ec;
     const auto rid = op.request_id;
     const auto seq = ops_.push(std::move(op));
-    if (request) awaiting_.push_back({rid, seq});
+    if (request) requests_.await(rid, seq);
     if (batching_) return;  // persist() queues its ops first, then posts them together
     if (failed_)
         ops_.fail_all(fail_ec_);
@@ -76,7 +65,7 @@ void ClientConn::submit_locked(Op&& op) {
     // Callbacks run where the CQ is polled: wake that thread for anything
     // finished now, to start polling the bounce pool when it had no entry,
     // and the parked I/O thread for anything at all once no caller drives.
-    if (ops_.front_finished() || ops_.starved() || (io_parked_ && drivers_ == 0)) notify_locked();
+    if (ops_.front_finished() || ops_.starved() || (io_.parked && drive_.drivers == 0)) notify_locked();
 }
 
 void ClientConn::pump_queue_locked() {
@@ -170,16 +159,6 @@ void ClientConn::submit_transfer_locked(Op&& op, std::uint32_t grant_id, std::ui
     submit_chunks_locked(std::move(op), offset, length, std::move(done));
 }
 
-std::shared_ptr<UserMemory> ClientConn::find_user_memory_locked(const std::byte* p, std::size_t n) {
-    std::shared_ptr<UserMemory> found;
-    std::erase_if(user_mem_, [&](const std::weak_ptr<UserMemory>& w) {
-        auto m = w.lock();
-        if (m && !found && m->contains(p, n)) found = m;
-        return !m;  // its handle is gone
-    });
-    return found;
-}
-
 Result<std::shared_ptr<void>> ClientConn::register_memory(std::span<std::byte> mem) {
     if (mem.empty()) return Error(errc::invalid_argument, link_.where() + ": cannot register empty memory");
     {
@@ -196,7 +175,7 @@ Result<std::shared_ptr<void>> ClientConn::register_memory(std::span<std::byte> m
                             link_.where() + ": registering " + std::to_string(mem.size()) + " bytes of application memory",
                             "mr_reg", ret);
     std::lock_guard lock(mu_);
-    user_mem_.push_back(m);
+    regions_.add_user_memory(m);
     return std::shared_ptr<void>(std::move(m));
 }
 
@@ -288,7 +267,7 @@ void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Sli
 
 void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode_message(frame, rid, payload);
     std::lock_guard lock(mu_);
     // The server answers every message with a Response, as over TCP.
@@ -300,7 +279,7 @@ void ClientConn::recv(std::span<std::byte> out, client::RecvDone done) {
     inbox_.recv(out, std::move(done), failed_ ? fail_ec_ : std::error_code{},
                 [this](std::error_code ec, std::size_t n) { return recv_outcome_locked(ec, n); });
     // A waiter needs someone watching the CQ for the server's message.
-    if (inbox_.has_ready() || (io_parked_ && drivers_ == 0)) notify_locked();
+    if (inbox_.has_ready() || (io_.parked && drive_.drivers == 0)) notify_locked();
 }
 
 std::error_code ClientConn::post_locked(Op& op) {
@@ -352,7 +331,7 @@ int ClientConn::post_request_locked(Op& op, const void* ctx) {
     std::memcpy(link_.msgs().data() + at, op.frame.data(), op.frame.size());
     // Unsignaled but one in kSignalEvery (OpQueue::unsignaled): the reply finishes it.
     const int ret = api_.send(link_.conn(), link_.msgs().mr(), at, op.frame.size(), write_flags(op), ctx);
-    if (ret != 0) forget_request_locked(op.request_id);  // no reply can come
+    if (ret != 0) requests_.forget(op.request_id);  // no reply can come
     return ret;
 }
 

@@ -7,6 +7,8 @@
 
 #include <rpm/flush_plan.hpp>
 
+#include <future>
+
 namespace rpm::rdma {
 namespace {
 
@@ -45,7 +47,7 @@ ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
     auto box = std::make_shared<GrantBox>();
     auto f = box->promise.get_future();
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode(frame, rid, req);
     auto on_reply = [this, box](const proto::Header& h, std::span<const std::byte> b) -> std::error_code {
         auto g = grant_reply(h, b);
@@ -90,7 +92,7 @@ Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
     if (g.method == flush::Method::native_flush) {
         if (auto r = check_native_flush_locked(mr.get()); !r) return r;
     }
-    regions_[g.id] = RemoteRegion{std::move(mr), flusher, g.size};
+    regions_.add(g.id, RemoteRegion{std::move(mr), flusher, g.size});
     return {};
 }
 
