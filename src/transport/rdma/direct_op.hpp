@@ -13,10 +13,12 @@
 #include "transport/rdma/wr_tags.hpp"
 
 #include <atomic>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace rpm::rdma {
@@ -38,8 +40,28 @@ public:
 
     /// It is posted (or about to be): it takes `hold`, and `done` unless
     /// null (`sync_gen` not 0: transfer_now's, whose outcome goes to its call).
+    /// Inline, as are on_completion and settle: they run on every direct
+    /// operation, where a call costs tens of nanoseconds in the lab
+    /// (docs/benchmarks-history.md, "A call costs more than its instructions in the lab").
     void begin(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user, std::span<std::byte> out,
-               client::Done* done, std::uint64_t sync_gen, std::uint64_t before_seq);
+               client::Done* done, std::uint64_t sync_gen, std::uint64_t before_seq) {
+        active_ = true;
+        kind_ = kind;
+        owed_ = 1;
+        wc_done_ = false;
+        rid_ = 0;
+        out_ = out;
+        hold_ = std::exchange(hold, {});
+        user_ = std::move(user);
+        ec_ = kSuccess;
+        if (done)
+            done_ = std::move(*done);
+        else
+            done_ = nullptr;  // inline: an empty one holds nothing to destroy
+        sync_gen_ = sync_gen;
+        before_seq_ = before_seq;
+        posts_.fetch_add(1, std::memory_order_relaxed);
+    }
     /// What it owes besides its signaled completion: `owed` in all
     /// (a flusher's post_direct sets it), and the Response to `rid` (not 0).
     void owe(int owed, std::uint32_t rid = 0) noexcept {
@@ -50,7 +72,13 @@ public:
     void post_failed(OpQueue& ops, std::error_code ec);
     /// Its signaled work request completed. RETURN VALUE: true when that
     /// was the last it owed (settle).
-    bool on_completion(OpQueue& ops);
+    bool on_completion(OpQueue& ops) {
+        wc_done_ = true;
+        // RC completes in order: what went unsignaled before it is done too.
+        ops.retire_unsignaled_before(before_seq_);
+        if (kind_ == OpKind::read && hold_.entry) std::memcpy(out_.data(), hold_.entry->data(), out_.size());
+        return settle(ops, kSuccess);
+    }
     /// A work request of the connection failed: whether it was this one's
     /// signaled request (nothing of it is on the wire then).
     void on_failed_wc(std::uint64_t wr_id) noexcept {
@@ -67,7 +95,14 @@ public:
     }
     /// One of what it owes came in, with `ec`. RETURN VALUE: true when it
     /// is over (its credits may let queued operations go).
-    bool settle(OpQueue& ops, std::error_code ec);
+    bool settle(OpQueue& ops, std::error_code ec) {
+        if (ec && !ec_) ec_ = ec;
+        if (--owed_ > 0) return false;
+        active_ = false;
+        ops.end_direct(hold_, false);
+        finished_ = true;
+        return true;
+    }
     /// The connection failed: its work request may still be on the wire,
     /// and the queue keeps what it holds aside until the QP is gone.
     void fail(OpQueue& ops, std::error_code ec);
@@ -92,6 +127,10 @@ public:
     std::uint32_t frame_rid = 0;
 
 private:
+    // No error, made once: std::error_code{} calls std::system_category() in
+    // libstdc++, a call per use on every direct operation (twice).
+    static const std::error_code kSuccess;
+
     bool active_ = false;
     bool finished_ = false;
     OpKind kind_ = OpKind::none;  // write, read; flush or request: a persist's
