@@ -7,63 +7,54 @@
 // One I/O thread per connection polls the completion queue and runs every
 // callback, in posting order; a synchronous call polls it on the caller's
 // thread instead (client_drive.cpp). docs/rdma.md describes the whole of it.
+//
+// ClientConn is the façade and the glue: the state lives in objects with a
+// header each, and ClientConn's member functions (one client_*.cpp file per
+// concern) move work between them.
+//   ClientLink    client_link.hpp  set-up: device, buffers, connection, CQ (read-only once connected)
+//   Handshake     handshake.hpp    Hello, Authenticate, Welcome; connect()'s outcome
+//   OpQueue       op_queue.hpp     the operations in posting order and their resources
+//   Requests      requests.hpp     request ids and the replies awaited
+//   DirectOp      direct_op.hpp    the one operation outside the queue (client_direct.cpp)
+//   RegionTable   regions.hpp      the granted regions, their flushers, registered memory
+//   Inbox         inbox.hpp        the server's messages and the recv()s waiting
+//   DriveState    driver.hpp       the polling's lock and a synchronous caller's wait
+//   IoThread      io_thread.hpp    the I/O thread, its wakeup, parked or not
+// Locks, unchanged by that split: drive_.mu (whoever polls) before mu_ (the
+// rest), never after; Handshake, Inbox, DirectOp, RegionTable, OpQueue
+// and Requests' replies are under mu_.
 #pragma once
 
 #include "client/transport.hpp"
 #include "core/inline_mutex.hpp"
 #include "transport/rdma/api.hpp"
 #include "transport/rdma/buffers.hpp"
+#include "transport/rdma/client_link.hpp"
 #include "transport/rdma/device_pools.hpp"
+#include "transport/rdma/direct_op.hpp"
+#include "transport/rdma/driver.hpp"
 #include "transport/rdma/handles.hpp"
+#include "transport/rdma/handshake.hpp"
+#include "transport/rdma/inbox.hpp"
+#include "transport/rdma/io_thread.hpp"
 #include "transport/rdma/limits.hpp"
 #include "transport/rdma/loop.hpp"
 #include "transport/rdma/message_buffer.hpp"
 #include "transport/rdma/op_queue.hpp"
+#include "transport/rdma/regions.hpp"
+#include "transport/rdma/requests.hpp"
 
 #include <atomic>
-#include <deque>
-#include <future>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 namespace rpm::rdma {
-
-/// The sizes of one client connection (tests make them small).
-struct ClientLimits {
-    std::uint32_t sq_depth = kSqDepth;
-    std::uint32_t recv_slots = kRecvSlots;
-    std::uint32_t send_slots = kSendSlots;
-    std::size_t slot_size = kSlotSize;
-    /// Work-request size of writes and reads; at most the bounce entry size.
-    std::size_t chunk = kMaxChunk;
-    /// Reads, writes and one-slice persists on an idle connection go direct
-    /// (client_direct.cpp). Off, everything goes through the op queue: for
-    /// tests of the queue's own work requests, and to compare the two.
-    bool direct = true;
-    /// The device's pools, applied only by the connection that creates them
-    /// (the first on its device in this process). buffer_size is derived:
-    /// `chunk` for bounce entries, the slot layout for message buffers.
-    MrPoolOptions bounce_pool = bounce_pool_defaults();
-    MrPoolOptions message_pool = message_pool_defaults();
-};
 
 /// connect_rdma through `api` (the verbs layer, or a test's fake).
 Result<std::unique_ptr<client::Transport>> connect_rdma_with(const Api& api, const std::string& host,
                                                              std::uint16_t port, const ClientOptions& opts,
                                                              const ClientLimits& limits = {});
-
-/// Work-request contexts: a receive slot has the top bit set, an operation
-/// is its sequence number (never 0: a NULL context is refused).
-inline constexpr std::uint64_t kRecvTag = std::uint64_t{1} << 63;
-/// The work request of a direct operation (client_direct.cpp).
-inline constexpr std::uint64_t kDirectTag = std::uint64_t{1} << 62;
-/// A direct persist's unsignaled write (its completion comes only on failure).
-inline constexpr std::uint64_t kDirectWriteTag = kDirectTag | 1;
-/// A work request's context made of one of the tags above.
-inline const void* wr_tag(std::uint64_t t) noexcept { return reinterpret_cast<const void*>(t); }
 
 /// One connection's state, shared by the Transport object and its I/O thread.
 class ClientConn;
@@ -82,7 +73,7 @@ namespace drive_tls {
 /// The connection whose I/O thread this is (set first thing in run()).
 [[gnu::tls_model("initial-exec")]] extern thread_local const ClientConn* t_io_thread_of;
 /// This thread's mark, which a connection whose polling it holds keeps in
-/// its holder_ (try_begin_hold).
+/// its drive_.holder (try_begin_hold).
 [[gnu::tls_model("initial-exec")]] extern thread_local char t_mark;
 } // namespace drive_tls
 
@@ -128,7 +119,7 @@ public:
     /// drive (it would wait for itself).
     [[nodiscard]] bool can_drive() const noexcept {
         return drive_tls::t_driving != this && drive_tls::t_io_thread_of != this &&
-               holder_.load(std::memory_order_relaxed) != &drive_tls::t_mark;
+               drive_.holder.load(std::memory_order_relaxed) != &drive_tls::t_mark;
     }
     /// Marks the calling thread as this connection's I/O thread (run()).
     void enter_io_thread() const noexcept;
@@ -157,14 +148,14 @@ public:
     /// The I/O thread sleeps without watching the CQ (tests, diagnostics).
     [[nodiscard]] bool io_thread_parked() const {
         std::lock_guard lock(mu_);
-        return io_parked_;
+        return io_.parked;
     }
     /// The I/O thread of a failed or closed connection sleeps until
     /// something comes, in every completion mode (tests, diagnostics).
-    [[nodiscard]] bool io_thread_asleep_failed() const noexcept { return io_asleep_failed_.load(); }
-    [[nodiscard]] const std::string& profile() const noexcept { return profile_; }
+    [[nodiscard]] bool io_thread_asleep_failed() const noexcept { return io_.asleep_failed.load(); }
+    [[nodiscard]] const std::string& profile() const noexcept { return handshake_.profile(); }
     [[nodiscard]] AtomicWriteStats atomic_write_stats() const noexcept {
-        return {atomic_kind_, native_atomics_.load()};
+        return {link_.atomic_kind(), native_atomics_.load()};
     }
     /// Fail everything pending and disconnect; the callbacks have run when
     /// this returns (on this thread, or on the one delivering a round
@@ -176,78 +167,29 @@ public:
     void finish() noexcept;
 
 private:
-    struct Flusher;
-    struct RemoteRegion {
-        RemoteMrHandle mr;
-        const Flusher* flusher = nullptr;  ///< the grant's method, chosen once (flusher_for)
-        std::uint64_t size = 0;
-    };
-    /// How one region's flushes go on the wire, chosen once when its grant
-    /// is applied (flusher_for, client_flush.cpp), as librpma picks one
-    /// flush function per connection: the posting paths call through it and
-    /// never ask the method again. One per method: read_after_write (an
-    /// 8-byte read), send_flush (a Flush frame), native_flush (IBTA FLUSH).
-    struct Flusher {
-        flush::Method method;
-        /// Queue what flushes `ranges` of `r`, behind what was queued before.
-        void (ClientConn::*submit)(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
-                                   client::Done&& done);
-        /// A direct one-slice persist (try_direct_persist): its flush takes
-        /// a send slot; the kind its completion finishes it as.
-        bool direct_slot;
-        OpKind direct_kind;
-        /// Before anything is taken (nullptr: nothing to do). RETURN VALUE:
-        /// false: the persist goes through the queue instead.
-        bool (ClientConn::*prepare_direct)(std::uint32_t grant_id, const proto::Slice& s);
-        /// Queue the flush behind the direct write (deferred doorbell) and
-        /// set what the direct operation owes. RETURN VALUE: the Api's code.
-        int (ClientConn::*post_direct)(const RemoteRegion& r, const proto::Slice& s);
-    };
+    using RemoteRegion = rdma::RemoteRegion;
+    using Flusher = rdma::Flusher;
     /// The flusher of `m`'s grants (static tables).
     static const Flusher* flusher_for(flush::Method m) noexcept;
-    struct RecvWaiter {
-        std::span<std::byte> out;
-        client::RecvDone done;
-    };
-    struct ReadyRecv {
-        client::RecvDone done;
-        Result<std::size_t> r;
-    };
-    struct Finished {  // a callback deliver_round runs
-        client::Done done;
-        Result<void> r;  ///< success: no text, no allocation
-    };
-    enum class Stage { connecting, awaiting_hello, awaiting_welcome, ready };
+    using Finished = rdma::Finished;  // a callback deliver_round runs
 
-    // client_connect.cpp: set-up
-    Result<void> open_device(const std::string& where, const std::string& host);
-    Result<void> make_buffers();
-    Result<void> make_request(const std::string& where, const std::string& host, std::uint16_t port);
-    Result<void> establish(const std::string& where);
-    Result<void> await_handshake(const std::string& where);
+    // client_connect.cpp: set-up (ClientLink), the I/O thread, tear-down
     void start_thread();
     void release_buffers() noexcept;
 
     // client_loop.cpp: the I/O thread
     void run();
-    /// The I/O thread's next wait: its timeout (a retry for a bounce
-    /// entry, else -1), whether a completion is expected (Waiter::wait),
-    /// and whether the connection has failed or closed (sleep_failed).
-    struct WaitPlan {
-        int timeout_ms;
-        bool in_flight;
-        bool failed = false;
-    };
+    using WaitPlan = rdma::WaitPlan;
     /// Park while a caller drives (RETURN VALUE: empty, once woken), else
     /// the next wait's plan: one lock for both, on every turn of the loop.
     std::optional<WaitPlan> park_or_plan();
     /// `by_driver`: a synchronous caller's round, whose next wait plans by
-    /// plan_ (deliver_round); the I/O thread's plans afresh (park_or_plan).
+    /// drive_.plan (deliver_round); the I/O thread's plans afresh (park_or_plan).
     void work(const Ready& r, bool by_driver);
     WaitPlan plan_locked() const;
-    /// Poll the CQ into polled_ (RETURN VALUE: how many, or 1 when the
+    /// Poll the CQ into drive_.polled (RETURN VALUE: how many, or 1 when the
     /// verbs layer failed and the connection with it); the next delivery
-    /// round handles them (handle_polled_locked). Under drive_mu_.
+    /// round handles them (handle_polled_locked). Under drive_.mu.
     std::size_t poll_cq(bool had_event);
     void handle_polled_locked();
     void on_event();
@@ -256,11 +198,9 @@ private:
     void on_recv_locked(std::uint32_t slot, const ibv_wc& wc);
     void on_frame_locked(const proto::Header& h, std::span<const std::byte> body);
     void on_hello_locked(std::span<const std::byte> body);
-    Result<void> finish_welcome_locked(const proto::Header& h, std::span<const std::byte> body);
     void on_message_locked(std::span<const std::byte> payload);
     void repost_locked(std::uint32_t slot);
     void fail_locked(std::error_code ec, std::string why);
-    void settle_handshake_locked(Result<void> r);
     /// Run the callbacks of what finished, in posting order, and again for
     /// what those callbacks queued. RETURN VALUE: callbacks run.
     std::size_t deliver(bool by_driver = true);
@@ -284,22 +224,19 @@ private:
     }
     [[nodiscard]] Error failure_locked(std::error_code ec, OpKind kind) const;
     [[nodiscard]] Result<std::size_t> recv_outcome_locked(std::error_code ec, std::size_t size) const;
-    void await_closed() noexcept;
-    /// Stop awaiting the reply to `rid`. RETURN VALUE: its op's seq, 0 if none awaited it.
-    std::uint64_t forget_request_locked(std::uint32_t rid);
 
     // client_drive.cpp: a synchronous caller polls
     /// The frame of every synchronous call around `post(gen)`, which posts
     /// its operation for call generation `gen` (client_drive.cpp).
     template <class Post>
     Result<void> sync_call(Post&& post, std::chrono::milliseconds timeout);
-    /// The callback that reports to synchronous call `gen` (sync_).
+    /// The callback that reports to synchronous call `gen` (drive_.sync).
     client::Done sync_done(std::uint64_t gen);
     /// Until `done` or `timeout` from `began` (a coarse_now(); the default:
     /// from the first clock read here). RETURN VALUE: false on timeout.
     bool drive_until(const bool& done, std::chrono::steady_clock::time_point began, std::chrono::milliseconds timeout);
     /// Before drive_until, when the call's operation went direct with
-    /// nothing else to hand out (drive_fresh_): poll the CQ alone, up to
+    /// nothing else to hand out (drive_.fresh): poll the CQ alone, up to
     /// kOwnSpins times, for its completion. RETURN VALUE: true when the call
     /// is over; false: drive_until takes over (whatever this polled is
     /// handled already).
@@ -307,7 +244,7 @@ private:
     /// The same for the I/O thread (run()), while `plan` says an operation
     /// is on the wire. RETURN VALUE: true when it handled completions.
     bool spin_in_flight(const WaitPlan& plan);
-    /// One poll of the CQ by spin_own or spin_in_flight, under drive_mu_:
+    /// One poll of the CQ by spin_own or spin_in_flight, under drive_.mu:
     /// none (nothing there), failed (the verbs layer failed: the general
     /// wait's poll meets it again), or what take_own says of the
     /// completions polled: over (the direct operation's outcome or callback
@@ -334,13 +271,17 @@ private:
     /// or finished with the post's error; false: the queue must take it.
     /// `sync_gen`: not 0 for transfer_now's own operation, which has no
     /// `done` (null: no std::function made and destroyed per call): its
-    /// outcome goes to that synchronous call (sync_).
+    /// outcome goes to that synchronous call (drive_.sync).
     bool try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset, std::span<const std::byte> src,
                     std::span<std::byte> out, client::Done* done, std::uint64_t sync_gen = 0);
     /// The same for a persist of one slice (not a commit word): its write
     /// and its flush (read_after_write's read, send_flush's Flush) under one
     /// doorbell. RETURN VALUE: as try_direct.
     bool try_direct_persist(const proto::RegionGrant& g, std::span<const proto::Slice> slices, client::Done& done);
+    /// try_direct_persist's posting, once `hold` is taken: the write, the
+    /// flusher's work request behind it, one doorbell.
+    void post_direct_persist_locked(const RemoteRegion& r, const proto::Slice& s, OpQueue::DirectHold& hold,
+                                    std::shared_ptr<UserMemory> user, client::Done& done);
     [[nodiscard]] bool direct_idle_locked() const noexcept;
     void begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
                              std::span<std::byte> out, client::Done* done, std::uint64_t sync_gen = 0);
@@ -349,11 +290,8 @@ private:
     /// A Response to the direct persist's Flush. RETURN VALUE: false when
     /// the frame answers something else.
     bool on_direct_reply_locked(const proto::Header& h, std::span<const std::byte> body);
-    void settle_direct_locked(std::error_code ec);
-    void fail_direct_locked(std::error_code ec);
     /// deliver_round's first callback: the direct operation's, once over.
     void take_direct_locked(std::vector<Finished>& finished);
-    [[nodiscard]] bool direct_pending_locked() const noexcept { return direct_.active || direct_.finished; }
 
     // client_ops.cpp: posting
     void submit_locked(Op&& op);
@@ -361,8 +299,7 @@ private:
     std::error_code post_locked(Op& op);
     int post_request_locked(Op& op, const void* ctx);
     Op request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply, client::Done done) const;
-    std::uint32_t next_request_id() noexcept;
-    const RemoteRegion* region_locked(std::uint32_t grant_id) const;
+    const RemoteRegion* region_locked(std::uint32_t grant_id) const { return regions_.find(grant_id); }
     // Ops and callbacks go down by reference and are moved once, into the
     // queue: an Op is some 250 bytes with two std::functions in it.
     void submit_transfer(Op&& op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
@@ -395,12 +332,9 @@ private:
     }
     void pump_queue_locked();
     std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
-    // Inline: most connections register nothing, and every direct
-    // operation asks (a call saved per operation).
     std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n) {
-        return user_mem_.empty() ? nullptr : find_user_memory_locked(p, n);
+        return regions_.user_memory(p, n);
     }
-    std::shared_ptr<UserMemory> find_user_memory_locked(const std::byte* p, std::size_t n);
 
     // client_region.cpp: grants
     struct GrantReply {
@@ -418,102 +352,29 @@ private:
     const Api& api_;
     ClientOptions opts_;
     ClientLimits lim_;
-    SlotLayout layout_;
-    std::string where_;
-    // The device's peer and pools, then what this connection holds of them;
-    // ~ClientConn deletes the connection before any entry goes back.
-    std::shared_ptr<DevicePools> device_;
-    std::optional<MrPoolUser> bounce_user_;
-    std::optional<MessageBuffer> msgs_;
-    ConnCfgHandle cfg_;
-    std::map<std::uint32_t, RemoteRegion> regions_;
-    std::vector<std::weak_ptr<UserMemory>> user_mem_;  // under mu_
-    ConnReqHandle req_;
-    ConnHandle conn_;
-    Cq* cq_ = nullptr;
-    int cq_fd_ = -1;
-    int event_fd_ = -1;
-    Wakeup wake_;        // the I/O thread's
-    Wakeup drive_wake_;  // the synchronous caller's that drives
-    Waiter drive_waiter_;  // the synchronous caller's, under drive_mu_ (its pace is learned across calls)
-    struct SyncCall {
-        std::uint64_t gen = 0;  // which call's callback may set the rest
-        bool done = false;
-        Result<void> r;
-    };
-    SyncCall sync_;  // the synchronous call's outcome, under drive_mu_ (call())
-    // Direct operations posted so far: a driver's deliver_round compares it
-    // around the callbacks it runs, as it does the queue's count, to see
-    // whether they posted anything (its next wait then expects a completion).
-    std::atomic<std::uint64_t> direct_posts_{0};
-    struct DirectOp {   // under mu_
-        bool active = false;    // posted, its completion (and reply) not all in yet
-        bool finished = false;  // over; its callback not handed out yet
-        OpKind kind = OpKind::none;  // write, read; flush or request: a persist's
-        int owed = 0;           // the signaled completion, and a send_flush persist's reply
-        bool wc_done = false;   // its signaled work request completed: nothing of it is on the wire
-        std::uint32_t rid = 0;  // a send_flush persist's Flush, awaiting its Response
-        std::span<std::byte> out;  // a read through the entry: copied out on completion
-        OpQueue::DirectHold hold;
-        std::shared_ptr<UserMemory> user;
-        std::uint64_t before_seq = 0;  // the queue's next sequence number when it was posted
-        std::error_code ec;
-        client::Done done;
-        std::uint64_t sync_gen = 0;  // not 0: transfer_now's, no `done` (try_direct)
-    };
-    DirectOp direct_;
-    std::vector<std::byte> direct_frame_;  // a direct persist's Flush frame (keeps its capacity), under mu_
-    std::uint32_t direct_frame_rid_ = 0;   // its request id, under mu_
-    WaitPlan plan_{-1, false};  // as of the last deliver(), under drive_mu_
-    std::vector<ibv_wc> polled_;  // polled, not handled yet (poll_cq), under drive_mu_
-    // The driver's start() posted its operation direct with nothing else to
-    // hand out: its first round would find nothing (drive_until skips it).
-    // Set by begin_direct_locked on the driving thread, under drive_mu_.
-    bool drive_fresh_ = false;
+    ClientLink link_;  // set once by connect(), before the I/O thread starts
+    RegionTable regions_;  // under mu_
+    DirectOp direct_;      // under mu_
 
-    // Held by whoever polls the CQ and runs callbacks: the I/O thread for
-    // one round of work, a synchronous caller for its whole call. Taken
-    // before mu_, never after. Both are taken several times per operation
-    // and are rarely contended: InlineMutex keeps an uncontended lock and
-    // unlock inline, no call into libc (core/inline_mutex.hpp).
-    InlineMutex drive_mu_;
+    // The polling's lock and state: its lock is taken before mu_, never after.
+    DriveState drive_;
+    // The lock of the rest: the queue, the direct operation, the regions,
+    // the inbox, the handshake, failure.
     mutable InlineMutex mu_;
-    // Synchronous callers driving or about to (each counts itself in before
-    // it takes drive_mu_, so that an I/O thread failing to take the lock
-    // knows to park rather than spin).
-    unsigned drivers_ = 0;
-    std::atomic<bool> held_{false};  // a thread holds the polling (try_begin_hold)
-    std::atomic<const char*> holder_{nullptr};  // that thread's mark (client_drive.cpp)
-    bool io_parked_ = false;  // the I/O thread sleeps, not watching the CQ
-    std::atomic<bool> io_asleep_failed_{false};  // in sleep_failed (tests)
     OpQueue ops_;
-    // (request id, op seq) of the requests awaiting a reply, in posting order.
-    std::deque<std::pair<std::uint32_t, std::uint64_t>> awaiting_;
+    Requests requests_;  // ids: any thread; the replies awaited: under mu_
     std::error_code joined_ec_;  // the first error of a persist's writes, for its flush (deliver_round)
-    std::deque<std::vector<std::byte>> inbox_;
-    std::deque<RecvWaiter> waiters_;
-    std::vector<ReadyRecv> ready_recvs_;
-    std::vector<Finished> finished_scratch_;  // deliver()'s, under drive_mu_
-    std::vector<ReadyRecv> recv_scratch_;     // deliver()'s, under drive_mu_
+    Inbox inbox_;  // under mu_
     bool batching_ = false;  // persist() is queueing: post once it is done
     int ring_error_ = 0;     // a doorbell failed while pumping: pump_locked fails the connection
     bool failed_ = false;
     std::error_code fail_ec_;
     std::string fail_why_;
     bool closing_ = false;
-    bool closed_event_ = false;
-    Stage stage_ = Stage::connecting;
-    client::HandshakeState hs_;
-    std::string profile_;
-    std::promise<Result<void>> ready_;
-    bool ready_set_ = false;
+    Handshake handshake_;  // under mu_ (client_loop.cpp handles its frames)
 
-    AtomicWriteKind atomic_kind_ = AtomicWriteKind::fenced_write;  // set once connected
     std::atomic<std::uint64_t> native_atomics_{0};  // IBV_WC_ATOMIC_WRITE completions
-    bool native_flush_ = false;  // the connection can post flush_native (set once connected)
-    std::atomic<std::uint32_t> next_rid_{1};
-    std::atomic<bool> stop_{false};
-    std::thread thread_;
+    IoThread io_;  // the I/O thread (io_thread.hpp)
 };
 
 /// A thread's hold on a connection's completions (ClientConn::try_begin_hold).

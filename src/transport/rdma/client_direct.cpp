@@ -17,7 +17,8 @@
 // connection's failure. One at a time: the next
 // queues behind it. Posting order still holds: whatever is queued after it
 // is posted after it, completes after it (RC, one send queue) and has its
-// callback run after it (deliver_round).
+// callback run after it (deliver_round). The operation's own state is a
+// DirectOp (direct_op.hpp); this file decides when one goes and posts it.
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
 
@@ -27,10 +28,6 @@
 
 namespace rpm::rdma {
 namespace {
-
-// No error, made once: std::error_code{} calls std::system_category() in
-// libstdc++, a call per use on every direct operation (twice).
-const std::error_code kSuccess{};
 
 LocalMr* local_mr(const OpQueue::DirectHold& hold, const UserMemory* user) noexcept {
     return user ? user->mr.get() : static_cast<LocalMr*>(hold.entry->handle());
@@ -43,8 +40,7 @@ bool ClientConn::direct_idle_locked() const noexcept {
     // operations) keeps the order only if this one queues behind it. Ops
     // that finished and wait for their callbacks (a reply the I/O thread has
     // not handed out yet) are no such thing: theirs run first (deliver_round).
-    return lim_.direct && !failed_ && !batching_ && ring_error_ == 0 && ops_.all_finished() && !direct_.active &&
-           !direct_.finished;
+    return lim_.direct && !failed_ && !batching_ && ring_error_ == 0 && ops_.all_finished() && !direct_.pending();
 }
 
 bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t offset,
@@ -64,10 +60,10 @@ bool ClientConn::try_direct(OpKind kind, std::uint32_t grant_id, std::uint64_t o
     int ret = 0;
     if (kind == OpKind::write) {
         if (!user) std::memcpy(hold.entry->data(), src.data(), length);
-        ret = api_.write(conn_.get(), r->mr.get(), offset, local, user ? user->offset_of(src.data()) : 0, length,
+        ret = api_.write(link_.conn(), r->mr.get(), offset, local, user ? user->offset_of(src.data()) : 0, length,
                          kCompletionAlways, wr_tag(kDirectTag));
     } else {
-        ret = api_.read(conn_.get(), local, user ? user->offset_of(out.data()) : 0, r->mr.get(), offset, length,
+        ret = api_.read(link_.conn(), local, user ? user->offset_of(out.data()) : 0, r->mr.get(), offset, length,
                         kCompletionAlways, wr_tag(kDirectTag));
     }
     begin_direct_locked(kind, hold, std::move(user), out, done, sync_gen);
@@ -90,67 +86,52 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
     if (fl.prepare_direct != nullptr && !(this->*fl.prepare_direct)(g.id, s)) return false;
     OpQueue::DirectHold hold;
     if (!ops_.take_direct(2, !user, fl.direct_slot, hold)) return false;
-    if (!user) std::memcpy(hold.entry->data(), s.data.data(), length);
+    post_direct_persist_locked(*r, s, hold, std::move(user), done);
+    return true;
+}
+
+void ClientConn::post_direct_persist_locked(const RemoteRegion& r, const proto::Slice& s, OpQueue::DirectHold& hold,
+                                            std::shared_ptr<UserMemory> user, client::Done& done) {
+    const Flusher& fl = *r.flusher;
+    if (!user) std::memcpy(hold.entry->data(), s.data.data(), s.data.size());
     // The write goes unsignaled right in front of its flush: RC completes
     // in order, so the flush's completion retires it (as OpQueue::pump).
-    int ret = api_.write(conn_.get(), r->mr.get(), s.offset, local_mr(hold, user.get()),
-                         user ? user->offset_of(s.data.data()) : 0, length, kCompletionOnError | kDeferDoorbell,
+    int ret = api_.write(link_.conn(), r.mr.get(), s.offset, local_mr(hold, user.get()),
+                         user ? user->offset_of(s.data.data()) : 0, s.data.size(), kCompletionOnError | kDeferDoorbell,
                          wr_tag(kDirectWriteTag));
     begin_direct_locked(fl.direct_kind, hold, std::move(user), {}, &done);
-    if (ret != 0) {
-        direct_post_failed_locked(ret);
-        return true;
-    }
+    if (ret != 0) return direct_post_failed_locked(ret);
     // The flusher's work request behind it, and what the persist now owes:
     // the read's or FLUSH's completion; send_flush's Response (and the
     // send's completion only when it goes signaled).
-    ret = (this->*fl.post_direct)(*r, s);
+    ret = (this->*fl.post_direct)(r, s);
     // The write is queued in the verbs layer either way: post it, and when
     // its flush could not join it, no completion will retire it (as in
     // pump_locked): the connection fails, and the persist with it.
-    const int rang = api_.ring(conn_.get());
+    const int rang = api_.ring(link_.conn());
     if (ret != 0) {
-        fail_locked(errc::io_error, where_ + ": a persist's flush could not be posted behind its write");
+        fail_locked(errc::io_error, link_.where() + ": a persist's flush could not be posted behind its write");
     } else if (rang != 0) {
-        fail_locked(errc::io_error, call_failure(errc::io_error, where_, "posting work requests", rang).detail());
+        fail_locked(errc::io_error, call_failure(errc::io_error, link_.where(), "posting work requests", rang).detail());
     }
-    return true;
 }
 
 void ClientConn::begin_direct_locked(OpKind kind, OpQueue::DirectHold& hold, std::shared_ptr<UserMemory> user,
                                      std::span<std::byte> out, client::Done* done, std::uint64_t sync_gen) {
-    direct_.active = true;
-    direct_.kind = kind;
-    direct_.owed = 1;
-    direct_.wc_done = false;
-    direct_.rid = 0;
-    direct_.out = out;
-    direct_.hold = std::exchange(hold, {});
-    direct_.user = std::move(user);
-    direct_.ec = kSuccess;
-    if (done)
-        direct_.done = std::move(*done);
-    else
-        direct_.done = nullptr;  // inline: an empty one holds nothing to destroy
-    direct_.sync_gen = sync_gen;
-    direct_.before_seq = ops_.pushed() + 1;  // its place in posting order
-    direct_posts_.fetch_add(1, std::memory_order_relaxed);
+    direct_.begin(kind, hold, std::move(user), out, done, sync_gen, ops_.pushed() + 1);
     // The driver's own operation, and nothing finished waits for its
     // callback: the driver's first round may be skipped (drive_until).
-    if (driving_here()) drive_fresh_ = ops_.size() == 0 && ready_recvs_.empty() && polled_.empty();
+    if (driving_here()) drive_.fresh = ops_.size() == 0 && !inbox_.has_ready() && drive_.polled.empty();
     // Nobody may be watching the CQ: the I/O thread parks after a
     // synchronous call and is woken only for work (as in submit_locked).
-    if (io_parked_ && drivers_ == 0) notify_locked();
+    if (io_.parked && drive_.drivers == 0) notify_locked();
 }
 
 void ClientConn::direct_post_failed_locked(int ret) {
     // Nothing was posted: the operation fails, the connection does not (as
     // a failed post in the queue).
-    direct_.active = false;
-    ops_.end_direct(direct_.hold, false);
-    direct_.ec = code_of(ret);
-    direct_.finished = true;
-    if (driving_here()) drive_fresh_ = false;  // its callback is there to run
+    direct_.post_failed(ops_, code_of(ret));
+    if (driving_here()) drive_.fresh = false;  // its callback is there to run
     notify_locked();  // its callback waits for whoever delivers next
 }
 
@@ -161,65 +142,38 @@ void ClientConn::on_direct_wc_locked(const ibv_wc& wc) {
         // request's failure means nothing of the operation is on the wire
         // any more; the persist's write failing says nothing of the flush
         // behind it.
-        if (direct_.active) direct_.wc_done = wc.wr_id == kDirectTag;
-        return fail_locked(errc::io_error, where_ + ": work request failed: " + ibv_wc_status_str(wc.status));
+        direct_.on_failed_wc(wc.wr_id);
+        return fail_locked(errc::io_error, link_.where() + ": work request failed: " + ibv_wc_status_str(wc.status));
     }
-    if (!direct_.active) return;  // it failed with the connection already
-    direct_.wc_done = true;
-    // RC completes in order: what went unsignaled before it is done too.
-    ops_.retire_unsignaled_before(direct_.before_seq);
-    if (direct_.kind == OpKind::read && direct_.hold.entry)
-        std::memcpy(direct_.out.data(), direct_.hold.entry->data(), direct_.out.size());
-    settle_direct_locked(kSuccess);
+    if (!direct_.active()) return;  // it failed with the connection already
+    // Its credits may let queued operations go.
+    if (direct_.on_completion(ops_)) pump_locked();
 }
 
 bool ClientConn::on_direct_reply_locked(const proto::Header& h, std::span<const std::byte> body) {
-    if (!direct_.active || direct_.rid == 0 || h.request_id != direct_.rid) return false;
-    direct_.rid = 0;
-    settle_direct_locked(response_status(h, body));
+    if (!direct_.awaits_reply(h.request_id)) return false;
+    if (direct_.settle_reply(ops_, response_status(h, body))) pump_locked();
     return true;
-}
-
-void ClientConn::settle_direct_locked(std::error_code ec) {
-    if (ec && !direct_.ec) direct_.ec = ec;
-    if (--direct_.owed > 0) return;
-    direct_.active = false;
-    ops_.end_direct(direct_.hold, false);
-    direct_.finished = true;
-    // Its credits may let queued operations go.
-    pump_locked();
-}
-
-void ClientConn::fail_direct_locked(std::error_code ec) {
-    if (!direct_.active) return;
-    direct_.active = false;
-    direct_.rid = 0;
-    // Its work request may still be on the wire: the device may read or
-    // write the entry until the queue pair is gone (OpQueue keeps it aside).
-    ops_.end_direct(direct_.hold, !direct_.wc_done);
-    direct_.ec = ec;
-    direct_.finished = true;
 }
 
 void ClientConn::take_direct_locked(std::vector<Finished>& finished) {
     // What was queued before it goes first, then it, then what came after
     // (a later op that failed at once waits behind it, as in the queue).
-    ops_.take_finished([&](Op& op) { take_locked(op, finished); }, direct_.before_seq);
-    if (!direct_.finished) return;
-    direct_.finished = false;
-    direct_.user.reset();
-    if (direct_.sync_gen == 0) {
+    ops_.take_finished([&](Op& op) { take_locked(op, finished); }, direct_.before_seq());
+    if (!direct_.finished()) return;
+    direct_.handed_out();
+    if (!direct_.has_sync_gen()) {
         // In place: a temporary would cost its destructor's call.
-        finished.push_back({std::move(direct_.done), outcome_locked(direct_.ec, direct_.kind)});
+        finished.push_back({std::move(direct_.done()), outcome_locked(direct_.ec(), direct_.kind())});
         return;
     }
     // transfer_now's operation: the outcome of its call, unless a newer
     // call has begun since (this one timed out). If none has, no one reads
-    // it: the next call resets sync_ before it posts. Here under drive_mu_,
-    // as sync_ wants: whoever delivers holds it.
-    if (sync_.gen == std::exchange(direct_.sync_gen, 0)) {
-        sync_.r = outcome_locked(direct_.ec, direct_.kind);
-        sync_.done = true;
+    // it: the next call resets drive_.sync before it posts. Here under drive_.mu,
+    // as drive_.sync wants: whoever delivers holds it.
+    if (drive_.sync.gen == direct_.take_sync_gen()) {
+        drive_.sync.r = outcome_locked(direct_.ec(), direct_.kind());
+        drive_.sync.done = true;
     }
 }
 

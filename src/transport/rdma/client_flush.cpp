@@ -95,7 +95,7 @@ void ClientConn::submit_read_flush(const RemoteRegion& r, std::uint32_t, std::sp
 void ClientConn::submit_send_flush(const RemoteRegion&, std::uint32_t grant_id, std::span<const proto::Range> ranges,
                                    client::Done&& done) {
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode_flush(frame, rid, grant_id, ranges);
     submit_locked(request_op(std::move(frame), rid, response_status, std::move(done)));
 }
@@ -134,45 +134,44 @@ void ClientConn::submit_native_flush(const RemoteRegion& r, std::uint32_t, std::
 }
 
 bool ClientConn::prepare_direct_send_flush(std::uint32_t grant_id, const proto::Slice& s) {
-    direct_frame_rid_ = next_request_id();
-    direct_frame_.clear();
+    direct_.frame_rid = requests_.next_id();
+    direct_.frame.clear();
     const proto::Range range{s.offset, s.data.size()};
-    proto::encode_flush(direct_frame_, direct_frame_rid_, grant_id, std::span(&range, 1));
-    return !frame_fits(direct_frame_);
+    proto::encode_flush(direct_.frame, direct_.frame_rid, grant_id, std::span(&range, 1));
+    return !frame_fits(direct_.frame);
 }
 
 int ClientConn::post_direct_read_flush(const RemoteRegion& r, const proto::Slice& s) {
     // One 8-byte read inside the region covers every write before it; its
     // completion finishes the persist.
-    direct_.owed = 1;
-    return api_.flush(conn_.get(), r.mr.get(), read_offset(s.offset, r.size), s.data.size(), kFlushPersistent,
+    direct_.owe(1);
+    return api_.flush(link_.conn(), r.mr.get(), read_offset(s.offset, r.size), s.data.size(), kFlushPersistent,
                       kCompletionAlways | kDeferDoorbell, wr_tag(kDirectTag));
 }
 
 int ClientConn::post_direct_native_flush(const RemoteRegion& r, const proto::Slice& s) {
     // The FLUSH of the written range, the only signaled work request of
     // the two: its completion says the responder made the range durable.
-    direct_.owed = 1;
-    return api_.flush_native(conn_.get(), r.mr.get(), s.offset, s.data.size(), kFlushPersistent,
+    direct_.owe(1);
+    return api_.flush_native(link_.conn(), r.mr.get(), s.offset, s.data.size(), kFlushPersistent,
                              kCompletionAlways | kDeferDoorbell, wr_tag(kDirectTag));
 }
 
 int ClientConn::post_direct_send_flush(const RemoteRegion&, const proto::Slice&) {
-    direct_.rid = direct_frame_rid_;
     // The Response, and the send's completion only when it goes signaled.
     const bool quiet = ops_.may_go_unsignaled(2);
-    direct_.owed = quiet ? 1 : 2;
-    const std::size_t at = layout_.send_offset(*direct_.hold.slot);
-    std::memcpy(msgs_->data() + at, direct_frame_.data(), direct_frame_.size());
+    direct_.owe(quiet ? 1 : 2, direct_.frame_rid);
+    const std::size_t at = link_.layout().send_offset(*direct_.hold().slot);
+    std::memcpy(link_.msgs().data() + at, direct_.frame.data(), direct_.frame.size());
     // Unsignaled as a queued request's (OpQueue::unsignaled): the
     // Response says the server had the frame, so the write before it was
     // placed and both entries were read; the send's completion would say
     // no more, and cost a completion (and in event mode a wake-up) per
     // persist. Their send-queue credits come back with a later completion;
     // one persist in signal_every_ / 2 brings one.
-    const int ret = api_.send(conn_.get(), msgs_->mr(), at, direct_frame_.size(),
+    const int ret = api_.send(link_.conn(), link_.msgs().mr(), at, direct_.frame.size(),
                               (quiet ? kCompletionOnError : kCompletionAlways) | kDeferDoorbell, wr_tag(kDirectTag));
-    if (ret == 0 && quiet) ops_.defer_direct(direct_.hold);
+    if (ret == 0 && quiet) ops_.defer_direct(direct_.hold());
     return ret;
 }
 

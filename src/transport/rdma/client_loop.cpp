@@ -15,31 +15,31 @@ ClientConn::WaitPlan ClientConn::plan_locked() const {
     // A posted op (a request stays so until its reply): a completion is
     // coming, and adaptive spins through its round trip. Ops that wait for
     // a bounce entry are not on the wire: those sleep between retries.
-    return {ops_.starved() ? kBounceRetryMs : -1, ops_.posted() || direct_.active, failed_};
+    return {ops_.starved() ? kBounceRetryMs : -1, ops_.posted() || direct_.active(), failed_};
 }
 
 void ClientConn::run() {
     enter_io_thread();
     Waiter waiter(opts_.completion);
     const auto drain = [this]() -> std::size_t {
-        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        std::unique_lock drive(drive_.mu, std::try_to_lock);
         // A synchronous caller polls now: stop spinning and go to sleep.
         return drive ? poll_cq(false) : 1;
     };
-    while (!stop_) {
+    while (!io_.stop) {
         const std::optional<WaitPlan> plan = park_or_plan();
         if (!plan || spin_in_flight(*plan)) continue;
         const Ready r = plan->failed ? sleep_failed(*plan)
-                                     : waiter.wait(cq_fd_, event_fd_, wake_, plan->timeout_ms, drain, plan->in_flight);
-        if (r.wake) wake_.drain();
+                                     : waiter.wait(link_.cq_fd(), link_.event_fd(), io_.wake, plan->timeout_ms, drain, plan->in_flight);
+        if (r.wake) io_.wake.drain();
         // Held: a caller drives (it counted itself in first), and what woke
         // us (its completions on the channel) is its business: go park.
-        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        std::unique_lock drive(drive_.mu, std::try_to_lock);
         if (drive) work(r, false);
     }
-    std::lock_guard drive(drive_mu_);
+    std::lock_guard drive(drive_.mu);
     deliver();
-    await_closed();
+    link_.await_closed();
 }
 
 // The I/O thread's wait while an operation is on the wire (a callback's
@@ -51,10 +51,10 @@ void ClientConn::run() {
 // RETURN VALUE: true when it handled completions (the loop plans again).
 bool ClientConn::spin_in_flight(const WaitPlan& plan) {
     if (!plan.in_flight || plan.failed || plan.timeout_ms >= 0 || opts_.completion == CompletionMode::event) return false;
-    wake_.set_spinning(true);
+    io_.wake.set_spinning(true);
     for (unsigned spin = 0; spin < kOwnSpins; ++spin) {
-        if (wake_.pending()) return false;
-        const InlineLock drive(drive_mu_, std::try_to_lock);
+        if (io_.wake.pending()) return false;
+        const InlineLock drive(drive_.mu, std::try_to_lock);
         if (!drive) return false;
         switch (poll_own()) {
         case Own::none:
@@ -77,14 +77,14 @@ bool ClientConn::spin_in_flight(const WaitPlan& plan) {
 ClientConn::Own ClientConn::poll_own() {
     std::array<ibv_wc, 4> wcs;  // NOLINT(cppcoreguidelines-pro-type-member-init): filled by the provider
     int got = 0;
-    const int ret = api_.cq_get_wc(cq_, static_cast<int>(wcs.size()), wcs.data(), &got);
+    const int ret = api_.cq_get_wc(link_.cq(), static_cast<int>(wcs.size()), wcs.data(), &got);
     if (ret == kErrNoCompletion) return Own::none;
     if (ret != 0) return Own::failed;
     return take_own(std::span(wcs.data(), static_cast<std::size_t>(got)));
 }
 
 ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
-    std::vector<Finished> finished = std::move(finished_scratch_);
+    std::vector<Finished> finished = std::move(drive_.finished_scratch);
     std::uint64_t direct_before = 0;
     {
         const InlineLock lock(mu_);
@@ -92,22 +92,22 @@ ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
         // Only the direct operation over, nothing else to hand out: its
         // outcome or callback is all there is, and nothing may run before
         // it. Otherwise a delivery round hands everything out in order.
-        const bool alone = ops_.size() == 0 && ready_recvs_.empty();
-        if (!direct_.finished || !alone) {
-            finished_scratch_ = std::move(finished);
-            return direct_.active && alone ? Own::on_wire : Own::deliver;
+        const bool alone = ops_.size() == 0 && !inbox_.has_ready();
+        if (!direct_.finished() || !alone) {
+            drive_.finished_scratch = std::move(finished);
+            return direct_.active() && alone ? Own::on_wire : Own::deliver;
         }
         take_direct_locked(finished);
-        direct_before = direct_posts_.load(std::memory_order_relaxed);
+        direct_before = direct_.posts();
     }
-    // Without the lock, under drive_mu_, as deliver_round runs them: a
+    // Without the lock, under drive_.mu, as deliver_round runs them: a
     // callback may issue the next operation. What that one finishes at
     // once (a failed post) notifies the thread that polls.
     for (auto& f : finished)
         if (f.done) f.done(std::move(f.r));
     finished.clear();
-    finished_scratch_ = std::move(finished);
-    return direct_posts_.load(std::memory_order_relaxed) != direct_before ? Own::next : Own::over;
+    drive_.finished_scratch = std::move(finished);
+    return direct_.posts() != direct_before ? Own::next : Own::over;
 }
 
 // A failed or closed connection has nothing to spin for: what still comes
@@ -119,11 +119,11 @@ ClientConn::Own ClientConn::take_own(std::span<const ibv_wc> wcs) {
 Ready ClientConn::sleep_failed(const WaitPlan& plan) {
     // As the Waiter before it sleeps: from here a notify() writes the
     // eventfd, or this sees its flag.
-    wake_.set_spinning(false);
-    if (wake_.pending()) return Ready{.wake = true};
-    io_asleep_failed_ = true;
-    const Ready r = wait_ready(cq_fd_, event_fd_, wake_.fd(), plan.timeout_ms);
-    io_asleep_failed_ = false;
+    io_.wake.set_spinning(false);
+    if (io_.wake.pending()) return Ready{.wake = true};
+    io_.asleep_failed = true;
+    const Ready r = wait_ready(link_.cq_fd(), link_.event_fd(), io_.wake.fd(), plan.timeout_ms);
+    io_.asleep_failed = false;
     return r;
 }
 
@@ -134,29 +134,29 @@ Ready ClientConn::sleep_failed(const WaitPlan& plan) {
 std::optional<ClientConn::WaitPlan> ClientConn::park_or_plan() {
     {
         std::lock_guard lock(mu_);
-        if (drivers_ == 0) return plan_locked();
-        io_parked_ = true;
+        if (drive_.drivers == 0) return plan_locked();
+        io_.parked = true;
         // Under mu_, where every notify_locked() runs: a notify from now on
         // writes the eventfd.
-        wake_.set_spinning(false);
+        io_.wake.set_spinning(false);
     }
     Ready r;
-    if (!wake_.pending()) r = wait_ready(-1, event_fd_, wake_.fd(), -1);
-    wake_.drain();
+    if (!io_.wake.pending()) r = wait_ready(-1, link_.event_fd(), io_.wake.fd(), -1);
+    io_.wake.drain();
     {
         std::lock_guard lock(mu_);
-        io_parked_ = false;
+        io_.parked = false;
     }
     if (r.event) {
         // A connection event: the driver watches for it too; if none holds
         // the lock any more, it is ours.
-        std::unique_lock drive(drive_mu_, std::try_to_lock);
+        std::unique_lock drive(drive_.mu, std::try_to_lock);
         if (drive) work(r, false);
     }
     return std::nullopt;
 }
 
-// One round of work, by the I/O thread or a driving caller (holding drive_mu_).
+// One round of work, by the I/O thread or a driving caller (holding drive_.mu).
 void ClientConn::work(const Ready& r, bool by_driver) {
     // Progress from a spin: its drain just emptied the CQ, and polling it
     // again at once would find nothing (one poll per operation).
@@ -172,10 +172,10 @@ void ClientConn::work(const Ready& r, bool by_driver) {
 }
 
 std::size_t ClientConn::poll_cq(bool had_event) {
-    // The completions wait in polled_ for the delivery round that follows
+    // The completions wait in drive_.polled for the delivery round that follows
     // (deliver_round), which handles them under the lock it takes anyway:
     // one lock per round, not one more per completion.
-    auto r = drain_cq(api_, cq_, had_event, [this](const ibv_wc& wc) { polled_.push_back(wc); });
+    auto r = drain_cq(api_, link_.cq(), had_event, [this](const ibv_wc& wc) { drive_.polled.push_back(wc); });
     if (!r) {
         std::lock_guard lock(mu_);
         handle_polled_locked();
@@ -186,16 +186,16 @@ std::size_t ClientConn::poll_cq(bool had_event) {
 }
 
 void ClientConn::handle_polled_locked() {
-    for (const ibv_wc& wc : polled_) on_wc_locked(wc);
-    polled_.clear();
+    for (const ibv_wc& wc : drive_.polled) on_wc_locked(wc);
+    drive_.polled.clear();
 }
 
 void ClientConn::on_event() {
     // The parked I/O thread and a driving caller both watch the event
     // channel; whoever comes second must not block in conn_next_event.
-    if (!wait_ready(-1, event_fd_, -1, 0).event) return;
+    if (!wait_ready(-1, link_.event_fd(), -1, 0).event) return;
     ConnEvent ev = kConnUndefined;
-    const int ret = api_.conn_next_event(conn_.get(), &ev);
+    const int ret = api_.conn_next_event(link_.conn(), &ev);
     if (ret == kErrNoEvent || (ret == 0 && ev == kConnEstablished)) return;
     // A completion that raced the event is still the server's last word:
     // it, and any polled before, count before the failure.
@@ -203,9 +203,9 @@ void ClientConn::on_event() {
     std::lock_guard lock(mu_);
     handle_polled_locked();
     if (ret != 0)
-        return fail_locked(errc::io_error, call_failure(errc::io_error, where_, "conn_next_event", ret).detail());
-    closed_event_ = true;
-    fail_locked(errc::io_error, where_ + ": connection " + event_name(ev));
+        return fail_locked(errc::io_error, call_failure(errc::io_error, link_.where(), "conn_next_event", ret).detail());
+    link_.mark_closed();
+    fail_locked(errc::io_error, link_.where() + ": connection " + event_name(ev));
 }
 
 void ClientConn::on_wc_locked(const ibv_wc& wc) {
@@ -223,7 +223,7 @@ void ClientConn::on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
         // RC: one failed work request puts the queue pair in the error state.
         ops_.settle(*op, errc::io_error);
-        return fail_locked(errc::io_error, where_ + ": work request failed: " + ibv_wc_status_str(wc.status));
+        return fail_locked(errc::io_error, link_.where() + ": work request failed: " + ibv_wc_status_str(wc.status));
     }
     // The device's word that a native atomic write went on the wire.
     if (wc.opcode == IBV_WC_ATOMIC_WRITE) native_atomics_.fetch_add(1, std::memory_order_relaxed);
@@ -235,21 +235,21 @@ void ClientConn::on_op_wc_locked(std::uint64_t seq, const ibv_wc& wc) {
 void ClientConn::on_recv_locked(std::uint32_t slot, const ibv_wc& wc) {
     if (wc.status != IBV_WC_SUCCESS) {
         // Flushed receives after a disconnect are expected; anything else is a failure.
-        return fail_locked(errc::io_error, where_ + ": receive failed: " + ibv_wc_status_str(wc.status));
+        return fail_locked(errc::io_error, link_.where() + ": receive failed: " + ibv_wc_status_str(wc.status));
     }
-    if (slot >= layout_.recv_slots() || wc.byte_len > layout_.slot_size())
-        return fail_locked(errc::io_error, where_ + ": a completion names no receive slot");
-    const std::span<const std::byte> msg(msgs_->data() + layout_.recv_offset(slot), wc.byte_len);
-    auto frame = parse_frame(msg, layout_.slot_size());
-    if (!frame) return fail_locked(errc::io_error, where_ + ": bad frame from the server: " + frame.error().message());
+    if (slot >= link_.layout().recv_slots() || wc.byte_len > link_.layout().slot_size())
+        return fail_locked(errc::io_error, link_.where() + ": a completion names no receive slot");
+    const std::span<const std::byte> msg(link_.msgs().data() + link_.layout().recv_offset(slot), wc.byte_len);
+    auto frame = parse_frame(msg, link_.layout().slot_size());
+    if (!frame) return fail_locked(errc::io_error, link_.where() + ": bad frame from the server: " + frame.error().message());
     on_frame_locked(frame->first, frame->second);
     if (!failed_) repost_locked(slot);
 }
 
 void ClientConn::repost_locked(std::uint32_t slot) {
     const auto* ctx = reinterpret_cast<const void*>(kRecvTag | slot);
-    const int ret = api_.recv(conn_.get(), msgs_->mr(), layout_.recv_offset(slot), layout_.slot_size(), ctx);
-    if (ret != 0) fail_locked(errc::io_error, call_failure(errc::io_error, where_, "recv", ret).detail());
+    const int ret = api_.recv(link_.conn(), link_.msgs().mr(), link_.layout().recv_offset(slot), link_.layout().slot_size(), ctx);
+    if (ret != 0) fail_locked(errc::io_error, call_failure(errc::io_error, link_.where(), "recv", ret).detail());
 }
 
 void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::byte> body) {
@@ -259,17 +259,17 @@ void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::by
     case proto::Type::goodbye: {
         // With a reason (errc::fenced), every request fails with it.
         auto g = proto::decode_goodbye(body);
-        if (!g || g->status == 0) return fail_locked(errc::io_error, where_ + ": the server closed the connection");
+        if (!g || g->status == 0) return fail_locked(errc::io_error, link_.where() + ": the server closed the connection");
         return fail_locked(std::error_code(static_cast<int>(g->status), rpm_category()),
-                           where_ + ": the server closed the connection: " + g->message);
+                           link_.where() + ": the server closed the connection: " + g->message);
     }
     case proto::Type::welcome:
     case proto::Type::region:
     case proto::Type::response: break;
-    default: return fail_locked(errc::io_error, where_ + ": unexpected " + std::string(proto::type_name(h.type)) + " frame");
+    default: return fail_locked(errc::io_error, link_.where() + ": unexpected " + std::string(proto::type_name(h.type)) + " frame");
     }
     if (h.type == proto::Type::response && on_direct_reply_locked(h, body)) return;
-    const std::uint64_t seq = forget_request_locked(h.request_id);
+    const std::uint64_t seq = requests_.forget(h.request_id);
     if (seq == 0) return;  // the request already failed
     // The server had the frame: the writes in front of it were placed
     // (a persist's last one went unsignaled, and so may the request's send).
@@ -281,53 +281,24 @@ void ClientConn::on_frame_locked(const proto::Header& h, std::span<const std::by
 }
 
 void ClientConn::on_hello_locked(std::span<const std::byte> body) {
-    if (stage_ != Stage::awaiting_hello) return fail_locked(errc::io_error, where_ + ": a second Hello");
-    auto hello = proto::decode_hello(body);
-    if (!hello) return fail_locked(errc::io_error, where_ + ": bad Hello: " + hello.error().message());
-    auto auth = client::answer_hello(*hello, opts_, hs_);
-    if (!auth) return settle_handshake_locked(auth.error());
-    stage_ = Stage::awaiting_welcome;
+    bool protocol_error = false;
+    auto auth = handshake_.on_hello(body, opts_, link_.where(), protocol_error);
+    if (!auth && protocol_error) return fail_locked(errc::io_error, auth.error().detail());
+    if (!auth) return handshake_.settle(auth.error());
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode(frame, rid, *auth);
     auto on_reply = [this](const proto::Header& h, std::span<const std::byte> b) -> std::error_code {
-        Result<void> r = finish_welcome_locked(h, b);
+        Result<void> r = handshake_.on_welcome(h, b, opts_);
         const std::error_code ec = r ? std::error_code{} : r.error().code();
-        settle_handshake_locked(std::move(r));
+        handshake_.settle(std::move(r));
         return ec;
     };
     submit_locked(request_op(std::move(frame), rid, std::move(on_reply), nullptr));
 }
 
-Result<void> ClientConn::finish_welcome_locked(const proto::Header& h, std::span<const std::byte> body) {
-    if (h.type != proto::Type::welcome) return unexpected_reply(h, body, "Welcome");
-    auto w = proto::decode_welcome(body);
-    if (!w) return w.error();
-    if (auto ok = client::check_welcome(*w, opts_, hs_); !ok) return ok;
-    profile_ = std::move(w->profile_json);
-    stage_ = Stage::ready;
-    return {};
-}
-
 void ClientConn::on_message_locked(std::span<const std::byte> payload) {
-    if (waiters_.empty()) {
-        inbox_.emplace_back(payload.begin(), payload.end());
-        return;
-    }
-    RecvWaiter w = std::move(waiters_.front());
-    waiters_.pop_front();
-    if (payload.size() > w.out.size()) {
-        ready_recvs_.push_back({std::move(w.done), recv_outcome_locked(errc::bad_size, payload.size())});
-        return;
-    }
-    std::memcpy(w.out.data(), payload.data(), payload.size());
-    ready_recvs_.push_back({std::move(w.done), payload.size()});
-}
-
-void ClientConn::settle_handshake_locked(Result<void> r) {
-    if (ready_set_) return;
-    ready_set_ = true;
-    ready_.set_value(std::move(r));
+    inbox_.on_message(payload, [this](std::error_code ec, std::size_t n) { return recv_outcome_locked(ec, n); });
 }
 
 namespace {
@@ -349,18 +320,18 @@ const char* op_name(OpKind k) noexcept {
 // operation's refusal (a too large send).
 Error ClientConn::failure_locked(std::error_code ec, OpKind kind) const {
     const char* op = op_name(kind);
-    if (failed_ && ec == fail_ec_) return client::connection_failed(ec, op, where_, fail_why_);
+    if (failed_ && ec == fail_ec_) return client::connection_failed(ec, op, link_.where(), fail_why_);
     if (kind == OpKind::request && ec == errc::bad_size)
-        return client::operation_error(ec, op, where_, "larger than a message slot (" +
-                                                           std::to_string(layout_.slot_size()) + " bytes): nothing was sent");
-    if (kind == OpKind::request) return client::refused_by_server(ec, op, where_);
-    return client::operation_error(ec, op, where_, {});
+        return client::operation_error(ec, op, link_.where(), "larger than a message slot (" +
+                                                           std::to_string(link_.layout().slot_size()) + " bytes): nothing was sent");
+    if (kind == OpKind::request) return client::refused_by_server(ec, op, link_.where());
+    return client::operation_error(ec, op, link_.where(), {});
 }
 
 Result<std::size_t> ClientConn::recv_outcome_locked(std::error_code ec, std::size_t size) const {
     if (!ec) return size;
     if (ec == errc::bad_size)
-        return client::message_dropped(where_, size, 0);
+        return client::message_dropped(link_.where(), size, 0);
     return failure_locked(ec, OpKind::none);
 }
 
@@ -370,24 +341,14 @@ void ClientConn::fail_locked(std::error_code ec, std::string why) {
     fail_ec_ = ec;
     fail_why_ = why;
     ops_.fail_all(ec);
-    fail_direct_locked(ec);
-    awaiting_.clear();
+    direct_.fail(ops_, ec);
+    requests_.clear();
     // Nothing is posted after a failure; the server learns it from the
     // disconnect (and conn_delete expects one after kConnClosed too).
-    conn_.disconnect();
-    for (auto& w : waiters_) ready_recvs_.push_back({std::move(w.done), recv_outcome_locked(ec, 0)});
-    waiters_.clear();
-    settle_handshake_locked(Error(ec, std::move(why)));
+    link_.disconnect();
+    inbox_.fail(ec, [this](std::error_code e, std::size_t n) { return recv_outcome_locked(e, n); });
+    handshake_.settle(Error(ec, std::move(why)));
     notify_all();
-}
-
-std::uint64_t ClientConn::forget_request_locked(std::uint32_t rid) {
-    // Replies come in the order of their requests, mostly: the front.
-    auto it = std::find_if(awaiting_.begin(), awaiting_.end(), [rid](const auto& a) { return a.first == rid; });
-    if (it == awaiting_.end()) return 0;
-    const std::uint64_t seq = it->second;
-    awaiting_.erase(it);
-    return seq;
 }
 
 std::size_t ClientConn::deliver(bool by_driver) {
@@ -401,31 +362,31 @@ std::size_t ClientConn::deliver(bool by_driver) {
 }
 
 std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
-    // Only under drive_mu_ (whoever polls), so one caller uses the scratch
+    // Only under drive_.mu (whoever polls), so one caller uses the scratch
     // vectors at a time; taken out and put back, they keep their capacity
     // (no allocation per operation) and a nested deliver() would find them
     // empty, not in use.
-    std::vector<Finished> finished = std::move(finished_scratch_);
-    std::vector<ReadyRecv> recvs = std::move(recv_scratch_);
+    std::vector<Finished> finished = std::move(drive_.finished_scratch);
+    std::vector<Inbox::ReadyRecv> recvs = std::move(drive_.recv_scratch);
     std::uint64_t pushed_before = 0, direct_before = 0;
     {
         std::lock_guard lock(mu_);
         handle_polled_locked();
         // A direct operation's callback runs in its place in posting order.
-        if (direct_pending_locked()) take_direct_locked(finished);
-        if (!direct_.active) ops_.take_finished([this, &finished](Op& op) { take_locked(op, finished); });
-        recvs.swap(ready_recvs_);
+        if (direct_.pending()) take_direct_locked(finished);
+        if (!direct_.active()) ops_.take_finished([this, &finished](Op& op) { take_locked(op, finished); });
+        inbox_.take_ready(recvs);
         // Entries given back (here or by other connections) may let queued
         // operations go.
         if (!failed_) pump_locked();
         // A post that failed just now finished its op at once.
         more = ops_.front_finished();
         pushed_before = ops_.pushed();
-        direct_before = direct_posts_.load(std::memory_order_relaxed);
+        direct_before = direct_.posts();
         // A driver's next wait (drive_until) plans by this: it runs right
         // before, and whatever changes the plan meanwhile (another thread's
         // operation) notifies the driver, which delivers again.
-        plan_ = plan_locked();
+        drive_.plan = plan_locked();
     }
     // Callbacks run without the lock: they may post more work.
     for (auto& f : finished)
@@ -436,16 +397,16 @@ std::size_t ClientConn::deliver_round(bool& more, bool by_driver) {
     // finished at once): what other threads queue meanwhile notifies the
     // thread that polls (submit_locked, recv), which delivers again then.
     // A direct post needs one only for a driver, whose next wait plans by
-    // plan_ (now stale: a completion is coming). The I/O thread plans
+    // drive_.plan (now stale: a completion is coming). The I/O thread plans
     // afresh (park_or_plan), and a direct post that failed notifies it
     // (direct_post_failed_locked): a round per operation saved.
     const bool queued = ops_.pushed() != pushed_before;
-    const bool direct = direct_posts_.load(std::memory_order_relaxed) != direct_before;
+    const bool direct = direct_.posts() != direct_before;
     if (n > 0 && (queued || (by_driver && direct))) more = true;
     finished.clear();
     recvs.clear();
-    finished_scratch_ = std::move(finished);
-    recv_scratch_ = std::move(recvs);
+    drive_.finished_scratch = std::move(finished);
+    drive_.recv_scratch = std::move(recvs);
     return n;
 }
 

@@ -52,22 +52,11 @@ std::vector<client::Done> chunk_callbacks(client::Done done, std::size_t n) {
 
 } // namespace
 
-std::uint32_t ClientConn::next_request_id() noexcept {
-    // 0 is the Hello's; ids only need to be unique among requests in flight.
-    std::uint32_t id = next_rid_.fetch_add(1, std::memory_order_relaxed);
-    return id != 0 ? id : next_rid_.fetch_add(1, std::memory_order_relaxed);
-}
-
-const ClientConn::RemoteRegion* ClientConn::region_locked(std::uint32_t grant_id) const {
-    auto it = regions_.find(grant_id);
-    return it == regions_.end() ? nullptr : &it->second;
-}
-
 void ClientConn::submit_locked(Op&& op) {
     const bool request = op.kind == OpKind::request && !op.ec;
     const auto rid = op.request_id;
     const auto seq = ops_.push(std::move(op));
-    if (request) awaiting_.push_back({rid, seq});
+    if (request) requests_.await(rid, seq);
     if (batching_) return;  // persist() queues its ops first, then posts them together
     if (failed_)
         ops_.fail_all(fail_ec_);
@@ -76,7 +65,7 @@ void ClientConn::submit_locked(Op&& op) {
     // Callbacks run where the CQ is polled: wake that thread for anything
     // finished now, to start polling the bounce pool when it had no entry,
     // and the parked I/O thread for anything at all once no caller drives.
-    if (ops_.front_finished() || ops_.starved() || (io_parked_ && drivers_ == 0)) notify_locked();
+    if (ops_.front_finished() || ops_.starved() || (io_.parked && drive_.drivers == 0)) notify_locked();
 }
 
 void ClientConn::pump_queue_locked() {
@@ -87,12 +76,12 @@ void ClientConn::pump_queue_locked() {
     ops_.pump([this](Op& o) { return post_locked(o); });
     const bool orphaned = ops_.take_orphaned();
     int ret = std::exchange(ring_error_, 0);
-    if (ret == 0 && conn_) ret = api_.ring(conn_.get());
+    if (ret == 0 && link_.connected()) ret = api_.ring(link_.conn());
     // Some of the chain may be on the wire and the rest never will be: no
     // completion would finish those ops, so the connection fails.
     if (ret != 0)
-        return fail_locked(errc::io_error, call_failure(errc::io_error, where_, "posting work requests", ret).detail());
-    if (orphaned) fail_locked(errc::io_error, where_ + ": a persist's flush could not be posted behind its write");
+        return fail_locked(errc::io_error, call_failure(errc::io_error, link_.where(), "posting work requests", ret).detail());
+    if (orphaned) fail_locked(errc::io_error, link_.where() + ": a persist's flush could not be posted behind its write");
 }
 
 void ClientConn::submit_error(client::Done done, std::error_code ec) {
@@ -117,7 +106,7 @@ Op ClientConn::request_op(std::vector<std::byte> frame, std::uint32_t rid, OnRep
 }
 
 std::error_code ClientConn::frame_fits(const std::vector<std::byte>& frame) const noexcept {
-    return frame.size() <= layout_.slot_size() ? std::error_code{} : std::error_code(errc::bad_size);
+    return frame.size() <= link_.layout().slot_size() ? std::error_code{} : std::error_code(errc::bad_size);
 }
 
 void ClientConn::submit_chunks_locked(Op&& tmpl, std::uint64_t offset, std::size_t length, client::Done&& done) {
@@ -170,33 +159,23 @@ void ClientConn::submit_transfer_locked(Op&& op, std::uint32_t grant_id, std::ui
     submit_chunks_locked(std::move(op), offset, length, std::move(done));
 }
 
-std::shared_ptr<UserMemory> ClientConn::find_user_memory_locked(const std::byte* p, std::size_t n) {
-    std::shared_ptr<UserMemory> found;
-    std::erase_if(user_mem_, [&](const std::weak_ptr<UserMemory>& w) {
-        auto m = w.lock();
-        if (m && !found && m->contains(p, n)) found = m;
-        return !m;  // its handle is gone
-    });
-    return found;
-}
-
 Result<std::shared_ptr<void>> ClientConn::register_memory(std::span<std::byte> mem) {
-    if (mem.empty()) return Error(errc::invalid_argument, where_ + ": cannot register empty memory");
+    if (mem.empty()) return Error(errc::invalid_argument, link_.where() + ": cannot register empty memory");
     {
         std::lock_guard lock(mu_);
-        if (failed_) return Error(fail_ec_, where_ + ": the connection is closed: " + fail_why_);
+        if (failed_) return Error(fail_ec_, link_.where() + ": the connection is closed: " + fail_why_);
     }
     auto m = std::make_shared<UserMemory>();
-    m->device = device_;
+    m->device = link_.device();
     m->mr = MrHandle(api_);
     m->base = mem.data();
     m->size = mem.size();
-    if (int ret = api_.mr_reg(device_->peer(), mem.data(), mem.size(), kUserMemoryUsage, m->mr.out()); ret != 0)
+    if (int ret = api_.mr_reg(link_.device()->peer(), mem.data(), mem.size(), kUserMemoryUsage, m->mr.out()); ret != 0)
         return call_failure(ret == kErrInval ? errc::invalid_argument : errc::io_error,
-                            where_ + ": registering " + std::to_string(mem.size()) + " bytes of application memory",
+                            link_.where() + ": registering " + std::to_string(mem.size()) + " bytes of application memory",
                             "mr_reg", ret);
     std::lock_guard lock(mu_);
-    user_mem_.push_back(m);
+    regions_.add_user_memory(m);
     return std::shared_ptr<void>(std::move(m));
 }
 
@@ -242,7 +221,7 @@ Op ClientConn::atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, st
 }
 
 bool ClientConn::commit_word(const proto::Slice& s) const noexcept {
-    return atomic_kind_ == AtomicWriteKind::native && s.data.size() == 8 && s.offset % kAtomicWriteAlignment == 0;
+    return link_.atomic_kind() == AtomicWriteKind::native && s.data.size() == 8 && s.offset % kAtomicWriteAlignment == 0;
 }
 
 void ClientConn::flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) {
@@ -288,7 +267,7 @@ void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Sli
 
 void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode_message(frame, rid, payload);
     std::lock_guard lock(mu_);
     // The server answers every message with a Response, as over TCP.
@@ -297,19 +276,10 @@ void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
 
 void ClientConn::recv(std::span<std::byte> out, client::RecvDone done) {
     std::lock_guard lock(mu_);
-    if (inbox_.empty()) {
-        if (failed_) ready_recvs_.push_back({std::move(done), recv_outcome_locked(fail_ec_, 0)});
-        else waiters_.push_back({out, std::move(done)});
-    } else {
-        auto msg = std::move(inbox_.front());
-        inbox_.pop_front();
-        const bool fits = msg.size() <= out.size();
-        if (fits) std::memcpy(out.data(), msg.data(), msg.size());
-        ready_recvs_.push_back({std::move(done), fits ? Result<std::size_t>(msg.size())
-                                                      : recv_outcome_locked(errc::bad_size, msg.size())});
-    }
+    inbox_.recv(out, std::move(done), failed_ ? fail_ec_ : std::error_code{},
+                [this](std::error_code ec, std::size_t n) { return recv_outcome_locked(ec, n); });
     // A waiter needs someone watching the CQ for the server's message.
-    if (!ready_recvs_.empty() || (io_parked_ && drivers_ == 0)) notify_locked();
+    if (inbox_.has_ready() || (io_.parked && drive_.drivers == 0)) notify_locked();
 }
 
 std::error_code ClientConn::post_locked(Op& op) {
@@ -318,36 +288,36 @@ std::error_code ClientConn::post_locked(Op& op) {
     switch (op.kind) {
     case OpKind::write:
         if (op.user) {
-            ret = api_.write(conn_.get(), op.remote, op.remote_offset, op.user->mr.get(),
+            ret = api_.write(link_.conn(), op.remote, op.remote_offset, op.user->mr.get(),
                              op.user->offset_of(op.src.data()), op.length, write_flags(op), ctx);
             break;
         }
         std::memcpy(op.bounce->data(), op.src.data(), op.src.size());
-        ret = api_.write(conn_.get(), op.remote, op.remote_offset, bounce_mr(op), 0, op.length, write_flags(op), ctx);
+        ret = api_.write(link_.conn(), op.remote, op.remote_offset, bounce_mr(op), 0, op.length, write_flags(op), ctx);
         break;
     case OpKind::read:
         if (op.user) {
-            ret = api_.read(conn_.get(), op.user->mr.get(), op.user->offset_of(op.out.data()), op.remote,
+            ret = api_.read(link_.conn(), op.user->mr.get(), op.user->offset_of(op.out.data()), op.remote,
                             op.remote_offset, op.length, kSignaled, ctx);
             break;
         }
-        ret = api_.read(conn_.get(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length, kSignaled, ctx);
+        ret = api_.read(link_.conn(), bounce_mr(op), 0, op.remote, op.remote_offset, op.length, kSignaled, ctx);
         break;
     case OpKind::atomic_write:
         // Sent inline or natively: the 8 bytes are taken when posting. The
         // chain before it goes out first, here, so that its failure fails
         // the connection (pump_locked) rather than only this op.
-        if (ret = api_.ring(conn_.get()); ret != 0) {
+        if (ret = api_.ring(link_.conn()); ret != 0) {
             ring_error_ = ret;
             break;
         }
-        ret = api_.atomic_write(conn_.get(), op.remote, op.remote_offset, reinterpret_cast<const char*>(&op.value),
+        ret = api_.atomic_write(link_.conn(), op.remote, op.remote_offset, reinterpret_cast<const char*>(&op.value),
                                 kCompletionAlways, ctx);
         break;
     case OpKind::flush:
         // The region's flusher chose the call (the 8-byte read, or a native
         // FLUSH, unsignaled when another of the persist's follows).
-        ret = (api_.*op.flush_call)(conn_.get(), op.remote, op.remote_offset, op.length, kFlushPersistent,
+        ret = (api_.*op.flush_call)(link_.conn(), op.remote, op.remote_offset, op.length, kFlushPersistent,
                                     write_flags(op), ctx);
         break;
     case OpKind::request: ret = post_request_locked(op, ctx); break;
@@ -357,11 +327,11 @@ std::error_code ClientConn::post_locked(Op& op) {
 }
 
 int ClientConn::post_request_locked(Op& op, const void* ctx) {
-    const std::size_t at = layout_.send_offset(*op.slot);
-    std::memcpy(msgs_->data() + at, op.frame.data(), op.frame.size());
+    const std::size_t at = link_.layout().send_offset(*op.slot);
+    std::memcpy(link_.msgs().data() + at, op.frame.data(), op.frame.size());
     // Unsignaled but one in kSignalEvery (OpQueue::unsignaled): the reply finishes it.
-    const int ret = api_.send(conn_.get(), msgs_->mr(), at, op.frame.size(), write_flags(op), ctx);
-    if (ret != 0) forget_request_locked(op.request_id);  // no reply can come
+    const int ret = api_.send(link_.conn(), link_.msgs().mr(), at, op.frame.size(), write_flags(op), ctx);
+    if (ret != 0) requests_.forget(op.request_id);  // no reply can come
     return ret;
 }
 

@@ -7,6 +7,8 @@
 
 #include <rpm/flush_plan.hpp>
 
+#include <future>
+
 namespace rpm::rdma {
 namespace {
 
@@ -45,12 +47,12 @@ ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
     auto box = std::make_shared<GrantBox>();
     auto f = box->promise.get_future();
     std::vector<std::byte> frame;
-    const auto rid = next_request_id();
+    const auto rid = requests_.next_id();
     proto::encode(frame, rid, req);
     auto on_reply = [this, box](const proto::Header& h, std::span<const std::byte> b) -> std::error_code {
         auto g = grant_reply(h, b);
         if (g) {
-            box->native_refused = g->method == flush::Method::native_flush && !native_flush_;
+            box->native_refused = g->method == flush::Method::native_flush && !link_.native_flush();
             if (auto applied = apply_grant_locked(*g); !applied) g = applied.error();
         }
         const std::error_code ec = g ? std::error_code{} : g.error().code();
@@ -66,7 +68,7 @@ ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
     }
     if (f.wait_for(opts_.timeout) != std::future_status::ready) {
         close();
-        return {Error(errc::io_error, where_ + ": open_region timed out; the connection was closed"), false};
+        return {Error(errc::io_error, link_.where() + ": open_region timed out; the connection was closed"), false};
     }
     auto g = f.get();
     const bool refused = !g && box->native_refused;
@@ -75,14 +77,14 @@ ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
 
 Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
     const Flusher* flusher = flusher_for(g.method);
-    if (flusher == nullptr) return Error(errc::io_error, where_ + ": the grant names no flush method");
-    if (g.rdma_mr.empty()) return Error(errc::io_error, where_ + ": the grant carries no memory descriptor");
+    if (flusher == nullptr) return Error(errc::io_error, link_.where() + ": the grant names no flush method");
+    if (g.rdma_mr.empty()) return Error(errc::io_error, link_.where() + ": the grant carries no memory descriptor");
     RemoteMrHandle mr(api_);
     if (int ret = api_.mr_remote_from_descriptor(g.rdma_mr.data(), g.rdma_mr.size(), mr.out()); ret != 0)
-        return call_failure(errc::io_error, where_ + ": the grant's memory descriptor", "mr_remote_from_descriptor", ret);
+        return call_failure(errc::io_error, link_.where() + ": the grant's memory descriptor", "mr_remote_from_descriptor", ret);
     std::size_t size = 0;
     if (int ret = api_.mr_remote_get_size(mr.get(), &size); ret != 0 || size < g.size)
-        return Error(errc::io_error, where_ + ": the server registered " + std::to_string(size) +
+        return Error(errc::io_error, link_.where() + ": the server registered " + std::to_string(size) +
                                          " bytes for a region of " + std::to_string(g.size));
     if (g.method == flush::Method::read_after_write) {
         if (auto r = apply_peer_cfg_locked(g, mr.get()); !r) return r;
@@ -90,17 +92,17 @@ Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
     if (g.method == flush::Method::native_flush) {
         if (auto r = check_native_flush_locked(mr.get()); !r) return r;
     }
-    regions_[g.id] = RemoteRegion{std::move(mr), flusher, g.size};
+    regions_.add(g.id, RemoteRegion{std::move(mr), flusher, g.size});
     return {};
 }
 
 Result<void> ClientConn::check_native_flush_locked(RemoteMr* mr) const {
     // This side posts the FLUSH: its queue pair must take one (its RNIC's
     // FLUSH, this build's rdma-core), whatever the server decided.
-    if (!native_flush_) {
+    if (!link_.native_flush()) {
         auto build = flush::rdma_ability();
         return Error(errc::unsupported,
-                     where_ + ": the server granted native_flush, but " +
+                     link_.where() + ": the server granted native_flush, but " +
                          (build.native_flush ? std::string("this client's RNIC has no native FLUSH (its queue pair "
                                                            "takes none)")
                                              : build.why_not) +
@@ -109,7 +111,7 @@ Result<void> ClientConn::check_native_flush_locked(RemoteMr* mr) const {
     }
     int flush_type = 0;
     if (int ret = api_.mr_remote_get_flush_type(mr, &flush_type); ret != 0 || (flush_type & kUsageFlushPersistent) == 0)
-        return Error(errc::unsupported, where_ + ": native_flush needs persistent memory, and the server registered "
+        return Error(errc::unsupported, link_.where() + ": native_flush needs persistent memory, and the server registered "
                                                   "this region without persistent flush (it is not PM: a page-cache "
                                                   "file or tmpfs)");
     return {};
@@ -124,19 +126,19 @@ Result<void> ClientConn::apply_peer_cfg_locked(const proto::RegionGrant& g, Remo
     PeerCfgHandle cfg(api_);
     const auto& d = g.rdma_peer_cfg;
     if (int ret = api_.peer_cfg_from_descriptor(d.data(), d.size(), cfg.out()); ret != 0)
-        return call_failure(errc::io_error, where_ + ": the grant's peer configuration", "peer_cfg_from_descriptor", ret);
+        return call_failure(errc::io_error, link_.where() + ": the grant's peer configuration", "peer_cfg_from_descriptor", ret);
     bool direct = false;
     if (int ret = api_.peer_cfg_get_direct_write_to_pmem(cfg.get(), &direct); ret != 0 || !direct)
-        return Error(errc::io_error, where_ + ": the server granted read_after_write but its peer configuration "
+        return Error(errc::io_error, link_.where() + ": the server granted read_after_write but its peer configuration "
                                               "does not declare direct write to PMem");
     int flush_type = 0;
     if (int ret = api_.mr_remote_get_flush_type(mr, &flush_type);
         ret != 0 || (flush_type & kUsageFlushPersistent) == 0)
-        return Error(errc::unsupported, where_ + ": read_after_write needs persistent memory, and the server "
+        return Error(errc::unsupported, link_.where() + ": read_after_write needs persistent memory, and the server "
                                                   "registered this region without persistent flush (it is not PM: "
                                                   "a page-cache file or tmpfs)");
-    if (int ret = api_.conn_apply_remote_peer_cfg(conn_.get(), cfg.get()); ret != 0)
-        return call_failure(errc::io_error, where_, "conn_apply_remote_peer_cfg", ret);
+    if (int ret = api_.conn_apply_remote_peer_cfg(link_.conn(), cfg.get()); ret != 0)
+        return call_failure(errc::io_error, link_.where(), "conn_apply_remote_peer_cfg", ret);
     return {};
 }
 

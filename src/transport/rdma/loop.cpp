@@ -64,14 +64,22 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
         if (timeout_ms != 0) ++sleeps_;
         return wait_ready(cq_fd, event_fd, wake.fd(), timeout_ms);
     }
-    using Clock = std::chrono::steady_clock;
     const bool bounded = timeout_ms >= 0;
     const Clock::duration timeout = bounded ? Clock::duration(std::chrono::milliseconds(timeout_ms))
                                             : Clock::duration::max();
+    Clock::time_point now = start_spin(timeout, in_flight, coarse);
+    wake.set_spinning(true);
+    const Spun spun = spin(cq_fd, event_fd, wake, timeout, drain, now);
+    if (spun.over) return spun.r;
+    const Clock::duration left = bounded ? time_after(pacer_.began(), timeout) - now : Clock::duration::max();
+    return sleep_after_spin(cq_fd, event_fd, wake, bounded, left);
+}
+
+Waiter::Clock::time_point Waiter::start_spin(Clock::duration timeout, bool in_flight, Clock::time_point coarse) {
     const std::chrono::microseconds spin_bound = in_flight ? kAdaptiveSpinInFlight : kAdaptiveSpin;
-    const bool adaptive = mode_ == CompletionMode::adaptive;
     // How long the spin lasts: adaptive's bound (then it sleeps), or the deadline.
-    const Clock::duration spin_length = adaptive ? std::min<Clock::duration>(timeout, spin_bound) : timeout;
+    const Clock::duration spin_length =
+        mode_ == CompletionMode::adaptive ? std::min<Clock::duration>(timeout, spin_bound) : timeout;
     // Once the pacer knows the pace, a wait for an operation on the wire
     // starts without reading the precise clock (a system call in the lab
     // VM): its completion almost always comes before the pacer's first
@@ -80,34 +88,38 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
     // that first read anyway, and an unread start never ends at its first
     // read: preempted halfway, it would spin on for another half, on CPUs
     // the peer and rxe need (docs/benchmarks-history.md, "A wait reads no clock").
-    Clock::time_point now{};
     if (in_flight && pacer_.knows_pace()) {
         pacer_.start_unread(coarse == Clock::time_point{} ? coarse_now() : coarse, spin_length);
-    } else {
-        now = Clock::now();
-        pacer_.start(now, time_after(now, spin_length));
+        return {};
     }
-    // The deadline, from the pacer's start (estimated for an unread one).
-    const auto deadline = [&] { return time_after(pacer_.began(), timeout); };
-    wake.set_spinning(true);
+    const Clock::time_point now = Clock::now();
+    pacer_.start(now, time_after(now, spin_length));
+    return now;
+}
+
+Waiter::Spun Waiter::spin(int cq_fd, int event_fd, Wakeup& wake, Clock::duration timeout,
+                          FunctionRef<std::size_t()> drain, Clock::time_point& now) {
+    const bool adaptive = mode_ == CompletionMode::adaptive;
     for (unsigned spins = 1;; ++spins) {
         Ready r;
         if (wake.pending()) r.wake = true;
         if (drain() > 0) r.progress = true;
-        if (r.wake || r.progress) return r;
+        if (r.wake || r.progress) return {r, true};
         if (spins % kPollEvery == 0) {
             r = wait_ready(cq_fd, event_fd, wake.fd(), 0);
             r.timeout = false;
-            if (r.cq || r.event || r.wake) return r;
+            if (r.cq || r.event || r.wake) return {r, true};
         }
-        if (pacer_.tick()) {
-            now = Clock::now();
-            if (pacer_.passed(now)) {
-                if (!adaptive || now >= deadline()) return Ready{.timeout = true};
-                break;
-            }
-        }
+        if (!pacer_.tick()) continue;
+        now = Clock::now();
+        if (!pacer_.passed(now)) continue;
+        // The deadline counts from the pacer's start (estimated for an unread one).
+        if (!adaptive || now >= time_after(pacer_.began(), timeout)) return {Ready{.timeout = true}, true};
+        return {Ready{}, false};
     }
+}
+
+Ready Waiter::sleep_after_spin(int cq_fd, int event_fd, Wakeup& wake, bool bounded, Clock::duration left) {
     // Adaptive, nothing within the spin: sleep until the channel, the
     // connection or a notify() wakes us (see Wakeup::notify).
     wake.set_spinning(false);
@@ -115,13 +127,13 @@ Ready Waiter::wait(int cq_fd, int event_fd, Wakeup& wake, int timeout_ms, Functi
         wake.set_spinning(true);
         return Ready{.wake = true};
     }
-    int left = -1;
+    int ms = -1;
     if (bounded) {
-        const auto ms = std::chrono::ceil<std::chrono::milliseconds>(deadline() - now).count();
-        left = ms < 0 ? 0 : static_cast<int>(ms);
+        const auto n = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+        ms = n < 0 ? 0 : static_cast<int>(n);
     }
-    if (left != 0) ++sleeps_;
-    Ready r = wait_ready(cq_fd, event_fd, wake.fd(), left);
+    if (ms != 0) ++sleeps_;
+    Ready r = wait_ready(cq_fd, event_fd, wake.fd(), ms);
     wake.set_spinning(true);
     return r;
 }

@@ -78,6 +78,23 @@ public:
     [[nodiscard]] std::uint64_t sleeps() const noexcept { return sleeps_; }
 
 private:
+    using Clock = std::chrono::steady_clock;
+    /// The spin's outcome: `over`, the wait's Ready; otherwise an adaptive
+    /// spin ran out and the wait sleeps (sleep_after_spin).
+    struct Spun {
+        Ready r;
+        bool over;
+    };
+    /// Start the pacer for a spin. RETURN VALUE: the precise clock's time
+    /// read, or none (an unread start: no system call for it).
+    Clock::time_point start_spin(Clock::duration timeout, bool in_flight, Clock::time_point coarse);
+    /// Spin until something is ready or the pacer's bound passes; `now`: the
+    /// last precise clock read.
+    Spun spin(int cq_fd, int event_fd, Wakeup& wake, Clock::duration timeout, FunctionRef<std::size_t()> drain,
+              Clock::time_point& now);
+    /// Sleep in poll() for up to `left` (forever when not `bounded`).
+    Ready sleep_after_spin(int cq_fd, int event_fd, Wakeup& wake, bool bounded, Clock::duration left);
+
     CompletionMode mode_;
     std::uint64_t sleeps_ = 0;
     SpinPacer pacer_;  // paces the clock reads (core/spin_clock.hpp)
