@@ -323,7 +323,8 @@ private:
     int post_direct_native_flush(const RemoteRegion& r, const proto::Slice& s);
     Op atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, std::uint64_t wire_value,
                         client::Done done) const;
-    /// A persist slice that goes as a native atomic write.
+    /// A persist slice that goes as a native atomic write: a commit word
+    /// (protocol/commit_word.hpp) on a device with atomic write.
     [[nodiscard]] bool commit_word(const proto::Slice& s) const noexcept;
     /// Post what the queue can, one chain under one doorbell. Inline: it
     /// runs after every completion and call, and most find nothing to post.

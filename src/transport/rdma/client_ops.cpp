@@ -8,6 +8,7 @@
 // (client_flush.cpp, chosen when the grant was applied) queues: an 8-byte
 // RDMA read, a Flush frame, or native FLUSHes.
 #include "core/small_buffer.hpp"
+#include "protocol/commit_word.hpp"
 #include "transport/rdma/client.hpp"
 #include "transport/rdma/frames.hpp"
 
@@ -221,7 +222,7 @@ Op ClientConn::atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, st
 }
 
 bool ClientConn::commit_word(const proto::Slice& s) const noexcept {
-    return link_.atomic_kind() == AtomicWriteKind::native && s.data.size() == 8 && s.offset % kAtomicWriteAlignment == 0;
+    return link_.atomic_kind() == AtomicWriteKind::native && proto::is_commit_word(s);
 }
 
 void ClientConn::flush(const proto::RegionGrant& g, std::span<const proto::Range> ranges, client::Done done) {
@@ -245,11 +246,9 @@ void ClientConn::persist(const proto::RegionGrant& g, std::span<const proto::Sli
         const auto& s = slices[i];
         ranges[i] = {s.offset, s.data.size()};
         if (commit_word(s)) {
-            // An aligned 8-byte slice is a commit word (a log record's): where
-            // the device has atomic write it goes as one, like atomic_write.
-            std::uint64_t v = 0;
-            std::memcpy(&v, s.data.data(), 8);
-            Op op = atomic_op_locked(g.id, s.offset, v, nullptr);
+            // A commit word (protocol/commit_word.hpp): where the device has
+            // atomic write it goes as one, like atomic_write.
+            Op op = atomic_op_locked(g.id, s.offset, proto::commit_word_value(s), nullptr);
             op.joins_next = true;
             submit_locked(std::move(op));
             continue;
