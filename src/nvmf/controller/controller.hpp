@@ -2,7 +2,7 @@
 // The target's controllers and subsystems, independent of the transport:
 // Fabrics Connect / Property Get / Property Set, and the admin commands
 // (Identify, Get Log Page, Set/Get Features, Keep Alive, Async Event
-// Request). A queue's command core (src/nvmf/target/queue_commands.cpp) brings
+// Request). A queue's command core (src/nvmf/serve/queue_commands.cpp) brings
 // them commands, and its transport (NVMe/TCP's session) the bytes;
 // everything here works on SQEs and data buffers, so it is unit-tested
 // without sockets.

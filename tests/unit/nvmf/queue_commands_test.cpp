@@ -4,7 +4,8 @@
 // real controllers (controller_fixture.hpp).
 #include "controller_fixture.hpp"
 
-#include "nvmf/target/queue_commands.hpp"
+#include "fabric_queue_stub.hpp"
+#include "nvmf/serve/queue_commands.hpp"
 
 #include <gtest/gtest.h>
 
@@ -20,19 +21,19 @@ struct Completion {
     std::vector<std::uint8_t> c2h;
 };
 
-class FakeTransport final : public QueueTransport {
+class FakeTransport final : public MovingOnly {
 public:
     bool complete(const wire::Sqe&, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) override {
         done.push_back({cqe, {c2h.begin(), c2h.end()}});
         return complete_ok;
     }
-    bool pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) override {
+    Pulled pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) override {
         pulls.push_back({sqe.cid(), into.size()});
-        if (!pull_ok) return false;
+        if (!pull_ok) return Pulled::failed;
         std::fill(into.begin(), into.end(), 0);
         std::memcpy(into.data(), host_data.data(), std::min(into.size(), host_data.size()));
         intact = pull_intact;
-        return true;
+        return Pulled::done;
     }
 
     std::vector<Completion> done;
