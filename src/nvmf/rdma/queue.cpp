@@ -1,6 +1,6 @@
 // One NVMe/RDMA queue pair on the target (queue.hpp): its
 // completion queue and queue pair, and serving it: capsules in order
-// through the command core, completions accounted.
+// through QueueCommands, completions accounted.
 #include "nvmf/rdma/queue.hpp"
 #include "core/log.hpp"
 

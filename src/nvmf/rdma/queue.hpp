@@ -6,7 +6,7 @@
 // wait on (no thread per queue). Host-to-controller data is pulled by RDMA
 // READ from the command's keyed SGL, controller-to-host data pushed by RDMA
 // WRITE chained before the response's SEND (with invalidate when the host
-// asked). What a command does is the command core's (serve/queue_commands.hpp).
+// asked). What a command does is QueueCommands' (serve/queue_commands.hpp).
 // NVMe/RDMA's FabricQueue (serve/fabric.hpp).
 //
 // Commands of a queue run on the worker serving it: those that arrived

@@ -78,7 +78,7 @@ bool RdmaQueue::complete(const wire::Sqe& sqe, const wire::Cqe& done, std::span<
         cqe.set_status(wire::sc::sgl_descriptor_type_invalid);
         c2h = {};
     }
-    // The core bounds c2h by the SGL's length already; the WRITE never
+    // QueueCommands bounds c2h by the SGL's length already; the WRITE never
     // goes past the host's buffer whatever a caller passes.
     if (c2h.size() > sgl.data.length) c2h = c2h.first(sgl.data.length);
     const std::uint32_t wrs = c2h.empty() ? 1 : 2;

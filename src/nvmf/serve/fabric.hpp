@@ -9,7 +9,7 @@
 //                the Target's admit), stop, the port it listens on
 //   FabricQueue  one queue (one connection): served by the Workers when it
 //                has bytes, watched and closed by the Target, and moving
-//                the command core's data and completions
+//                QueueCommands' data and completions
 // Declared here, defined by the fabric: serve/ includes no fabric, the way
 // src/server/listener.hpp keeps rpm's server free of its transports.
 
@@ -63,7 +63,7 @@ public:
     /// The host's address, as the per-address set-up limit counts it.
     virtual const std::string& peer() const = 0;
 
-    // Moving data and completions (the command core, queue_commands.hpp).
+    // Moving data and completions (QueueCommands, queue_commands.hpp).
     /// Send the completion `cqe` of `sqe`, preceded by `c2h` (the
     /// controller-to-host data, at most the SGL's length) when not empty.
     /// RETURN VALUE: false when the connection is gone or broken (the queue ends).
@@ -110,7 +110,7 @@ extern const Fabric rdma_fabric;  // nvmf/rdma/port.cpp
 inline const Fabric& fabric_of(Transport t) { return t == Transport::rdma ? rdma_fabric : tcp_fabric; }
 
 /// The bookkeeping every fabric's queue answers the same way: from its
-/// command core and the queue's own flags. A fabric's queue derives from
+/// QueueCommands and the queue's own flags. A fabric's queue derives from
 /// it and adds serving and moving.
 class QueueBase : public FabricQueue {
 public:

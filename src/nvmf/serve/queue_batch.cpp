@@ -1,4 +1,4 @@
-// The command core's batches (QueueCommands::on_commands): a queue's Reads and
+// QueueCommands' batches (QueueCommands::on_commands): a queue's Reads and
 // in-capsule Writes that arrived together run on the engine at once, so
 // the backend sees the queue's depth rather than one command at a time.
 #include "nvmf/serve/queue_commands.hpp"

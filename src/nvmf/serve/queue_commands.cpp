@@ -1,4 +1,4 @@
-// The command core of a target queue: the checks every fabric shares,
+// QueueCommands, the commands of a target queue: the checks every fabric shares,
 // where a command's data lands, and where the command goes (Connect to the
 // registry, admin commands to the controller, I/O to the engine: its
 // offload queue once enabled, its software path otherwise).

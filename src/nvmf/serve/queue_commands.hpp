@@ -1,5 +1,5 @@
 #pragma once
-// The command core of one NVMe-oF queue on the target, whatever the fabric:
+// The commands of one NVMe-oF queue on the target, whatever the fabric:
 // where a command goes (Connect to the registry, admin commands to the
 // controller, I/O to the engine: its offload queue once enabled, its
 // software path otherwise), the buffers its data lands in, and the

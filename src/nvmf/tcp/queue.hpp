@@ -4,8 +4,8 @@
 // Between PDUs it waits in the target's Workers set without a thread; a
 // worker serves it with blocking Asio socket calls while it has bytes
 // (serve/workers.hpp). The queue is NVMe/TCP's transport only: PDUs in
-// and out, R2T and H2CData; what a command does is the queue's command
-// core (serve/queue_commands.hpp).
+// and out, R2T and H2CData; what a command does is its QueueCommands
+// (serve/queue_commands.hpp).
 //
 // Capsules run in the order they arrive, but for one case: a capsule that
 // arrives while an R2T is outstanding runs at once (the host may wait for
@@ -58,7 +58,7 @@ private:
     struct Transfer {
         wire::Sqe sqe;
         std::uint16_t ttag = 0;
-        std::span<std::uint8_t> into;  ///< the command core's buffer, or `saved`
+        std::span<std::uint8_t> into;  ///< QueueCommands' buffer, or `saved`
         std::uint32_t got = 0;
         bool intact = true;
         std::vector<std::uint8_t> saved;
@@ -84,7 +84,7 @@ private:
     bool receive(std::uint8_t* dst, std::size_t n);
 
     // capsules and R2T (queue_capsules.cpp)
-    /// A CapsuleCmd PDU: its SGL as NVMe/TCP carries data, to the core.
+    /// A CapsuleCmd PDU: its SGL as NVMe/TCP carries data, to QueueCommands.
     bool on_capsule(const pdu::Pdu& p);
     /// Keep a capsule (its PDU's bytes) for run_pending(). RETURN VALUE:
     /// false when the host sent more than its queue holds (terminated).

@@ -1,7 +1,7 @@
 // The NVMe/TCP queue's capsules: where a command's data is, as NVMe/TCP
 // carries it (in the capsule, or pulled with R2T / H2CData and pushed with
 // C2HData), and capsules that arrive while a command waits for its data.
-// What the command does is the queue's command core (serve/queue_commands.cpp).
+// What the command does is its QueueCommands (serve/queue_commands.cpp).
 #include "nvmf/tcp/queue.hpp"
 
 #include <array>
