@@ -81,7 +81,7 @@ Result<std::unique_ptr<FabricPort>> listen_rdma(const TargetOptions& o, SharedSt
 
 } // namespace
 
-const Fabric rdma_fabric{"rdma", listen_rdma};
+const Fabric rdma_fabric{listen_rdma};
 
 void RdmaPort::start(Registry* registry) {
     env_.queue.registry = registry;

@@ -96,7 +96,6 @@ using AdmitQueue = std::function<bool(const std::shared_ptr<FabricQueue>&)>;
 
 /// One fabric's entry point.
 struct Fabric {
-    const char* name;
     /// Bind and listen on options.address:options.port; no connection is
     /// taken before FabricPort::start. ERRORS: errc::invalid_argument for
     /// an address that does not parse, errc::io_error when binding or

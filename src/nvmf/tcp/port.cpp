@@ -87,6 +87,6 @@ Result<std::unique_ptr<FabricPort>> listen_tcp(const TargetOptions& o, SharedSta
 
 } // namespace
 
-const Fabric tcp_fabric{"tcp", listen_tcp};
+const Fabric tcp_fabric{listen_tcp};
 
 } // namespace rpm::nvmf::target
