@@ -1,4 +1,4 @@
-// The command core's batches (QueueCommands::on_commands): reads and in-capsule
+// QueueCommands' batches (QueueCommands::on_commands): reads and in-capsule
 // writes that arrived together go to the engine in one execute_many, each
 // at its own 4 KiB-aligned part of the staging buffer, answered in order;
 // anything else runs alone, in its turn. A recording engine stands for the
