@@ -3,7 +3,7 @@
 // 8.13.5 and the Authentication Send/Receive fabrics commands): the secrets
 // in their text representation, the hash functions and Diffie-Hellman
 // groups, and the values both sides compute. No state and no I/O here; the
-// exchange itself is in exchange.hpp, the messages in auth_messages.hpp.
+// exchange itself is in exchange.hpp, the messages in messages.hpp.
 //
 // The formulas, as the specification gives them (and as Linux's host and
 // nvmet compute them), with H the negotiated hash and HMAC over it:

@@ -2,8 +2,8 @@
 // The target's controllers and subsystems, independent of the transport:
 // Fabrics Connect / Property Get / Property Set, and the admin commands
 // (Identify, Get Log Page, Set/Get Features, Keep Alive, Async Event
-// Request). A queue's command core (src/nvmf/target/queue_commands.cpp) brings
-// them commands, and its transport (NVMe/TCP's session) the bytes;
+// Request). A queue's QueueCommands (src/nvmf/serve/queue_commands.cpp) brings
+// them commands, and its fabric's queue (nvmf/tcp/, nvmf/rdma/) the bytes;
 // everything here works on SQEs and data buffers, so it is unit-tested
 // without sockets.
 
@@ -32,7 +32,7 @@ struct Outcome {
     std::uint32_t dw0 = 0;
     std::uint32_t dw1 = 0;
     /// Data for the host (controller-to-host transfer), at most the length
-    /// the command's SGL allows: the session sends min(data, sgl length).
+    /// the command's SGL allows: the fabric sends min(data, sgl length).
     std::vector<std::uint8_t> data;
     /// Async Event Request: no completion now (sent when the controller is
     /// torn down, with abort_sq_deletion).

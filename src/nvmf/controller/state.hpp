@@ -3,7 +3,7 @@
 // free functions that build its admin replies (Identify data, log pages,
 // features, properties, Connect checks), grouped one topic per .cpp file.
 // src/nvmf/controller/*.cpp and their tests include this, and the target's
-// queue core for invalid_connect_parameter() (a Connect refused before it
+// queue's commands for invalid_connect_parameter() (a Connect refused before it
 // reaches a controller).
 
 #include "nvmf/controller/controller.hpp"

@@ -6,7 +6,7 @@ namespace rpm::nvmf::host {
 
 Result<std::unique_ptr<Queue>> Queue::open(const HostOptions& o, std::uint16_t qid, std::uint16_t depth) {
     if (o.transport == Transport::rdma) return RdmaHostQueue::open(o, qid, depth);
-    return TcpQueue::open(o);
+    return TcpHostQueue::open(o);
 }
 
 } // namespace rpm::nvmf::host

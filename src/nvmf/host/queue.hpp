@@ -1,6 +1,6 @@
 #pragma once
 // One queue of the host, whatever its fabric: commands run one at a time
-// (a mutex serialises callers). NVMe/TCP's (TcpQueue): a TCP connection
+// (a mutex serialises callers). NVMe/TCP's (TcpHostQueue): a TCP connection
 // after ICReq/ICResp, data in the capsule, after R2T as H2CData, or back as
 // C2HData. NVMe/RDMA's (RdmaHostQueue, nvmf/rdma/queue.hpp): a queue
 // pair through rdma_cm, data in the capsule or in a registered buffer the
@@ -55,7 +55,7 @@ public:
     virtual void close() = 0;
 };
 
-class TcpQueue final : public Queue {
+class TcpHostQueue final : public Queue {
 public:
     /// Connect TCP and exchange ICReq/ICResp.
     static Result<std::unique_ptr<Queue>> open(const HostOptions& o);
@@ -66,7 +66,7 @@ public:
     void close() override;
 
 private:
-    explicit TcpQueue(const HostOptions& o);
+    explicit TcpHostQueue(const HostOptions& o);
     Result<void> handshake();
     Result<void> read_exact(std::span<std::uint8_t> into);
     Result<pdu::Pdu> read_pdu();

@@ -24,21 +24,21 @@ namespace {
 constexpr std::uint32_t max_receive = 16u << 20;
 } // namespace
 
-TcpQueue::TcpQueue(const HostOptions& o) : options_(o) {
+TcpHostQueue::TcpHostQueue(const HostOptions& o) : options_(o) {
     ctx_.receiver = pdu::Receiver::host;
 }
 
-Error TcpQueue::fail(errc e, std::string why) {
+Error TcpHostQueue::fail(errc e, std::string why) {
     broken_ = true;
     boost::system::error_code ec;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
     return Error(e, options_.address + ":" + std::to_string(options_.port) + ": " + why);
 }
 
-void TcpQueue::close() { ::shutdown(socket_.native_handle(), SHUT_RDWR); }
+void TcpHostQueue::close() { ::shutdown(socket_.native_handle(), SHUT_RDWR); }
 
-Result<std::unique_ptr<Queue>> TcpQueue::open(const HostOptions& o) {
-    std::unique_ptr<TcpQueue> q(new TcpQueue(o));
+Result<std::unique_ptr<Queue>> TcpHostQueue::open(const HostOptions& o) {
+    std::unique_ptr<TcpHostQueue> q(new TcpHostQueue(o));
     boost::system::error_code ec;
     auto addr = asio::ip::make_address(o.address, ec);
     if (ec) return Error(errc::invalid_argument, "address '" + o.address + "': " + ec.message());
@@ -49,7 +49,7 @@ Result<std::unique_ptr<Queue>> TcpQueue::open(const HostOptions& o) {
     return std::unique_ptr<Queue>(std::move(q));
 }
 
-Result<void> TcpQueue::read_exact(std::span<std::uint8_t> into) {
+Result<void> TcpHostQueue::read_exact(std::span<std::uint8_t> into) {
     const auto deadline = std::chrono::steady_clock::now() + options_.timeout;
     std::size_t got = 0;
     while (got < into.size()) {
@@ -63,7 +63,7 @@ Result<void> TcpQueue::read_exact(std::span<std::uint8_t> into) {
     return {};
 }
 
-Result<pdu::Pdu> TcpQueue::read_pdu() {
+Result<pdu::Pdu> TcpHostQueue::read_pdu() {
     buf_.resize(wire::common_header_len);
     if (auto ok = read_exact(buf_); !ok) return ok.error();
     auto checked = pdu::check_common(std::span<const std::uint8_t, 8>(buf_.data(), 8), ctx_);
@@ -83,12 +83,12 @@ Result<pdu::Pdu> TcpQueue::read_pdu() {
     return p;
 }
 
-Result<void> TcpQueue::send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data) {
+Result<void> TcpHostQueue::send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data) {
     if (auto ec = pdu::write_pdu(socket_, header, data, ctx_.ddgst)) return fail(errc::io_error, "send: " + ec.message());
     return {};
 }
 
-Result<void> TcpQueue::handshake() {
+Result<void> TcpHostQueue::handshake() {
     pdu::IcReq req{.pfv = 0, .hpda = 0, .hdgst = options_.header_digest, .ddgst = options_.data_digest, .maxr2t = 0};
     std::array<std::uint8_t, pdu::max_header_bytes> out{};
     if (auto ok = send(std::span(out.data(), pdu::encode_icreq(out, req)), {}); !ok) return ok;
@@ -111,7 +111,7 @@ Result<void> TcpQueue::handshake() {
     return {};
 }
 
-Result<void> TcpQueue::send_h2c(const pdu::DataHeader& r2t, std::span<const std::byte> out) {
+Result<void> TcpHostQueue::send_h2c(const pdu::DataHeader& r2t, std::span<const std::byte> out) {
     if (std::uint64_t(r2t.offset) + r2t.length > out.size() || r2t.length == 0)
         return fail(errc::protocol_error, "R2T outside the command's data");
     std::uint32_t done = 0;
@@ -128,7 +128,7 @@ Result<void> TcpQueue::send_h2c(const pdu::DataHeader& r2t, std::span<const std:
     return {};
 }
 
-Result<Completion> TcpQueue::await_completion(std::uint16_t cid, std::span<const std::byte> out, std::span<std::byte> in) {
+Result<Completion> TcpHostQueue::await_completion(std::uint16_t cid, std::span<const std::byte> out, std::span<std::byte> in) {
     for (;;) {
         auto p = read_pdu();
         if (!p) return p.error();
@@ -156,7 +156,7 @@ Result<Completion> TcpQueue::await_completion(std::uint16_t cid, std::span<const
     }
 }
 
-Result<Completion> TcpQueue::submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in) {
+Result<Completion> TcpHostQueue::submit(wire::Sqe sqe, std::span<const std::byte> out, std::span<std::byte> in) {
     std::lock_guard lock(mu_);
     if (broken_) return Error(errc::io_error, "the queue's connection failed earlier");
     const auto cid = stamp(sqe, next_cid_);

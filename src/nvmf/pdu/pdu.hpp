@@ -1,6 +1,6 @@
 #pragma once
 // NVMe/TCP PDU framing: checking a received PDU before anything trusts it,
-// and building the PDUs we send. Used by the target (src/nvmf/target) and the
+// and building the PDUs we send. Used by the target (src/nvmf/tcp) and the
 // host (src/nvmf/host); fuzzed by tests/fuzz/fuzz_nvmf_pdu.cpp.
 //
 // A PDU on the wire is

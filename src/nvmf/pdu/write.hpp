@@ -1,6 +1,6 @@
 #pragma once
 // Sending one NVMe/TCP PDU: header, data and its data digest in one gather
-// write, shared by the target's sessions and the host's queues.
+// write, shared by the target's NVMe/TCP queues and the host's.
 
 #include "nvmf/pdu/pdu.hpp"
 

@@ -1,7 +1,8 @@
 // The NVMe/RDMA port (port.hpp): listen, and the connection
 // manager's events: a request checked as the RDMA transport binding says
 // (its private data), a queue pair made on the port's SRQ, accepted with
-// CRQSIZE; a disconnect ends its queue.
+// CRQSIZE; a disconnect ends its queue. NVMe/RDMA's entry in the fabric table
+// (serve/fabric.hpp): rdma_fabric.
 #include "nvmf/rdma/port.hpp"
 #include "core/log.hpp"
 
@@ -68,14 +69,19 @@ Result<std::unique_ptr<RdmaPort>> RdmaPort::listen(const RdmaEnv& env, const std
     return p;
 }
 
-Result<std::unique_ptr<FabricPort>> listen_rdma(const RdmaListen& l, AdmitQueue admit) {
-    const RdmaEnv env{&rdma::verbs::real_verbs(), {nullptr, l.stats}, l.max_io_queues, l.max_queue_size,
-                      l.in_capsule_data};
-    auto port = RdmaPort::listen(env, l.address, l.port,
+namespace {
+
+Result<std::unique_ptr<FabricPort>> listen_rdma(const TargetOptions& o, SharedStats* stats, AdmitQueue admit) {
+    const RdmaEnv env{&rdma::verbs::real_verbs(), {nullptr, stats}, o.max_io_queues, o.max_queue_size, o.in_capsule_data};
+    auto port = RdmaPort::listen(env, o.address, o.port,
                                  [admit = std::move(admit)](const std::shared_ptr<RdmaQueue>& q) { return admit(q); });
     if (!port) return port.error();
     return std::unique_ptr<FabricPort>(std::move(*port));
 }
+
+} // namespace
+
+const Fabric rdma_fabric{listen_rdma};
 
 void RdmaPort::start(Registry* registry) {
     env_.queue.registry = registry;

@@ -11,8 +11,7 @@
 // namespace map are made at start, and each I/O queue is enabled on the
 // engine after its Connect (QueueCommands), as the seed draws them.
 
-#include "nvmf/target/fabric_port.hpp"
-#include "nvmf/target/queue_commands.hpp"
+#include "nvmf/serve/fabric.hpp"
 #include "nvmf/rdma/wire.hpp"
 #include "transport/rdma/verbs/verbs.hpp"
 

@@ -1,6 +1,6 @@
 // One NVMe/RDMA queue pair on the target (queue.hpp): its
 // completion queue and queue pair, and serving it: capsules in order
-// through the command core, completions accounted.
+// through QueueCommands, completions accounted.
 #include "nvmf/rdma/queue.hpp"
 #include "core/log.hpp"
 
@@ -34,9 +34,9 @@ std::string peer_of(rdma_cm_id* id) {
 
 RdmaQueue::RdmaQueue(const RdmaEnv& env, rdma_cm_id* id, std::shared_ptr<CapsulePool> pool,
                      const rdma_wire::CmRequest& req)
-    : env_(env), id_(id), pool_(std::move(pool)), core_(env.queue, *this), peer_(peer_of(id)) {
+    : QueueBase(env.queue, peer_of(id)), env_(env), id_(id), pool_(std::move(pool)) {
     if (!build(req) && error_.empty()) error_ = "cannot make the queue pair";
-    core_.limit_sqsize(req.hsqsize);
+    commands_.limit_sqsize(req.hsqsize);
 }
 
 bool RdmaQueue::build(const rdma_wire::CmRequest& req) {
@@ -162,7 +162,7 @@ int RdmaQueue::poll_once() {
         const bool recv = !is_send(w.wr_id);
         if (w.status != IBV_WC_SUCCESS) {
             if (!closing_.load())
-                rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: %s completion failed: %s", core_.qid(),
+                rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: %s completion failed: %s", commands_.qid(),
                              recv ? "receive" : "send", ::ibv_wc_status_str(w.status));
             if (recv) pool_->repost(std::uint32_t(w.wr_id));
             else on_send_done(w.wr_id, false);
@@ -197,7 +197,7 @@ bool RdmaQueue::run_arrivals() {
         if (capsule.size() < wire::sqe_len) {
             // Not even an SQE: nothing to answer (no cid); the binding leaves
             // the queue to the target, which ends it after the ones before.
-            rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: a capsule of %u bytes", core_.qid(), a.len);
+            rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: a capsule of %u bytes", commands_.qid(), a.len);
             whole = false;
             break;
         }
@@ -206,7 +206,7 @@ bool RdmaQueue::run_arrivals() {
         c.data = rdma_wire::decode_sgl(c.sqe, capsule.subspan(wire::sqe_len)).data;
         capsules_.push_back(c);
     }
-    const bool ok = core_.on_commands(capsules_);
+    const bool ok = commands_.on_commands(capsules_);
     // The round ran: its in-capsule data is no longer read.
     bool reposted = true;
     for (const auto& a : round_) reposted = pool_->repost(a.slot) && reposted;
@@ -226,7 +226,7 @@ bool RdmaQueue::end() {
     if (!ended_) {
         ended_ = true;
         drain_sends();
-        core_.release();
+        commands_.release();
         for (const auto& a : arrived_) pool_->repost(a.slot);
         arrived_.clear();
         if (id_) env_.v->disconnect(id_);

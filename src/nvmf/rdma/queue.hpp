@@ -6,17 +6,17 @@
 // wait on (no thread per queue). Host-to-controller data is pulled by RDMA
 // READ from the command's keyed SGL, controller-to-host data pushed by RDMA
 // WRITE chained before the response's SEND (with invalidate when the host
-// asked). What a command does is the command core's (nvmf/target/queue_commands.hpp).
+// asked). What a command does is QueueCommands' (serve/queue_commands.hpp).
+// NVMe/RDMA's FabricQueue (serve/fabric.hpp).
 //
 // Commands of a queue run on the worker serving it: those that arrived
 // together as one round (their reads and in-capsule writes at the backend
 // at once), answered in order. Capsules that arrive while a command waits
 // for its RDMA READ wait in arrived_ for the next round.
 
-#include "nvmf/target/queue_commands.hpp"
 #include "nvmf/rdma/port.hpp"
+#include "nvmf/serve/fabric.hpp"
 #include "nvmf/rdma/wire.hpp"
-#include "nvmf/target/served_queue.hpp"
 #include "transport/rdma/verbs/verbs.hpp"
 
 #include <atomic>
@@ -36,7 +36,7 @@ struct RdmaBuffer {
     ibv_mr* mr = nullptr;
 };
 
-class RdmaQueue final : public ServedQueue, private QueueTransport {
+class RdmaQueue final : public QueueBase {
 public:
     /// `id` carries the connection request: the queue creates its CQ and
     /// its QP on the pool's SRQ. RETURN VALUE of ok(): false when that
@@ -53,18 +53,10 @@ public:
     /// cm id is the port's to destroy (the destructor leaves it).
     void release_id();
 
-    // Workers::Conn
+    // FabricQueue: serving and bookkeeping (the rest is QueueBase's)
     int fd() const override;
     bool serve() override;
-    void retire() override { finished_ = true; }
-    // ServedQueue
     void close() override;
-    std::shared_ptr<Controller> controller() const override { return core_.controller(); }
-    std::uint16_t qid() const override { return core_.qid(); }
-    bool finished() const override { return finished_.load(); }
-    bool set_up() const override { return core_.set_up(); }
-    std::chrono::steady_clock::time_point accepted() const override { return accepted_; }
-    const std::string& peer() const override { return peer_; }
 
 private:
     struct Arrival {
@@ -90,9 +82,10 @@ private:
     /// ends) reach the host instead of being flushed by the queue pair's
     /// error state. A host that stopped reading does not hold the queue.
     void drain_sends();
-    /// QueueTransport (rdma_queue_data.cpp).
+    /// FabricQueue: moving data and completions (queue_data.cpp). pull()
+    /// waits for its RDMA READ: never Pulled::later.
     bool complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) override;
-    bool pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) override;
+    Pulled pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) override;
     bool ensure(RdmaBuffer& b, std::size_t n);
     /// Copy a response's data into out_. RETURN VALUE: its offset there, or
     /// nothing when waiting for out_ to be free failed.
@@ -126,11 +119,6 @@ private:
     std::uint32_t out_sends_ = 0;    ///< SENDs whose WRITE reads out_, not yet completed
     std::vector<Arrival> round_;     ///< the capsules run together (kept: no allocation per round)
     std::vector<Capsule> capsules_;
-    QueueCommands core_;
-    std::atomic<bool> finished_{false};
-    std::atomic<bool> closing_{false};
-    const std::chrono::steady_clock::time_point accepted_ = std::chrono::steady_clock::now();
-    std::string peer_;
 };
 
 } // namespace rpm::nvmf::target

@@ -1,4 +1,4 @@
-// An NVMe/RDMA queue's data and completions (QueueTransport): RDMA READ
+// An NVMe/RDMA queue's data and completions (FabricQueue): RDMA READ
 // from the host's keyed SGL, RDMA WRITE chained before the response SEND.
 #include "nvmf/rdma/queue.hpp"
 #include "core/log.hpp"
@@ -17,7 +17,7 @@ bool RdmaQueue::ensure(RdmaBuffer& b, std::size_t n) {
     b.bytes.assign((n + 4095) / 4096 * 4096, 0);
     b.mr = env_.v->reg_mr(pool_->pd(), b.bytes.data(), b.bytes.size(), IBV_ACCESS_LOCAL_WRITE);
     if (!b.mr)
-        rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: ibv_reg_mr of %zu bytes: %s", core_.qid(), b.bytes.size(),
+        rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: ibv_reg_mr of %zu bytes: %s", commands_.qid(), b.bytes.size(),
                      std::strerror(errno));
     return b.mr != nullptr;
 }
@@ -44,9 +44,9 @@ bool RdmaQueue::room_to_send(std::uint32_t wrs) {
     return poll_until([&] { return sends_out_ + wrs <= send_depth_; });
 }
 
-bool RdmaQueue::pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) {
+Pulled RdmaQueue::pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) {
     const auto sgl = rdma_wire::decode_sgl(sqe, {});
-    if (!ensure(in_, into.size()) || !room_to_send(1)) return false;
+    if (!ensure(in_, into.size()) || !room_to_send(1)) return Pulled::failed;
     ibv_sge sge{reinterpret_cast<std::uintptr_t>(in_.bytes.data()), std::uint32_t(into.size()), in_.mr->lkey};
     ibv_send_wr wr{};
     wr.wr_id = wr_send | wr_read | 1;
@@ -57,15 +57,15 @@ bool RdmaQueue::pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& i
     wr.wr.rdma.remote_addr = sgl.addr;
     wr.wr.rdma.rkey = sgl.key;
     ibv_send_wr* bad = nullptr;
-    if (env_.v->post_send(id_->qp, &wr, &bad) != 0) return false;
+    if (env_.v->post_send(id_->qp, &wr, &bad) != 0) return Pulled::failed;
     ++sends_out_;
     read_done_ = read_failed_ = false;
     // Capsules that arrive meanwhile wait in arrived_, in order.
-    if (!poll_until([&] { return read_done_; })) return false;
-    if (read_failed_) return false;
+    if (!poll_until([&] { return read_done_; })) return Pulled::failed;
+    if (read_failed_) return Pulled::failed;
     std::memcpy(into.data(), in_.bytes.data(), into.size());
     intact = true;
-    return true;
+    return Pulled::done;
 }
 
 bool RdmaQueue::complete(const wire::Sqe& sqe, const wire::Cqe& done, std::span<const std::uint8_t> c2h) {
@@ -78,7 +78,7 @@ bool RdmaQueue::complete(const wire::Sqe& sqe, const wire::Cqe& done, std::span<
         cqe.set_status(wire::sc::sgl_descriptor_type_invalid);
         c2h = {};
     }
-    // The core bounds c2h by the SGL's length already; the WRITE never
+    // QueueCommands bounds c2h by the SGL's length already; the WRITE never
     // goes past the host's buffer whatever a caller passes.
     if (c2h.size() > sgl.data.length) c2h = c2h.first(sgl.data.length);
     const std::uint32_t wrs = c2h.empty() ? 1 : 2;
@@ -116,7 +116,7 @@ bool RdmaQueue::complete(const wire::Sqe& sqe, const wire::Cqe& done, std::span<
     }
     ibv_send_wr* bad = nullptr;
     if (env_.v->post_send(id_->qp, c2h.empty() ? &send : &write, &bad) != 0) {
-        rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: ibv_post_send failed", core_.qid());
+        rpm::detail::logf(LogLevel::debug, "nvmf rdma", "qid %u: ibv_post_send failed", commands_.qid());
         return false;
     }
     sends_out_ += wrs;

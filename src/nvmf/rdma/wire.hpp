@@ -6,7 +6,7 @@
 // functions over bytes, so the unit tests and the fuzz target reach them
 // without a device.
 
-#include "nvmf/target/queue_commands.hpp"
+#include "nvmf/serve/queue_commands.hpp"
 #include "nvmf/wire.hpp"
 
 #include <array>

@@ -1,11 +1,12 @@
-// The command core's batches (QueueCommands::on_commands): reads and in-capsule
+// QueueCommands' batches (QueueCommands::on_commands): reads and in-capsule
 // writes that arrived together go to the engine in one execute_many, each
 // at its own 4 KiB-aligned part of the staging buffer, answered in order;
 // anything else runs alone, in its turn. A recording engine stands for the
 // offload engine.
 #include "controller_fixture.hpp"
 
-#include "nvmf/target/queue_commands.hpp"
+#include "fabric_queue_stub.hpp"
+#include "nvmf/serve/queue_commands.hpp"
 
 #include <gtest/gtest.h>
 
@@ -57,17 +58,17 @@ struct Done {
     std::vector<std::uint8_t> c2h;
 };
 
-class Recorder final : public QueueTransport {
+class Recorder final : public MovingOnly {
 public:
     bool complete(const wire::Sqe&, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) override {
         done.push_back({cqe, {c2h.begin(), c2h.end()}});
         return true;
     }
-    bool pull(const wire::Sqe&, std::span<std::uint8_t> into, bool& intact) override {
+    Pulled pull(const wire::Sqe&, std::span<std::uint8_t> into, bool& intact) override {
         ++pulls;
         std::fill(into.begin(), into.end(), 0x77);
         intact = true;
-        return true;
+        return Pulled::done;
     }
     std::vector<Done> done;
     int pulls = 0;

@@ -228,8 +228,23 @@ TEST_F(NvmfTargetBadInput, KeepAliveExpiryTearsTheControllerDown) {
     EXPECT_GE(target->stats().keep_alive_expired, 1u);
 }
 
+/// A read's answer: its C2HData's bytes (empty when it was something else)
+/// and the CapsuleResp's status after it.
+std::vector<std::uint8_t> read_answer(testing::Raw& io, std::uint16_t cid, std::uint16_t& status) {
+    auto c2h = io.read();
+    status = 0xFFFF;
+    if (c2h.size() < wire::data_hlen || c2h[0] != std::uint8_t(wire::PduType::c2h_data) ||
+        pdu::decode_data(c2h).cccid != cid)
+        return {};
+    auto p = io.read();
+    if (p.size() == wire::capsule_resp_hlen && pdu::decode_capsule_resp(p).cid() == cid)
+        status = pdu::decode_capsule_resp(p).status();
+    return {c2h.begin() + wire::data_hlen, c2h.end()};
+}
+
 /// Hosts pipeline: the Linux host sends the next capsule before the
-/// H2CData of a write it was asked for. The target runs it after the write.
+/// H2CData of a write it was asked for. The target answers it at once (it
+/// does not wait for the write's data) and runs the write once its data came.
 TEST_F(NvmfTargetBadInput, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
     testing::Raw admin(target->port()), io(target->port());
     connect_io_queue(admin, io);
@@ -245,6 +260,9 @@ TEST_F(NvmfTargetBadInput, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
     ASSERT_EQ(r2t.size(), wire::data_hlen);
     ASSERT_EQ(r2t[0], std::uint8_t(wire::PduType::r2t));
     const auto h = pdu::decode_data(r2t);
+    std::uint16_t status = 0;
+    EXPECT_EQ(read_answer(io, 2, status), std::vector<std::uint8_t>(4096)) << "the read ran before the write";
+    EXPECT_EQ(status, wire::sc::success);
     std::vector<std::uint8_t> data(4096);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::uint8_t(i * 7);
     io.h2c(1, h.ttag, 0, data);
@@ -252,10 +270,75 @@ TEST_F(NvmfTargetBadInput, CapsuleArrivingWhileAwaitingH2CDataRunsNext) {
     ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
     EXPECT_EQ(pdu::decode_capsule_resp(p).cid(), 1);
     EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::success);
-    auto c2h = io.read();
-    ASSERT_EQ(c2h.size(), wire::data_hlen + data.size());
-    EXPECT_EQ(pdu::decode_data(c2h).cccid, 2);
-    EXPECT_TRUE(std::equal(data.begin(), data.end(), c2h.begin() + wire::data_hlen));
+    r.set_cid(3);
+    io.send(io.capsule(r, 4096));
+    EXPECT_EQ(read_answer(io, 3, status), data);
+    EXPECT_EQ(status, wire::sc::success);
+}
+
+/// While a write's R2T is outstanding the host may wait for other commands'
+/// answers before it sends the data: they are answered; a second write
+/// gets its R2T once the first one's data came, and both are applied.
+TEST_F(NvmfTargetBadInput, CapsulesAreAnsweredWhileAnR2TIsOutstanding) {
+    testing::Raw admin(target->port()), io(target->port());
+    connect_io_queue(admin, io);
+    const auto ttag = write_r2t(io, 1);  // writes blocks 0-7; the R2T stays outstanding
+    wire::Sqe second = rw(wire::io::write, 1, 8, 8);
+    second.set_cid(2);
+    io.send(io.capsule(second, 4096));  // waits behind the first write's transfer
+    for (std::uint16_t cid : {std::uint16_t(3), std::uint16_t(4)}) {
+        wire::Sqe r = rw(wire::io::read, 1, 16, 1);
+        r.set_cid(cid);
+        io.send(io.capsule(r, 512));
+        std::uint16_t status = 0;
+        EXPECT_EQ(read_answer(io, cid, status).size(), 512u) << "a read answered while the R2T is outstanding";
+        EXPECT_EQ(status, wire::sc::success);
+    }
+    wire::Sqe flush;
+    flush.set_opcode(wire::io::flush);
+    flush.set_nsid(1);
+    flush.set_cid(5);
+    io.send(io.capsule(flush, 0));
+    auto p = io.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).cid(), 5);
+    const std::vector<std::uint8_t> one(4096, 0x11), two(4096, 0x22);
+    io.h2c(1, ttag, 0, one);
+    p = io.read();
+    ASSERT_EQ(p.size(), wire::capsule_resp_hlen);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).cid(), 1);
+    EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::success);
+    auto r2t = io.read();
+    ASSERT_EQ(r2t.size(), wire::data_hlen);
+    ASSERT_EQ(r2t[0], std::uint8_t(wire::PduType::r2t));
+    EXPECT_EQ(pdu::decode_data(r2t).cccid, 2);
+    io.h2c(2, pdu::decode_data(r2t).ttag, 0, two);
+    EXPECT_EQ(io.status(), wire::sc::success);
+    wire::Sqe r = rw(wire::io::read, 1, 0, 16);
+    r.set_cid(6);
+    io.send(io.capsule(r, 8192));
+    std::uint16_t status = 0;
+    auto both = one;
+    both.insert(both.end(), two.begin(), two.end());
+    EXPECT_EQ(read_answer(io, 6, status), both);
+    still_serving();
+}
+
+/// A write whose SGL is longer (or shorter) than its blocks is refused
+/// with Data SGL Length Invalid before its R2T: no data is asked for.
+TEST_F(NvmfTargetBadInput, AWriteWhoseSglDisagreesWithItsBlocksIsRefusedBeforeItsR2T) {
+    testing::Raw admin(target->port()), io(target->port());
+    connect_io_queue(admin, io);
+    for (std::uint32_t len : {8192u, 1024u}) {  // 8 blocks of 512 bytes are 4096
+        wire::Sqe w = rw(wire::io::write, 1, 0, 8);
+        w.set_cid(1);
+        io.send(io.capsule(w, len));
+        auto p = io.read();
+        ASSERT_EQ(p.size(), wire::capsule_resp_hlen) << len << " bytes: an R2T instead of a refusal";
+        EXPECT_EQ(pdu::decode_capsule_resp(p).status(), wire::sc::sgl_data_length_invalid);
+    }
+    const auto ttag = write_r2t(io, 2);  // the queue goes on
+    io.h2c(2, ttag, 0, std::vector<std::uint8_t>(4096, 0x33));
     EXPECT_EQ(io.status(), wire::sc::success);
 }
 

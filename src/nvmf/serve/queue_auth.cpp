@@ -3,7 +3,7 @@
 // Like Linux's nvmet, a bad message never fails the command that carried it:
 // the transaction ends and the next Authentication Receive returns
 // AUTH_Failure1 with the reason; then the queue ends.
-#include "nvmf/target/queue_commands.hpp"
+#include "nvmf/serve/queue_commands.hpp"
 #include "core/log.hpp"
 
 #include <algorithm>

@@ -1,11 +1,12 @@
 #pragma once
-// The command core of one NVMe-oF queue on the target, whatever the fabric:
+// The commands of one NVMe-oF queue on the target, whatever the fabric:
 // where a command goes (Connect to the registry, admin commands to the
 // controller, I/O to the engine: its offload queue once enabled, its
 // software path otherwise), the buffers its data lands in, and the
-// completion's fields. A transport (NVMe/TCP's Session today) only moves
-// capsules, data and completions, through QueueTransport: Linux nvmet's
-// nvmet_fabrics_ops and SPDK's spdk_nvmf_transport_ops draw the same line.
+// completion's fields. A fabric (nvmf/tcp/, nvmf/rdma/) only moves
+// capsules, data and completions, through its FabricQueue (fabric.hpp):
+// Linux nvmet's nvmet_fabrics_ops and SPDK's spdk_nvmf_transport_ops draw
+// the same line.
 
 #include "nvmf/auth/exchange.hpp"
 #include "nvmf/controller/controller.hpp"
@@ -43,7 +44,7 @@ struct CommandData {
     enum class Where : std::uint8_t {
         none,        ///< no data (an SGL of length 0)
         in_capsule,  ///< `bytes`, carried in the capsule
-        host,        ///< `length` bytes in host memory: pulled (QueueTransport::pull) or pushed with the completion
+        host,        ///< `length` bytes in host memory: pulled (FabricQueue::pull) or pushed with the completion
     };
     Where where = Where::none;
     std::uint32_t length = 0;
@@ -61,27 +62,13 @@ struct Capsule {
     CommandData data;
 };
 
-/// What a fabric does for the command core: moving data and completions.
-class QueueTransport {
-public:
-    virtual ~QueueTransport() = default;
-    /// Send the completion `cqe` of `sqe`, preceded by `c2h` (the
-    /// controller-to-host data, at most the SGL's length) when not empty.
-    /// RETURN VALUE: false when the connection is gone or broken (the queue ends).
-    virtual bool complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) = 0;
-    /// Fill `into` with the command's host-to-controller data from host
-    /// memory (NVMe/TCP: R2T and H2CData PDUs). `intact` is set false when
-    /// the data arrived but failed the transport's integrity check.
-    /// RETURN VALUE: false on a fatal transport error (the queue ends; the
-    /// transport has told the host, as its binding says).
-    virtual bool pull(const wire::Sqe& sqe, std::span<std::uint8_t> into, bool& intact) = 0;
-};
+class FabricQueue;
 
 /// One queue's commands, in order. Not thread-safe, but for controller(),
 /// qid() and set_up(), which the target's watchdog reads.
 class QueueCommands {
 public:
-    QueueCommands(const QueueEnv& env, QueueTransport& transport) : env_(env), t_(transport) {}
+    QueueCommands(const QueueEnv& env, FabricQueue& fabric) : env_(env), t_(fabric) {}
 
     /// One command capsule. RETURN VALUE: false when the queue must end
     /// (the transport failed); a refused command is answered and is true.
@@ -93,6 +80,13 @@ public:
     /// alone through on_command(). Answers come in the capsules' order.
     /// RETURN VALUE: as on_command().
     bool on_commands(std::span<const Capsule> capsules);
+    /// The data of `sqe` whose FabricQueue::pull said Pulled::later, now
+    /// all in `data` (`length` bytes, as the capsule's CommandData said).
+    /// RETURN VALUE: as on_command().
+    bool on_pulled(const wire::Sqe& sqe, std::span<const std::uint8_t> data, bool intact);
+    /// Whether on_command() may pull the command's data from host memory
+    /// (FabricQueue::pull): data from host to controller, not in the capsule.
+    static bool may_pull(const wire::Sqe& sqe, const CommandData& data);
     /// The completion of `sqe` with `status`, and `c2h` before it:
     /// counts and traces a failure, records it in the controller's error log.
     bool respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0 = 0, std::uint32_t dw1 = 0,
@@ -115,6 +109,12 @@ public:
 private:
     bool io_queue() const { return connected_ && qid_ != 0; }
     bool dispatch(const wire::Sqe& sqe, std::span<const std::uint8_t> data, std::uint32_t data_len);
+    /// Pull a command's data from host memory, then dispatch it.
+    bool pull_and_dispatch(const wire::Sqe& sqe, std::uint32_t len);
+    /// Where dispatch would take an I/O command to on_io: the status its
+    /// transfer length earns there (0: none), so that a Write the queue
+    /// would refuse is refused before its data is asked for.
+    std::uint16_t io_length_status(const wire::Sqe& sqe, std::uint32_t data_len);
     bool on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
     bool on_admin(const wire::Sqe& sqe, std::span<const std::uint8_t> data);
     bool on_io(const wire::Sqe& sqe, std::uint32_t data_len);
@@ -133,7 +133,7 @@ private:
     std::uint32_t block_size(std::uint32_t nsid);
 
     QueueEnv env_;
-    QueueTransport& t_;
+    FabricQueue& t_;
     std::uint16_t qid_ = 0;
     std::uint16_t sqsize_ = 0;
     std::uint16_t sq_head_ = 0;

@@ -1,19 +1,14 @@
 // Target::start's steps: checking options, building subsystems through the
-// engine's verbs (seed 004's create SRQ / create NVMe backend / map nsid),
-// listening.
-#include "nvmf/target/setup.hpp"
+// engine's verbs (seed 004's create SRQ / create NVMe backend / map nsid).
+#include "nvmf/serve/setup.hpp"
 
 #include "nvmf/auth/auth.hpp"
-
-#include <boost/asio/ip/address.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <set>
 
 namespace rpm::nvmf::target {
-
-namespace asio = boost::asio;
 
 namespace {
 
@@ -91,19 +86,6 @@ Result<std::vector<std::shared_ptr<Subsystem>>> build_subsystems(const TargetOpt
         out.push_back(Subsystem::make_nvm(spec, engine, *h));
     }
     return out;
-}
-
-Result<std::uint16_t> listen(asio::ip::tcp::acceptor& acceptor, const std::string& address, std::uint16_t port) {
-    boost::system::error_code ec;
-    auto addr = asio::ip::make_address(address, ec);
-    if (ec) return Error(errc::invalid_argument, "address '" + address + "': " + ec.message());
-    asio::ip::tcp::endpoint ep(addr, port);
-    acceptor.open(ep.protocol(), ec);
-    if (!ec) acceptor.set_option(asio::ip::tcp::acceptor::reuse_address(true), ec);
-    if (!ec) acceptor.bind(ep, ec);
-    if (!ec) acceptor.listen(64, ec);
-    if (ec) return Error(errc::io_error, "listen on " + address + ":" + std::to_string(port) + ": " + ec.message());
-    return acceptor.local_endpoint().port();
 }
 
 Limits limits_of(const TargetOptions& o, std::uint16_t port) {

@@ -1,6 +1,7 @@
 // Workers: the epoll set of idle connections and the threads that serve
 // them (see workers.hpp).
-#include "nvmf/target/workers.hpp"
+#include "nvmf/serve/workers.hpp"
+#include "nvmf/serve/fabric.hpp"
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -48,7 +49,7 @@ Workers::~Workers() {
     if (epoll_ >= 0) ::close(epoll_);
 }
 
-std::error_code Workers::add(Conn* c) {
+std::error_code Workers::add(FabricQueue* c) {
     if (error_) return error_;
     epoll_event ev{};
     ev.events = EPOLLIN | EPOLLRDHUP | EPOLLONESHOT;
@@ -110,7 +111,7 @@ void Workers::run(std::list<Worker>::iterator self) {
     for (;;) {
         epoll_event ev{};
         const int n = ::epoll_wait(epoll_, &ev, 1, kIdleExitMs);
-        Conn* c = nullptr;
+        FabricQueue* c = nullptr;
         {
             std::lock_guard lock(mu_);
             const bool idle_too_long = n == 0 && idle_ > kKeepIdle;
@@ -123,7 +124,7 @@ void Workers::run(std::list<Worker>::iterator self) {
                 return;
             }
             if (n <= 0 || ev.data.ptr == &g_wake_tag) continue;
-            c = static_cast<Conn*>(ev.data.ptr);
+            c = static_cast<FabricQueue*>(ev.data.ptr);
             // Someone must be waiting while this one serves: the next
             // connection to get bytes must not wait for this one's command.
             if (--idle_ == 0) spawn_locked();

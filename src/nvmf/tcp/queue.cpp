@@ -1,8 +1,8 @@
-// The NVMe/TCP session's framing: the ICReq/ICResp exchange, reading PDUs
+// The NVMe/TCP queue's framing: the ICReq/ICResp exchange, reading PDUs
 // (refusing bad ones with a C2HTermReq and closing, as the transport
 // specification asks of a fatal error), and sending completions and data
-// (QueueTransport::complete).
-#include "nvmf/target/session.hpp"
+// (FabricQueue::complete).
+#include "nvmf/tcp/queue.hpp"
 #include "nvmf/pdu/write.hpp"
 
 #include <boost/asio/read.hpp>
@@ -20,27 +20,36 @@ namespace rpm::nvmf::target {
 namespace asio = boost::asio;
 using wire::PduType;
 
-Session::Session(asio::ip::tcp::socket socket, const SessionEnv& env)
-    : socket_(std::move(socket)), fd_(socket_.native_handle()), env_(env) {
+namespace {
+
+std::string peer_of(const asio::ip::tcp::socket& s) {
+    boost::system::error_code ec;
+    const auto remote = s.remote_endpoint(ec);
+    return ec ? std::string("an unknown address") : remote.address().to_string();
+}
+
+} // namespace
+
+TcpQueue::TcpQueue(asio::ip::tcp::socket socket, const TcpEnv& env)
+    : QueueBase(QueueEnv{env.registry, env.stats}, peer_of(socket)), socket_(std::move(socket)),
+      fd_(socket_.native_handle()), env_(env) {
     ctx_.receiver = pdu::Receiver::controller;
     // Before ICReq only the 128-byte ICReq itself may arrive.
     ctx_.max_data = 0;
     boost::system::error_code ec;
     socket_.set_option(asio::ip::tcp::no_delay(true), ec);
-    const auto remote = socket_.remote_endpoint(ec);
-    peer_ = ec ? std::string("an unknown address") : remote.address().to_string();
 }
 
-Session::~Session() = default;
+TcpQueue::~TcpQueue() = default;
 
-void Session::close() {
+void TcpQueue::close() {
     closing_ = true;
     // shutdown() on the descriptor is safe from another thread and wakes a
     // blocking read; the socket itself is closed by its owner.
     ::shutdown(socket_.native_handle(), SHUT_RDWR);
 }
 
-bool Session::receive(std::uint8_t* dst, std::size_t n) {
+bool TcpQueue::receive(std::uint8_t* dst, std::size_t n) {
     boost::system::error_code ec;
     while (n > 0) {
         if (rx_pos_ == rx_len_) {
@@ -61,7 +70,7 @@ bool Session::receive(std::uint8_t* dst, std::size_t n) {
     return true;
 }
 
-bool Session::read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out) {
+bool TcpQueue::read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out) {
     buf.resize(wire::common_header_len);
     if (!receive(buf.data(), buf.size())) return false;
     auto checked = pdu::check_common(std::span<const std::uint8_t, wire::common_header_len>(buf.data(), 8), ctx_);
@@ -83,7 +92,7 @@ bool Session::read_pdu(std::vector<std::uint8_t>& buf, pdu::Pdu& out) {
     return true;
 }
 
-void Session::terminate(const pdu::Refusal& r, std::span<const std::uint8_t> header) {
+void TcpQueue::terminate(const pdu::Refusal& r, std::span<const std::uint8_t> header) {
     std::array<std::uint8_t, wire::term_max_plen> out{};
     const auto bad = header.first(std::min<std::size_t>(header.size(), 128));
     const auto n = pdu::encode_term(out, PduType::c2h_term, {r.fes, r.fei}, bad);
@@ -92,7 +101,7 @@ void Session::terminate(const pdu::Refusal& r, std::span<const std::uint8_t> hea
     ++env_.stats->terminated;
 }
 
-bool Session::handshake() {
+bool TcpQueue::handshake() {
     std::vector<std::uint8_t> buf;
     pdu::Pdu p;
     if (!read_pdu(buf, p)) return false;
@@ -124,11 +133,11 @@ bool Session::handshake() {
     return true;
 }
 
-bool Session::send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data) {
+bool TcpQueue::send(std::span<const std::uint8_t> header, std::span<const std::uint8_t> data) {
     return !pdu::write_pdu(socket_, header, data, ctx_.ddgst);
 }
 
-bool Session::complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) {
+bool TcpQueue::complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<const std::uint8_t> c2h) {
     std::array<std::uint8_t, pdu::max_header_bytes> resp{}, data_hdr{}, digest{};
     const auto n = pdu::encode_capsule_resp(resp, cqe, ctx_.hdgst);
     if (n == 0) return false;
@@ -152,7 +161,7 @@ bool Session::complete(const wire::Sqe& sqe, const wire::Cqe& cqe, std::span<con
     return !ec;
 }
 
-bool Session::serve() {
+bool TcpQueue::serve() {
     if (!handshaken_) {
         if (closing_ || !handshake()) return end();
         handshaken_ = true;
@@ -160,24 +169,32 @@ bool Session::serve() {
     }
     pdu::Pdu p;
     while (!closing_ && read_pdu(pdu_buf_, p)) {
-        if (p.info.type == PduType::h2c_term) return end();
-        if (p.info.type != PduType::capsule_cmd) {
-            // H2CData with no R2T outstanding: out of sequence.
-            terminate({wire::Fes::pdu_sequence_error, 0, "H2CData without an R2T"}, p.header);
-            return end();
-        }
-        if (!on_capsule(p) || !run_pending()) return end();
+        if (!on_pdu(p)) return end();
         if (idle()) return true;
     }
     return end();
 }
 
-bool Session::end() {
+bool TcpQueue::on_pdu(const pdu::Pdu& p) {
+    if (p.info.type == PduType::h2c_term) return false;
+    if (p.info.type == PduType::capsule_cmd) {
+        // While an R2T is outstanding, kept in turn with those that wait.
+        if (r2t_) return stash(p, pdu_buf_) && run_pending();
+        return on_capsule(p) && run_pending();
+    }
+    if (p.info.type == PduType::h2c_data && r2t_)
+        return take_h2c(p) && (!r2t_->complete() || finish_transfer());
+    // H2CData with no R2T outstanding: out of sequence.
+    terminate({wire::Fes::pdu_sequence_error, 0, "H2CData without an R2T"}, p.header);
+    return false;
+}
+
+bool TcpQueue::end() {
     if (ended_) return false;
     ended_ = true;
     boost::system::error_code ec;
     socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ec);
-    core_.release();
+    commands_.release();
     return false;
 }
 

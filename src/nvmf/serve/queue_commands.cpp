@@ -1,9 +1,10 @@
-// The command core of a target queue: the checks every fabric shares,
+// QueueCommands, the commands of a target queue: the checks every fabric shares,
 // where a command's data lands, and where the command goes (Connect to the
 // registry, admin commands to the controller, I/O to the engine: its
 // offload queue once enabled, its software path otherwise).
-#include "nvmf/target/queue_commands.hpp"
+#include "nvmf/serve/queue_commands.hpp"
 #include "core/log.hpp"
+#include "nvmf/serve/fabric.hpp"
 #include "nvmf/controller/state.hpp"
 
 #include <algorithm>
@@ -56,6 +57,10 @@ std::uint16_t QueueCommands::qid() const {
     return qid_;
 }
 
+bool QueueCommands::may_pull(const wire::Sqe& sqe, const CommandData& d) {
+    return d.status == 0 && d.where == CommandData::Where::host && d.length != 0 && host_to_controller(sqe);
+}
+
 bool QueueCommands::on_command(const wire::Sqe& sqe, const CommandData& d) {
     if (rpm::detail::log_enabled(LogLevel::trace)) trace(qid_, sqe, d.length, d.bytes.size());
     if ((sqe.flags() & 0xC0) != wire::psdt_sgl) return respond(sqe, wire::sc::invalid_field);
@@ -75,11 +80,20 @@ bool QueueCommands::on_command(const wire::Sqe& sqe, const CommandData& d) {
         std::memcpy(buf.data(), d.bytes.data(), len);
         return dispatch(sqe, buf.first(len), len);
     }
-    if (d.where == CommandData::Where::none || !host_to_controller(sqe) || len == 0) return dispatch(sqe, {}, len);
+    if (!may_pull(sqe, d)) return dispatch(sqe, {}, len);
+    return pull_and_dispatch(sqe, len);
+}
+
+bool QueueCommands::pull_and_dispatch(const wire::Sqe& sqe, std::uint32_t len) {
     // Pull the data, but never more than we could hold.
     const bool to_io = io_queue() && is_io_data(sqe);
     const auto cap = to_io ? env_.registry->limits().max_io_size : admin_in_capsule;
     if (len > cap) return respond(sqe, wire::sc::invalid_field);
+    // A Write whose data would be refused once it came is refused now:
+    // the host's data is not asked for (nor its R2T sent) in vain.
+    if (to_io) {
+        if (const auto status = io_length_status(sqe, len)) return respond(sqe, status);
+    }
     std::span<std::uint8_t> into;
     if (to_io) {
         into = io_buffer().first(len);
@@ -88,9 +102,24 @@ bool QueueCommands::on_command(const wire::Sqe& sqe, const CommandData& d) {
         into = data_buf_;
     }
     bool intact = true;
-    if (!t_.pull(sqe, into, intact)) return false;
+    switch (t_.pull(sqe, into, intact)) {
+    case Pulled::failed: return false;
+    case Pulled::later: return true;
+    case Pulled::done: break;
+    }
     if (!intact) return respond(sqe, wire::sc::transient_transport_error);
     return dispatch(sqe, into, len);
+}
+
+bool QueueCommands::on_pulled(const wire::Sqe& sqe, std::span<const std::uint8_t> data, bool intact) {
+    const auto len = std::uint32_t(data.size());
+    // Other commands ran while the data came: this one's length again.
+    sgl_len_ = len;
+    if (!intact) return respond(sqe, wire::sc::transient_transport_error);
+    if (!io_queue() || !is_io_data(sqe)) return dispatch(sqe, data, len);
+    auto buf = io_buffer();
+    std::memcpy(buf.data(), data.data(), len);  // pull_and_dispatch bounded len by max_io_size
+    return dispatch(sqe, buf.first(len), len);
 }
 
 bool QueueCommands::respond(const wire::Sqe& sqe, std::uint16_t status, std::uint32_t dw0, std::uint32_t dw1,
@@ -154,6 +183,26 @@ bool QueueCommands::dispatch(const wire::Sqe& sqe, std::span<const std::uint8_t>
     return on_io(sqe, data_len);
 }
 
+std::uint16_t QueueCommands::io_length_status(const wire::Sqe& sqe, std::uint32_t data_len) {
+    // Only a command dispatch() would take to on_io, where these checks
+    // stood first: any other gets the status it got before.
+    if (!connected_ || qid_ == 0 || is_fabrics(sqe) || (auth_policy_ != nullptr && !authenticated_) ||
+        !controller_->ready())
+        return 0;
+    const auto op = sqe.opcode();
+    if (op == wire::io::read || op == wire::io::write) {
+        const auto bs = block_size(sqe.nsid());
+        const auto bytes = std::uint64_t((sqe.cdw(12) & 0xFFFF) + 1) * bs;
+        // A transfer that disagrees with the blocks asked for would read
+        // stale staging bytes (write) or overrun the host's buffer (read);
+        // like nvmet, any difference is Data SGL Length Invalid.
+        if (bs != 0 && bytes != data_len) return wire::sc::sgl_data_length_invalid;
+    }
+    // Its ranges must all have come (nvmet asks the same: the SGL may be longer).
+    if (op == wire::io::dataset_management && data_len < dsm_bytes(sqe)) return wire::sc::sgl_data_length_invalid;
+    return 0;
+}
+
 bool QueueCommands::on_connect(const wire::Sqe& sqe, std::span<const std::uint8_t> data) {
     // A queue no deeper than its transport made it (NVMe/RDMA: the CM
     // request's HSQSIZE sized the queue pair and its completion queue).
@@ -212,18 +261,10 @@ bool QueueCommands::on_admin(const wire::Sqe& sqe, std::span<const std::uint8_t>
 bool QueueCommands::on_io(const wire::Sqe& sqe, std::uint32_t data_len) {
     if (!controller_->ready()) return respond(sqe, wire::sc::command_sequence_error);
     const auto op = sqe.opcode();
+    if (const auto status = io_length_status(sqe, data_len)) return respond(sqe, status);
     std::uint64_t bytes = 0;
-    if (op == wire::io::read || op == wire::io::write) {
-        const auto bs = block_size(sqe.nsid());
-        bytes = std::uint64_t((sqe.cdw(12) & 0xFFFF) + 1) * bs;
-        // A transfer that disagrees with the blocks asked for would read
-        // stale staging bytes (write) or overrun the host's buffer (read);
-        // like nvmet, any difference is Data SGL Length Invalid.
-        if (bs != 0 && bytes != data_len) return respond(sqe, wire::sc::sgl_data_length_invalid);
-    }
-    // Its ranges must all have come (nvmet asks the same: the SGL may be longer).
-    if (op == wire::io::dataset_management && data_len < dsm_bytes(sqe))
-        return respond(sqe, wire::sc::sgl_data_length_invalid);
+    if (op == wire::io::read || op == wire::io::write)
+        bytes = std::uint64_t((sqe.cdw(12) & 0xFFFF) + 1) * block_size(sqe.nsid());
     auto buf = io_buffer();
     std::uint16_t status;
     const std::span<const std::uint8_t, 64> raw(sqe.b.data(), 64);

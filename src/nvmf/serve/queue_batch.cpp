@@ -1,7 +1,7 @@
-// The command core's batches (QueueCommands::on_commands): a queue's Reads and
+// QueueCommands' batches (QueueCommands::on_commands): a queue's Reads and
 // in-capsule Writes that arrived together run on the engine at once, so
 // the backend sees the queue's depth rather than one command at a time.
-#include "nvmf/target/queue_commands.hpp"
+#include "nvmf/serve/queue_commands.hpp"
 #include "core/log.hpp"
 
 #include <cstring>

@@ -1,19 +1,16 @@
 // rpm::nvmf::Target: checks the options, builds the subsystems in the
 // engine (the seed's verbs: create_subsystem, create_backend,
-// map_namespace), listens (NVMe/TCP: an Asio acceptor; NVMe/RDMA: a
-// FabricPort from listen_rdma, fabric_port.hpp), hands each queue to the Workers (no thread per connection:
-// workers.hpp), and runs a watchdog that tears down controllers
-// whose keep-alive timer expired or whose admin queue went away.
+// map_namespace), listens through its fabric's entry in the fabric table
+// (fabric.hpp: NVMe/TCP or NVMe/RDMA), hands each queue to the Workers (no
+// thread per connection: workers.hpp), and runs a watchdog that tears
+// down controllers whose keep-alive timer expired or whose admin queue
+// went away.
 #include "core/log.hpp"
-#include "nvmf/target/fabric_port.hpp"
-#include "nvmf/target/session.hpp"
-#include "nvmf/target/setup.hpp"
+#include "nvmf/serve/fabric.hpp"
+#include "nvmf/serve/setup.hpp"
+#include "nvmf/serve/workers.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-
-#include <sys/socket.h>
-
+#include <algorithm>
 #include <condition_variable>
 #include <cstdio>
 #include <list>
@@ -21,9 +18,7 @@
 
 namespace rpm::nvmf {
 
-namespace asio = boost::asio;
-using target::ServedQueue;
-using target::Session;
+using target::FabricQueue;
 
 struct Target::Impl {
     TargetOptions options;
@@ -31,54 +26,31 @@ struct Target::Impl {
     std::vector<SubsystemHandle> handles;
     std::unique_ptr<target::Registry> registry;
     target::SharedStats stats;
-    target::SessionEnv env;
-    asio::io_context io;
-    asio::ip::tcp::acceptor acceptor{io};
     std::uint16_t port = 0;
-
-    std::unique_ptr<target::FabricPort> rdma;
+    std::unique_ptr<target::FabricPort> fabric;
 
     struct Running {
-        std::shared_ptr<ServedQueue> session;
+        std::shared_ptr<FabricQueue> queue;
         bool timed_out = false;
     };
     std::unique_ptr<target::Workers> workers;
     std::mutex mu;
     std::condition_variable cv;
-    std::list<Running> sessions;
+    std::list<Running> queues;
     bool stopping = false;
-    std::thread accept_thread, watchdog_thread;
+    std::thread watchdog_thread;
 
-    void accept_loop();
     /// A new queue into the Workers and the watchdog's list, unless a limit
     /// refuses it. RETURN VALUE: whether it was taken.
-    bool admit(const std::shared_ptr<ServedQueue>& q);
+    bool admit(const std::shared_ptr<FabricQueue>& q);
     void watchdog_loop();
     void sweep();
     void reap();
-    bool refuse(const ServedQueue& s) const;
+    bool refuse(const FabricQueue& s) const;
     void expire_setups();
 };
 
-void Target::Impl::accept_loop() {
-    for (;;) {
-        boost::system::error_code ec;
-        asio::ip::tcp::socket s(io);
-        acceptor.accept(s, ec);
-        if (ec) {
-            std::lock_guard lock(mu);
-            if (stopping) return;
-            continue;
-        }
-        // A refused session (and its socket) goes when this one does, unserved.
-        if (!admit(std::make_shared<Session>(std::move(s), env))) {
-            std::lock_guard lock(mu);
-            if (stopping) return;
-        }
-    }
-}
-
-bool Target::Impl::admit(const std::shared_ptr<ServedQueue>& q) {
+bool Target::Impl::admit(const std::shared_ptr<FabricQueue>& q) {
     std::lock_guard lock(mu);
     if (stopping) return false;
     ++stats.connections;
@@ -92,7 +64,7 @@ bool Target::Impl::admit(const std::shared_ptr<ServedQueue>& q) {
         ++stats.refused;
         return false;
     }
-    sessions.push_back({q});
+    queues.push_back({q});
     return true;
 }
 
@@ -103,24 +75,24 @@ void Target::Impl::sweep() {
     stats.keep_alive_expired += expired.size();
     std::vector<const target::Controller*> gone;
     for (const auto& c : expired) gone.push_back(c.get());
-    for (auto& r : sessions) {
-        auto c = r.session->controller();
-        if (c && r.session->qid() == 0 && r.session->finished()) gone.push_back(c.get());
+    for (auto& r : queues) {
+        auto c = r.queue->controller();
+        if (c && r.queue->qid() == 0 && r.queue->finished()) gone.push_back(c.get());
     }
-    for (auto& r : sessions) {
-        auto c = r.session->controller();
-        if (c && std::find(gone.begin(), gone.end(), c.get()) != gone.end()) r.session->close();
+    for (auto& r : queues) {
+        auto c = r.queue->controller();
+        if (c && std::find(gone.begin(), gone.end(), c.get()) != gone.end()) r.queue->close();
     }
 }
 
 // Under mu: whether a new connection is over the limits. Each refusal is
 // traced (RPM_NVMF_TRACE) and counted (TargetStats::connections_refused).
-bool Target::Impl::refuse(const ServedQueue& s) const {
+bool Target::Impl::refuse(const FabricQueue& s) const {
     std::size_t open = 0, setting_up = 0;
-    for (const auto& r : sessions) {
-        if (r.session->finished()) continue;
+    for (const auto& r : queues) {
+        if (r.queue->finished()) continue;
         ++open;
-        if (!r.session->set_up() && r.session->peer() == s.peer()) ++setting_up;
+        if (!r.queue->set_up() && r.queue->peer() == s.peer()) ++setting_up;
     }
     const char* why = open >= options.max_connections              ? "max_connections"
                       : setting_up >= options.max_setup_per_address ? "max_setup_per_address"
@@ -133,21 +105,21 @@ bool Target::Impl::refuse(const ServedQueue& s) const {
 // within the set-up timeout (a silent or dribbling peer).
 void Target::Impl::expire_setups() {
     const auto now = std::chrono::steady_clock::now();
-    for (auto& r : sessions) {
-        if (r.session->finished() || r.session->set_up() || now - r.session->accepted() < options.setup_timeout) continue;
+    for (auto& r : queues) {
+        if (r.queue->finished() || r.queue->set_up() || now - r.queue->accepted() < options.setup_timeout) continue;
         if (r.timed_out) continue;
         r.timed_out = true;
         ++stats.setup_timeouts;
         rpm::detail::logf(LogLevel::info, "nvmf", "closed a connection from %s: no ICReq and Connect within %lld ms",
-                     r.session->peer().c_str(), static_cast<long long>(options.setup_timeout.count()));
-        r.session->close();
+                     r.queue->peer().c_str(), static_cast<long long>(options.setup_timeout.count()));
+        r.queue->close();
     }
 }
 
-// Sessions that ended are out of the Workers set (finished() is their
+// Queues that ended are out of the Workers set (finished() is their
 // worker's last touch): they may go.
 void Target::Impl::reap() {
-    std::erase_if(sessions, [](const Running& r) { return r.session->finished(); });
+    std::erase_if(queues, [](const Running& r) { return r.queue->finished(); });
 }
 
 void Target::Impl::watchdog_loop() {
@@ -210,29 +182,24 @@ void Target::stop() {
         std::lock_guard lock(d.mu);
         if (d.stopping) return;
         d.stopping = true;
-        for (auto& r : d.sessions) r.session->close();
+        for (auto& r : d.queues) r.queue->close();
     }
     d.cv.notify_all();
-    // No new queues: the RDMA port's event thread ends; the blocking
-    // accept() is woken (shutdown on a listening socket makes it return).
-    if (d.rdma) d.rdma->stop();
-    if (d.acceptor.is_open()) ::shutdown(d.acceptor.native_handle(), SHUT_RDWR);
-    if (d.accept_thread.joinable()) d.accept_thread.join();
+    // No new queues: the fabric's accepting thread ends.
+    d.fabric->stop();
     if (d.watchdog_thread.joinable()) d.watchdog_thread.join();
-    // Every session was shut down: each is served once more, ends and
+    // Every queue was shut down: each is served once more, ends and
     // gives its queue back (a command in progress finishes first).
     for (;;) {
         {
             std::lock_guard lock(d.mu);
             d.reap();
-            if (d.sessions.empty()) break;
+            if (d.queues.empty()) break;
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
     d.workers->stop();
-    d.rdma.reset();
-    boost::system::error_code ec;
-    d.acceptor.close(ec);
+    d.fabric.reset();
 }
 
 Result<Target> Target::start(TargetOptions options) {
@@ -245,29 +212,19 @@ Result<Target> Target::start(TargetOptions options) {
     impl->workers = std::make_unique<target::Workers>(options.max_connections + 1);
     if (auto e = impl->workers->error()) return Error(errc::io_error, "nvmf target: cannot make its workers: " + e.message());
     auto* d = impl.get();
-    if (options.transport == Transport::rdma) {
-        // Listening, but no request is taken before start() (below, once
-        // the registry the queues need exists).
-        const target::RdmaListen l{options.address, options.port, options.max_io_queues, options.max_queue_size,
-                                   options.in_capsule_data, &d->stats};
-        auto port = target::listen_rdma(l, [d](const std::shared_ptr<ServedQueue>& q) { return d->admit(q); });
-        if (!port) return port.error();
-        d->rdma = std::move(*port);
-        d->port = d->rdma->port();
-    } else {
-        auto listened = target::listen(impl->acceptor, options.address, options.port);
-        if (!listened) return listened.error();
-        d->port = *listened;
-    }
+    // Listening, but no connection is taken before start() (below, once
+    // the registry the queues need exists).
+    auto port = target::fabric_of(options.transport)
+                    .listen(options, &d->stats, [d](const std::shared_ptr<FabricQueue>& q) { return d->admit(q); });
+    if (!port) return port.error();
+    d->fabric = std::move(*port);
+    d->port = d->fabric->port();
     auto limits = target::limits_of(options, d->port);
     auto all = std::move(*subsystems);
     all.insert(all.begin(), target::Subsystem::make_discovery(target::discovery_entries(options, d->port)));
     impl->registry = std::make_unique<target::Registry>(std::move(all), limits);
-    impl->env = {impl->registry.get(), &impl->stats, options.allow_header_digest, options.allow_data_digest,
-                 options.max_h2c_data};
     impl->options = std::move(options);
-    if (d->rdma) d->rdma->start(d->registry.get());
-    else d->accept_thread = std::thread([d] { d->accept_loop(); });
+    d->fabric->start(d->registry.get());
     d->watchdog_thread = std::thread([d] { d->watchdog_loop(); });
     return Target(std::move(impl));
 }

@@ -1,12 +1,11 @@
 #pragma once
 // Target::start's steps, each a function: checking the options, building
-// the subsystems through the engine's verbs, listening.
+// the subsystems through the engine's verbs (listening is the fabric's:
+// fabric.hpp).
 
 #include "nvmf/controller/controller.hpp"
 
 #include <rpm/nvmf.hpp>
-
-#include <boost/asio/ip/tcp.hpp>
 
 #include <memory>
 #include <vector>
@@ -20,10 +19,6 @@ Result<void> check_options(const TargetOptions& o);
 /// create_backend + map_namespace. `handles` gets the engine's handles.
 Result<std::vector<std::shared_ptr<Subsystem>>> build_subsystems(const TargetOptions& o, const std::shared_ptr<Engine>& engine,
                                                                  std::vector<SubsystemHandle>& handles);
-
-/// Bind and listen; RETURN VALUE: the port (the OS's choice for port 0).
-Result<std::uint16_t> listen(boost::asio::ip::tcp::acceptor& acceptor, const std::string& address,
-                             std::uint16_t port);
 
 Limits limits_of(const TargetOptions& o, std::uint16_t port);
 std::vector<DiscoveryEntry> discovery_entries(const TargetOptions& o, std::uint16_t port);

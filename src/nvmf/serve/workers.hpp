@@ -10,8 +10,9 @@
 // threads follow the connections being served, not those open: hundreds
 // of idle queues cost a descriptor and a few KiB each.
 //
-// Transport-neutral: anything with a pollable descriptor and a serve step
-// (an NVMe/TCP queue today; an RDMA queue's completion channel later).
+// Fabric-neutral: a FabricQueue (fabric.hpp) gives a pollable descriptor
+// (NVMe/TCP: its socket; NVMe/RDMA: its completion channel's) and a serve
+// step.
 
 #include <cstddef>
 #include <list>
@@ -21,21 +22,10 @@
 
 namespace rpm::nvmf::target {
 
+class FabricQueue;
+
 class Workers {
 public:
-    class Conn {
-    public:
-        virtual int fd() const = 0;
-        /// Serve what arrived. RETURN VALUE: true when the connection is
-        /// idle (nothing read ahead) and waits for more; false when it ended.
-        virtual bool serve() = 0;
-        /// Out of the set: the last call; the owner may destroy it after.
-        virtual void retire() = 0;
-
-    protected:
-        ~Conn() = default;
-    };
-
     /// At most `max_threads` workers at once (more than connections can
     /// never be busy). ERRORS (error()): epoll_create1's or eventfd's errno.
     explicit Workers(std::size_t max_threads);
@@ -46,7 +36,7 @@ public:
 
     [[nodiscard]] std::error_code error() const noexcept { return error_; }
     /// Serve `c` once it has bytes (or its peer closed). Thread-safe.
-    std::error_code add(Conn* c);
+    std::error_code add(FabricQueue* c);
     /// Ends every worker once its current serve() returns (connections that
     /// are still in the set are neither served nor retired) and joins them.
     void stop();
