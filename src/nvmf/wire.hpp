@@ -116,6 +116,23 @@ struct Cqe {
 
 // ---- status codes -----------------------------------------------------------
 // A status is (DNR << 14) | (SCT << 8) | SC, as Cqe::status() returns it.
+/// Where a command's data is, as the transport read the capsule's SGL.
+struct CommandData {
+    enum class Where : std::uint8_t {
+        none,        ///< no data (an SGL of length 0)
+        in_capsule,  ///< `bytes`, carried in the capsule
+        host,        ///< `length` bytes in host memory: pulled (the target's FabricQueue::pull) or pushed with the completion
+    };
+    Where where = Where::none;
+    std::uint32_t length = 0;
+    std::span<const std::uint8_t> bytes;
+    /// in_capsule: the transport's integrity check of the bytes held (NVMe/TCP's data digest).
+    bool intact = true;
+    /// Not 0: the transport refuses the SGL with this status (a descriptor
+    /// type or offset it does not carry, a length that disagrees).
+    std::uint16_t status = 0;
+};
+
 namespace sc {
 inline constexpr std::uint16_t dnr = 1u << 14;
 constexpr std::uint16_t make(std::uint8_t sct, std::uint8_t code, bool do_not_retry = true) {

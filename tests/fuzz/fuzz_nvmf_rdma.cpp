@@ -1,5 +1,5 @@
 // libFuzzer target: arbitrary bytes through NVMe/RDMA's decoders
-// (src/nvmf/rdma/wire.cpp), as the target reads what a host sends: the
+// (src/nvmf/rdma_wire.cpp), as the target reads what a host sends: the
 // private data of an rdma_cm connection request, and a received command
 // capsule's SGL (the 64-byte SQE, then whatever followed it).
 //
@@ -10,7 +10,7 @@
 // depth it allows, with room for the host's responses; a capsule's data is
 // either refused (a status), or in the capsule and inside it, or in host
 // memory with a 24-bit length and a keyed descriptor.
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 
 #include <cstdio>
 #include <cstdlib>

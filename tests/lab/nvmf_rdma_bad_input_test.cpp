@@ -6,7 +6,7 @@
 // is served before and after; the namespace holds only what it wrote.
 #include "nvmf/host/impl.hpp"
 #include "nvmf/host/rdma_queue.hpp"
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 
 #include <rpm/nvmf.hpp>
 

@@ -3,7 +3,7 @@
 // request sent with the binding's private data, the answer checked.
 #include "nvmf/host/rdma_queue.hpp"
 
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 
 #include <fcntl.h>
 #include <netdb.h>

@@ -1,7 +1,7 @@
 // The host's NVMe/RDMA queue, running commands (nvmf/rdma/queue.hpp).
 #include "nvmf/host/rdma_queue.hpp"
 
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 
 #include <poll.h>
 

@@ -12,7 +12,7 @@
 // engine after its Connect (QueueCommands), as the seed draws them.
 
 #include "nvmf/serve/fabric.hpp"
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 #include "transport/rdma/verbs/verbs.hpp"
 
 #include <rpm/result.hpp>

@@ -16,7 +16,7 @@
 
 #include "nvmf/rdma/port.hpp"
 #include "nvmf/serve/fabric.hpp"
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 #include "transport/rdma/verbs/verbs.hpp"
 
 #include <atomic>

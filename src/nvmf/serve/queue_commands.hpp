@@ -39,22 +39,9 @@ struct QueueEnv {
     SharedStats* stats = nullptr;
 };
 
-/// Where a command's data is, as the transport read the capsule's SGL.
-struct CommandData {
-    enum class Where : std::uint8_t {
-        none,        ///< no data (an SGL of length 0)
-        in_capsule,  ///< `bytes`, carried in the capsule
-        host,        ///< `length` bytes in host memory: pulled (FabricQueue::pull) or pushed with the completion
-    };
-    Where where = Where::none;
-    std::uint32_t length = 0;
-    std::span<const std::uint8_t> bytes;
-    /// in_capsule: the transport's integrity check of the bytes held (NVMe/TCP's data digest).
-    bool intact = true;
-    /// Not 0: the transport refuses the SGL with this status (a descriptor
-    /// type or offset it does not carry, a length that disagrees).
-    std::uint16_t status = 0;
-};
+// Where a command's data is (wire.hpp: host and target fabrics read SGLs
+// into it alike).
+using CommandData = wire::CommandData;
 
 /// A command capsule as a transport read it.
 struct Capsule {

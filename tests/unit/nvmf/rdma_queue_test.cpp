@@ -9,7 +9,7 @@
 
 #include "nvmf/rdma/port.hpp"
 #include "nvmf/rdma/queue.hpp"
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 #include "nvmf/controller/state.hpp"
 
 #include <arpa/inet.h>

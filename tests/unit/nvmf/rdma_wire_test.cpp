@@ -1,7 +1,7 @@
-// NVMe/RDMA's wire pieces (src/nvmf/rdma/wire.cpp): the rdma_cm private
+// NVMe/RDMA's wire pieces (src/nvmf/rdma_wire.cpp): the rdma_cm private
 // data of a request, accept and reject, and the SGLs a command capsule
 // names its data with, field by field as the RDMA transport binding has them.
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,6 @@
 // functions over bytes, so the unit tests and the fuzz target reach them
 // without a device.
 
-#include "nvmf/serve/queue_commands.hpp"
 #include "nvmf/wire.hpp"
 
 #include <array>
@@ -67,7 +66,7 @@ inline constexpr std::uint8_t sgl_keyed_invalidate = 0x4F;  ///< keyed data bloc
 /// keyed SGL (addr, key), which the target reads with RDMA READ and
 /// writes with RDMA WRITE.
 struct RdmaData {
-    target::CommandData data;
+    wire::CommandData data;
     std::uint64_t addr = 0;
     std::uint32_t key = 0;
     /// The host asked the key to be invalidated with the response (SEND

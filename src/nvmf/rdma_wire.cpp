@@ -1,5 +1,5 @@
 // NVMe/RDMA's connection private data and keyed SGLs (wire.hpp).
-#include "nvmf/rdma/wire.hpp"
+#include "nvmf/rdma_wire.hpp"
 
 namespace rpm::nvmf::rdma_wire {
 
@@ -49,7 +49,7 @@ RdmaData decode_sgl(const wire::Sqe& sqe, std::span<const std::uint8_t> capsule_
         const auto offset = sqe.sgl_addr();
         d.length = sqe.sgl_length();
         if (d.length == 0 && capsule_data.empty()) return r;
-        d.where = target::CommandData::Where::in_capsule;
+        d.where = wire::CommandData::Where::in_capsule;
         if (offset > capsule_data.size()) {
             d.status = wire::sc::sgl_offset_invalid;
             return r;
@@ -73,7 +73,7 @@ RdmaData decode_sgl(const wire::Sqe& sqe, std::span<const std::uint8_t> capsule_
     r.key = get32(s + 11);
     r.invalidate = type == sgl_keyed_invalidate;
     if (d.length == 0) return r;  // no data; the key may still be invalidated
-    d.where = target::CommandData::Where::host;
+    d.where = wire::CommandData::Where::host;
     return r;
 }
 
