@@ -59,18 +59,18 @@ void check_capsule(std::span<const std::uint8_t> capsule) {
     const auto& d = r.data;
     if (d.status != 0) return;
     switch (d.where) {
-    case target::CommandData::Where::in_capsule:
+    case wire::CommandData::Where::in_capsule:
         require(sqe.sgl_type() == wire::sgl_incapsule, "capsule data from a descriptor that is not an offset block");
         require(d.bytes.size() == d.length, "in-capsule bytes disagree with the SGL's length");
         require(inside(d.bytes, rest), "in-capsule bytes outside what followed the SQE");
         break;
-    case target::CommandData::Where::host:
+    case wire::CommandData::Where::host:
         require(sqe.sgl_type() == rdma_wire::sgl_keyed || sqe.sgl_type() == rdma_wire::sgl_keyed_invalidate,
                 "host memory named by a descriptor that is not keyed");
         require(d.length > 0 && d.length < (1u << 24), "a keyed length beyond 24 bits, or 0");
         require(r.invalidate == (sqe.sgl_type() == rdma_wire::sgl_keyed_invalidate), "invalidate without its subtype");
         break;
-    case target::CommandData::Where::none:
+    case wire::CommandData::Where::none:
         require(d.length == 0, "no data, but a length");
         break;
     }
