@@ -58,7 +58,8 @@ int rpm_replicator_opts_set_adopt_foreign(rpm_replicator_opts *opts, int adopt);
 
 typedef struct rpm_replicator rpm_replicator;
 int rpm_replicator_open(const rpm_replicator_opts *opts, rpm_replicator **replicator_out);
-/* Stops it (commits nothing) and frees *replicator; sets it to NULL. */
+/* Frees *replicator and sets it to NULL; commits nothing. The replicator
+ * stops (connections closed) once no rpm_rlog of it remains either. */
 int rpm_replicator_close(rpm_replicator **replicator);
 /* Offsets are relative to the data area. *lsn_out may be NULL. */
 int rpm_replicator_write(rpm_replicator *r, uint64_t offset, const void *buf, size_t len, uint64_t *lsn_out);
@@ -90,7 +91,9 @@ typedef struct rpm_replica_status {
 int rpm_replicator_get_replica_status(const rpm_replicator *r, size_t index, rpm_replica_status *status);
 
 /* A replicated log in [offset, offset + length) of a replicator's data
- * area. It refers to the replicator, which must outlive it. */
+ * area. It shares the replicator's state: either handle may be closed
+ * first, and the replicator (its connections, its monitor) runs until both
+ * are. */
 typedef struct rpm_rlog rpm_rlog;
 int rpm_rlog_open(rpm_replicator *r, uint64_t offset, uint64_t length, rpm_rlog **log_out);
 int rpm_rlog_close(rpm_rlog **log);
