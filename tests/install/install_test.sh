@@ -55,7 +55,11 @@ echo "install test: the installed rpm-server and rpm-client run from $prefix"
 for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf rpm-kvstore; do
   [ -s "$prefix/share/man/man1/$tool.1" ] || fail "the man page $tool.1 was not installed"
 done
-echo "install test: rpm-kvstore runs from $prefix; the six man pages are in $prefix/share/man/man1"
+# The C API's pages (dev component): the overview, and a link (.so) page.
+for page in rpm.3 rpm_region_write.3 rpm_region_flush.3; do
+  [ -s "$prefix/share/man/man3/$page" ] || fail "the man page $page was not installed"
+done
+echo "install test: rpm-kvstore runs from $prefix; the six man pages are in $prefix/share/man/man1, the C API's in man3"
 
 # 2. README's CMake lines; the consumer sets no C++ standard of its own.
 cmake -S "$src_dir/tests/install/consumer" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null

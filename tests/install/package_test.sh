@@ -2,8 +2,9 @@
 # The Debian packages (cmake/Package.cmake), as a Debian user meets them:
 #   1. cpack makes librpmpmN (N: the SONAME's major version, 0 for now),
 #      librpmpm-dev and rpmpm-tools, each holding
-#      what it should (the library; headers, CMake and pkg-config files;
-#      the tools and man pages) and nothing of the others';
+#      what it should (the library; headers, CMake and pkg-config files,
+#      the C API's man pages; the tools and their man pages) and nothing of
+#      the others';
 #   2. dpkg installs them on this machine (their dependencies are Debian
 #      packages tools/install-deps installed);
 #   3. a program outside the tree builds against /usr with find_package(rpm)
@@ -68,12 +69,14 @@ has librpmpm-dev '^\./usr/lib/.*pkgconfig/rpmpm-c\.pc$'
 has librpmpm-dev '^\./usr/share/man/man3/rpm_conn_new\.3'
 has librpmpm-dev '^\./usr/lib/.*librpmpm\.so$'
 has librpmpm-dev '^\./usr/share/doc/rpm/(README|architecture)\.md$'
+has librpmpm-dev '^\./usr/share/man/man3/rpm\.3'
+has librpmpm-dev '^\./usr/share/man/man3/rpm_region_flush\.3'
 lacks librpmpm-dev "/bin/|librpmpm\.so\.$major"
 for tool in rpm-probe rpm-server rpm-client rpm-bench rpm-nvmf rpm-kvstore; do
   has rpmpm-tools "^\./usr/bin/$tool$"
   has rpmpm-tools "^\./usr/share/man/man1/$tool\.1"
 done
-lacks rpmpm-tools 'include/|librpmpm'
+lacks rpmpm-tools 'include/|librpmpm|/man3/'
 if [ -n "$rocksdb" ]; then
   has "$rocksdb" "^\./usr/lib/.*librpm_rocksdb\.so\.$major\."
   has "$rocksdb" '^\./usr/include/rpm_rocksdb/file_system\.hpp$'
