@@ -106,6 +106,7 @@ struct ClientOptions {
     std::string secret;
     bool tls = false;                                  ///< tcp:// over TLS
     std::optional<std::filesystem::path> tls_ca;       ///< PEM CA to verify the server; none = no verification
+    // A timeout over ten years counts as ten years (a wait "forever").
     // The timeout also bounds open_region and recv; a call that runs past
     // it closes the connection (errc::io_error). Callback and future forms
     // have none.

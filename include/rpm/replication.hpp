@@ -371,7 +371,9 @@ public:
     /// RETURN VALUE: the last LSN issued (at open: the LSN recovered).
     /// ERRORS: none.
     [[nodiscard]] Lsn last_lsn() const noexcept;  ///< the last LSN issued
-    /// Wait until frontier `f` reaches `lsn`.
+    /// Wait until frontier `f` reaches `lsn`, for at most `timeout` (over
+    /// ten years counts as ten years, as for every interval and timeout of
+    /// ReplicatorOptions).
     /// RETURN VALUE: {} once it has (at once when it already had).
     /// ERRORS: errc::quorum_lost (quorum/all can no longer advance);
     /// errc::fenced (quorum/all, once a newer primary fenced this one);

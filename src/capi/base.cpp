@@ -63,7 +63,8 @@ const char* rpm_err_2str(int err) {
         for (int i = 0; i <= static_cast<int>(errc::would_deadlock); ++i) m.push_back(rpm_category().message(i));
         return m;
     }();
-    if (err < 0 && -err < static_cast<int>(messages.size())) return messages[-err].c_str();
+    // Compared before negating: -INT_MIN overflows.
+    if (err < 0 && err > -static_cast<int>(messages.size())) return messages[-err].c_str();
     return "unknown rpm error";
 }
 

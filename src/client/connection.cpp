@@ -1,6 +1,7 @@
 // Connection and Client::connect: pick the transport from the URI, then
 // hand out RemoteRegion handles for the regions the server grants.
 #include "client/connection_state.hpp"
+#include "core/longest_wait.hpp"
 #include "core/uri.hpp"
 
 namespace rpm {
@@ -97,10 +98,12 @@ Result<Connection> Client::connect(std::string_view uri) const {
     if (u->scheme == Scheme::rdma && opts_.tls)
         return Error(errc::unsupported, "ClientOptions::tls with " + std::string(uri) +
                                             ": rdma:// has no TLS; use tcp:// for an encrypted connection");
-    auto t = u->scheme == Scheme::tcp ? client::connect_tcp(u->host, u->port, opts_)
-                                : client::connect_rdma(u->host, u->port, opts_);
+    ClientOptions o = opts_;
+    o.timeout = detail::capped_wait(o.timeout);
+    auto t = u->scheme == Scheme::tcp ? client::connect_tcp(u->host, u->port, o)
+                                : client::connect_rdma(u->host, u->port, o);
     if (!t) return t.error();
-    return Connection(std::make_shared<detail::ConnectionState>(std::move(*t), opts_));
+    return Connection(std::make_shared<detail::ConnectionState>(std::move(*t), o));
 }
 
 } // namespace rpm

@@ -3,6 +3,7 @@
 // monitor.cpp.
 #include "replication/impl.hpp"
 #include "core/fault.hpp"
+#include "core/longest_wait.hpp"
 #include "replication/quorum.hpp"
 
 #include <algorithm>
@@ -49,6 +50,16 @@ Result<void> one_fencing_term(const ReplicatorOptions& o) {
     return {};
 }
 
+// Every interval and timeout at most detail::kLongestWait (its comment).
+void cap_waits(ReplicatorOptions& o) noexcept {
+    o.heartbeat_interval = detail::capped_wait(o.heartbeat_interval);
+    o.failure_timeout = detail::capped_wait(o.failure_timeout);
+    o.reconnect_interval = detail::capped_wait(o.reconnect_interval);
+    o.dial_timeout = detail::capped_wait(o.dial_timeout);
+    o.degraded_round_trip = detail::capped_wait(o.degraded_round_trip);
+    for (auto& r : o.replicas) r.client.timeout = detail::capped_wait(r.client.timeout);
+}
+
 } // namespace
 
 Replicator::Replicator(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
@@ -59,6 +70,7 @@ Replicator::~Replicator() = default;
 Result<Replicator> Replicator::open(ReplicatorOptions opts) {
     auto impl = std::make_shared<Impl>();
     impl->opts = std::move(opts);
+    cap_waits(impl->opts);
     impl->serial_dials = fault_planted("serial-dials");
     impl->one_dial = fault_planted("one-dial");
     const auto& o = impl->opts;
@@ -214,7 +226,7 @@ Result<void> Replicator::wait(Frontier f, Lsn lsn, std::chrono::milliseconds tim
         const unsigned live = s.counted_live_locked();
         return f == Frontier::quorum ? live < s.needed : live < s.members;
     };
-    const bool ok = s.cv.wait_for(lock, timeout, [&] { return value() >= lsn || blocked(); });
+    const bool ok = s.cv.wait_for(lock, detail::capped_wait(timeout), [&] { return value() >= lsn || blocked(); });
     if (value() >= lsn) return {};
     if (ok && s.fenced) return Error(s.fenced->code(), std::string("frontier ") + std::string(to_string(f)) +
                                                            " cannot reach LSN " + std::to_string(lsn) + ": " +

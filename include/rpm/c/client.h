@@ -24,7 +24,8 @@ int rpm_client_opts_set_secret(rpm_client_opts *opts, const char *secret);
 /* tcp:// over TLS; ca_file: the PEM CA to verify the server with, NULL for
  * no verification. */
 int rpm_client_opts_set_tls(rpm_client_opts *opts, int enable, const char *ca_file);
-/* Bounds the connect, the handshake and every synchronous call (ms > 0). */
+/* Bounds the connect, the handshake and every synchronous call (ms > 0;
+ * over ten years counts as ten years: INT64_MAX waits "forever"). */
 int rpm_client_opts_set_timeout(rpm_client_opts *opts, int64_t timeout_ms);
 enum rpm_completion_mode {
     RPM_COMPLETION_ADAPTIVE = 0,
