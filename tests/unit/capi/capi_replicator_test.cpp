@@ -139,7 +139,8 @@ TEST_F(CapiReplicator, RefusesBadArguments) {
     EXPECT_EQ(rpm_replicator_get_generation(rep, nullptr), RPM_E_INVALID_ARGUMENT);
     EXPECT_EQ(rpm_replicator_get_replica_count(rep, nullptr), RPM_E_INVALID_ARGUMENT);
     rpm_replica_status st{};
-    EXPECT_LT(rpm_replicator_get_replica_status(rep, 2, &st), 0);
+    EXPECT_EQ(rpm_replicator_get_replica_status(rep, 2, &st), RPM_E_INVALID_ARGUMENT);
+    EXPECT_EQ(rpm_replicator_wait(rep, RPM_FRONTIER_LOCAL, 1, -1), RPM_E_INVALID_ARGUMENT);
     EXPECT_EQ(rpm_replicator_get_replica_status(rep, 0, nullptr), RPM_E_INVALID_ARGUMENT);
     rpm_replicator* other = nullptr;
     EXPECT_EQ(rpm_replicator_open(nullptr, &other), RPM_E_INVALID_ARGUMENT);
@@ -177,6 +178,56 @@ TEST_F(CapiReplicator, WrongReplicaSecretFailsOpen) {
     EXPECT_EQ(rpm_replicator_open(bad, &r), RPM_E_AUTH_FAILED);
     EXPECT_EQ(r, nullptr);
     EXPECT_NE(std::string(rpm_errormsg()), "");
+}
+
+TEST_F(CapiReplicator, FencingTermReachesTheReplicas) {
+    CAPI_ASSERT_OK(rep.reset());
+    CAPI_ASSERT_OK(rpm_replicator_opts_set_fencing_term(opts, 7));
+    CAPI_ASSERT_OK(rpm_replicator_open(opts, rep.out()));
+    CAPI_ASSERT_OK(rpm_replicator_persist(rep, 0, "fenced", 6, nullptr));
+    // Each replica region now holds term 7: an opener without one, or with
+    // an older one, is refused.
+    for (const TestServer* s : {&s1, &s2}) {
+        Conn c;
+        CAPI_ASSERT_OK(connect(s->uri(), c));
+        rpm_region* r = nullptr;
+        EXPECT_EQ(rpm_region_open(c, "rep", nullptr, &r), RPM_E_FENCED) << s->uri();
+        RegionOpts ro;
+        CAPI_ASSERT_OK(rpm_region_opts_new(ro.out()));
+        CAPI_ASSERT_OK(rpm_region_opts_set_fencing_term(ro, 6));
+        EXPECT_EQ(rpm_region_open(c, "rep", ro, &r), RPM_E_FENCED) << s->uri();
+        EXPECT_EQ(r, nullptr);
+    }
+}
+
+TEST_F(CapiReplicator, ForeignGroupNeedsAdoptForeign) {
+    CAPI_ASSERT_OK(rpm_replicator_persist(rep, 0, "group A", 7, nullptr));
+    CAPI_ASSERT_OK(rep.reset());
+    // Group C: its own local file and replica; then s1, which holds group A.
+    TempDir dc, d3;
+    TestServer s3;
+    CAPI_ASSERT_OK(s3.start(d3, {{"rep", kLocalSize}}));
+    ClientOpts co;
+    CAPI_ASSERT_OK(make_client_opts(co));
+    ReplicatorOpts c;
+    CAPI_ASSERT_OK(rpm_replicator_opts_new(c.out()));
+    CAPI_ASSERT_OK(rpm_replicator_opts_set_local(c, dc.path("c").c_str(), kLocalSize, 1));
+    CAPI_ASSERT_OK(rpm_replicator_opts_add_replica(c, s3.uri().c_str(), "rep", co));
+    {
+        ReplicatorHandle group_c;
+        CAPI_ASSERT_OK(rpm_replicator_open(c, group_c.out()));
+        CAPI_ASSERT_OK(rpm_replicator_persist(group_c, 0, "group C", 7, nullptr));
+    }
+    CAPI_ASSERT_OK(rpm_replicator_opts_add_replica(c, s1.uri().c_str(), "rep", co));
+    rpm_replicator* r = nullptr;
+    EXPECT_EQ(rpm_replicator_open(c, &r), RPM_E_BAD_CONFIG);
+    EXPECT_EQ(r, nullptr);
+    EXPECT_NE(std::string(rpm_errormsg()).find(s1.uri()), std::string::npos) << rpm_errormsg();
+    CAPI_ASSERT_OK(rpm_replicator_opts_set_adopt_foreign(c, 1));
+    ReplicatorHandle adopted;
+    CAPI_ASSERT_OK(rpm_replicator_open(c, adopted.out()));
+    CAPI_ASSERT_OK(rpm_replicator_wait(adopted, RPM_FRONTIER_ALL, 1, 5000));
+    EXPECT_EQ(replica_bytes(d1, 0, 7), (std::vector<unsigned char>{'g', 'r', 'o', 'u', 'p', ' ', 'C'}));
 }
 
 TEST_F(CapiReplicator, CommitKeepsMajorityThenLosesQuorum) {
