@@ -103,6 +103,48 @@ TEST_F(CapiAsync, NullCallbackOrBufferStartsNothing) {
     EXPECT_EQ(c.calls.load(), 0);
 }
 
+TEST_F(CapiAsync, BadSlicesStartNothing) {
+    unsigned char buf[8] = {};
+    const rpm_slice null_data[] = {{0, nullptr, 8}};
+    std::vector<rpm_slice> many(RPM_MAX_SLICES + 1, rpm_slice{0, buf, 1});
+    Completion c;
+    EXPECT_EQ(rpm_region_persistv_async(region, null_data, 1, Completion::fn, &c), RPM_E_INVALID_ARGUMENT);
+    EXPECT_EQ(rpm_region_persistv_async(region, null_data, 0, Completion::fn, &c), RPM_E_INVALID_ARGUMENT);
+    EXPECT_EQ(rpm_region_persistv_async(region, many.data(), many.size(), Completion::fn, &c),
+              RPM_E_INVALID_ARGUMENT);
+    CAPI_ASSERT_OK(rpm_region_persist(region, 0, buf, 8));
+    EXPECT_EQ(c.calls.load(), 0);
+}
+
+/// A callback that makes a synchronous call on its own connection.
+struct Reentrant {
+    rpm_region* region = nullptr;
+    std::atomic<int> inner{1};
+    std::string inner_message;
+    Completion outer;
+    static void fn(void* ctx, int st) {
+        auto* r = static_cast<Reentrant*>(ctx);
+        std::uint64_t word = 0;
+        const int rc = rpm_region_read(r->region, 0, &word, sizeof word);
+        r->inner_message = rpm_errormsg();
+        r->inner.store(rc);
+        Completion::fn(&r->outer, st);
+    }
+};
+
+TEST_F(CapiAsync, SyncCallInsideItsCallbackWouldDeadlock) {
+    Reentrant r;
+    r.region = region;
+    const std::uint64_t value = 99;
+    CAPI_ASSERT_OK(rpm_region_persist_async(region, 0, &value, sizeof value, Reentrant::fn, &r));
+    ASSERT_EQ(r.outer.wait(), 0) << r.outer.message;
+    EXPECT_EQ(r.inner.load(), RPM_E_WOULD_DEADLOCK);
+    EXPECT_NE(r.inner_message, "");
+    std::uint64_t back = 0;  // the connection goes on
+    CAPI_ASSERT_OK(rpm_region_read(region, 0, &back, sizeof back));
+    EXPECT_EQ(back, value);
+}
+
 /// Counts the calls of each of many callbacks; records statuses.
 struct Tally {
     static constexpr int kOps = 48;

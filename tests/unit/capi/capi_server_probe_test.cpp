@@ -196,6 +196,22 @@ TEST(CapiProbe, OtherFixtures) {
     EXPECT_EQ(n, 0u);
 }
 
+TEST(CapiProbe, ThisMachine) {
+    Probe p;  // sysfs_root NULL: "/"
+    CAPI_ASSERT_OK(rpm_probe_new(nullptr, p.out()));
+    std::size_t n = 99999;
+    CAPI_ASSERT_OK(rpm_probe_get_count(p, &n));
+    EXPECT_LT(n, 99999u);
+    for (std::size_t i = 0; i < n; ++i) {
+        rpm_decision d{};
+        CAPI_ASSERT_OK(rpm_probe_get_decision(p, i, &d));
+        EXPECT_NE(d.region, nullptr);
+        EXPECT_NE(rpm_method_name(d.method), nullptr);
+        EXPECT_NE(rpm_server_persist_name(d.server_persist), nullptr);
+        EXPECT_NE(rpm_domain_name(d.domain), nullptr);
+    }
+}
+
 TEST(CapiProbe, RefusesBadArguments) {
     Probe p;
     CAPI_ASSERT_OK(rpm_probe_new(fixture("adr_ddio_on").c_str(), p.out()));
