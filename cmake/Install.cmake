@@ -7,6 +7,7 @@
 # headers (rocksdb/CMakeLists.txt; cmake --install build --component rocksdb).
 include(CMakePackageConfigHelpers)
 
+install(TARGETS rpm_c EXPORT rpmTargets)
 install(TARGETS rpm EXPORT rpmTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime NAMELINK_COMPONENT dev
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -32,7 +33,9 @@ install(FILES ${PROJECT_BINARY_DIR}/rpmConfig.cmake ${PROJECT_BINARY_DIR}/rpmCon
 # The .pc file finds its prefix relative to itself, so the install can move.
 file(RELATIVE_PATH RPM_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/rpmpm.pc.in ${PROJECT_BINARY_DIR}/rpmpm.pc @ONLY)
-install(FILES ${PROJECT_BINARY_DIR}/rpmpm.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+# rpmpm-c.pc: for C programs (<rpm/rpm.h>), without rpmpm.pc's -std=c++20.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/rpmpm-c.pc.in ${PROJECT_BINARY_DIR}/rpmpm-c.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/rpmpm.pc ${PROJECT_BINARY_DIR}/rpmpm-c.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
 
 # A user's guide goes with the headers: README, the docs (not the man
 # pages, which are the tools').

@@ -1,6 +1,6 @@
 # Part of snippets_test.sh (its header comment has the convention): reads
 # markdown files and writes WORK/NNN.cpp for every block fenced ```cpp or
-# ```c++, and WORK/list with "NNN<tab>FILE<tab>LINE<tab>program|fragment" per block.
+# ```c++ (WORK/NNN.c for ```c: the C API's), and WORK/list with "NNN<tab>FILE<tab>LINE<tab>program|fragment" per block.
 # #line directives make the compiler name the markdown file and line.
 # Exits 3 on a fence that never closes, or on an untagged block that looks
 # like C++ (it would silently escape the check: tag it cpp, or text).
@@ -10,9 +10,13 @@ function directive(line_no) { return sprintf("#line %d \"%s\"", line_no, FILENAM
 function is_include(s) { return s ~ /^[ \t]*#[ \t]*include/ }
 function is_given(s) { return s ~ /^[ \t]*\/\/[ \t]*given:/ }
 
-# The standard headers every snippet may use without showing them.
-function prelude(out,   h, k, i) {
-    k = split("chrono cstddef cstdint cstring functional iostream memory span string string_view system_error utility vector", h, " ")
+# The standard headers every snippet may use without showing them (a C
+# snippet: the C headers of the same things).
+function prelude(out, lang,   h, k, i) {
+    if (lang == "c")
+        k = split("stddef.h stdint.h stdio.h stdlib.h string.h", h, " ")
+    else
+        k = split("chrono cstddef cstdint cstring functional iostream memory span string string_view system_error utility vector", h, " ")
     for (i = 1; i <= k; i++) print "#include <" h[i] ">" > out
 }
 
@@ -51,14 +55,14 @@ function write_fragment(out, id,   i) {
     print "return 0;\n}" > out
 }
 
-function write_block(   id, out, i, kind) {
+function write_block(lang,   id, out, i, kind) {
     id = sprintf("%03d", ++count)
-    out = work "/" id ".cpp"
+    out = work "/" id (lang == "c" ? ".c" : ".cpp")
     kind = "fragment"
     for (i = 1; i <= n; i++) if (line[i] ~ /^[ \t]*int[ \t]+main[ \t]*\(/) kind = "program"
     print id "\t" FILENAME "\t" start "\t" kind > (work "/list")
     print "// " FILENAME ":" start " (" kind ")" > out
-    prelude(out)
+    prelude(out, lang)
     if (kind == "program") write_program(out); else write_fragment(out, id)
     close(out)
 }
@@ -81,7 +85,7 @@ function unterminated() {
 FNR == 1 && inside { unterminated() }
 inside && /^[ \t]*```[ \t]*$/ {
     inside = 0
-    if (tag == "cpp" || tag == "c++") write_block(); else if (tag == "") check_untagged()
+    if (tag == "cpp" || tag == "c++") write_block("cpp"); else if (tag == "c") write_block("c"); else if (tag == "") check_untagged()
     next
 }
 inside { line[++n] = $0; next }

@@ -7,7 +7,10 @@
 # when the build has it, and skips that file when it does not.
 #
 # The convention (docs/testing.md, "Documentation snippets"):
-#   - Every block fenced ```cpp (or ```c++) is a snippet; nothing else is.
+#   - Every block fenced ```cpp (or ```c++) is a snippet, and so is every
+#     block fenced ```c (the C API's, compiled as C11 by --cc's compiler
+#     with -Wall -Wextra -Wpedantic, and its standard C headers free);
+#     nothing else is.
 #     Shell, output, pseudo-code and diagrams are fenced otherwise.
 #   - A block with `int main(` is a whole program: compiled as it is (it
 #     takes no `given`).
@@ -26,7 +29,7 @@
 #     show what a call returns, and a callback's status it leaves unread.
 # Errors name the markdown file and line (#line directives).
 #
-# Usage: snippets_test.sh [--skip FILE.md]... SOURCE_DIR LIBRARY.so[:LIBRARY.so...] [FILE.md...] -- CXX [FLAGS...]
+# Usage: snippets_test.sh [--skip FILE.md]... [--cc CC] SOURCE_DIR LIBRARY.so[:LIBRARY.so...] [FILE.md...] -- CXX [FLAGS...]
 #   FILE.md relative to SOURCE_DIR; none = README.md and docs/*.md, less
 #   each --skip (named in the summary): a file whose snippets need what this
 #   build lacks (docs/rocksdb.md without the RocksDB plug-in).
@@ -37,7 +40,7 @@
 {
 set -uo pipefail
 
-usage() { echo "usage: snippets_test.sh [--skip FILE.md]... SOURCE_DIR LIBRARY.so[:LIBRARY.so...] [FILE.md...] -- CXX [FLAGS...]" >&2; exit 2; }
+usage() { echo "usage: snippets_test.sh [--skip FILE.md]... [--cc CC] SOURCE_DIR LIBRARY.so[:LIBRARY.so...] [FILE.md...] -- CXX [FLAGS...]" >&2; exit 2; }
 
 # The blocks, as translation units (extract_snippets.awk).
 extract() {  # WORK FILE.md...
@@ -50,7 +53,8 @@ extract() {  # WORK FILE.md...
 # one run after the other, not interleaved.
 compile_all() {  # WORK
   local work=$1 runs i
-  local -a cpps=("$work"/*.cpp)
+  local -a cpps
+  mapfile -t cpps < <(ls "$work"/*.cpp "$work"/*.c 2>/dev/null)
   runs=$(nproc 2>/dev/null || echo 1)
   [ "$runs" -le 4 ] || runs=4
   [ "$runs" -le ${#cpps[@]} ] || runs=${#cpps[@]}
@@ -66,8 +70,13 @@ compile_run() {  # WORK I RUNS FILE... : compiles files I, I+RUNS, I+2*RUNS...
   shift 3
   local -a all=("$@")
   for ((k = i; k < ${#all[@]}; k += runs)); do mine+=("${all[$k]}"); done
-  cd "$work" && "${cxx[@]}" -std=c++20 -O0 -g1 -I"$src/include" \
-      -Wno-unused-variable -Wno-unused-parameter -Wno-unused-but-set-variable -c "${mine[@]}"
+  local -a c=() cpp=() quiet=(-Wno-unused-variable -Wno-unused-parameter -Wno-unused-but-set-variable)
+  for k in "${mine[@]}"; do if [[ "$k" == *.c ]]; then c+=("$k"); else cpp+=("$k"); fi; done
+  cd "$work" || return 1
+  [ ${#cpp[@]} -eq 0 ] || "${cxx[@]}" -std=c++20 -O0 -g1 -I"$src/include" "${quiet[@]}" -c "${cpp[@]}"
+  [ ${#c[@]} -eq 0 ] && return 0
+  [ -n "$cc" ] || { echo "snippets_test: C snippets (${c[*]##*/}) need --cc"; return 1; }
+  "$cc" -std=c11 -O0 -g1 -Wall -Wextra -Wpedantic -Werror -I"$src/include" "${quiet[@]}" -c "${c[@]}"
 }
 
 # Links the fragments that compiled into one program (a main of its own
@@ -90,6 +99,7 @@ link_all() {  # WORK
   while IFS=$'\t' read -r id file line kind; do
     [ -f "$work/$id.o" ] && [ "$kind" = fragment ] && link_one "$work/$id" "$file:$line" "$work/main.o" "$work/$id.o"
   done <"$work/list"
+  return 0  # each failure is counted below, by its missing object
 }
 
 # The linker names the generated file (NNN.cpp, NNN.o) where the compiler
@@ -97,14 +107,19 @@ link_all() {  # WORK
 link_one() {  # OUT FILE:LINE OBJECT...
   local out=$1 where=$2 id=${1##*/}
   shift 2
-  "${cxx[@]}" -o "$out" "$@" "${libs[@]}" 2>&1 | sed -e "s#[^ ]*/$id\.cpp:#${where%:*}:#g" -e "s#[^ ]*/$id\.o#${where%:*}#g"
+  "${cxx[@]}" -o "$out" "$@" "${libs[@]}" 2>&1 | sed -e "s#[^ ]*/$id\.c\(pp\)\{0,1\}:#${where%:*}:#g" -e "s#[^ ]*/$id\.o#${where%:*}#g"
   [ "${PIPESTATUS[0]}" -eq 0 ] && return 0
   echo "SNIPPET DOES NOT LINK: $where (above: what it calls that librpmpm does not export)"
   rm -f "${out}.o"  # counted as failed below
 }
 
 skip=()
-while [ "${1:-}" = --skip ]; do [ $# -ge 2 ] || usage; skip+=("$2"); shift 2; done
+cc=
+while [ "${1:-}" = --skip ] || [ "${1:-}" = --cc ]; do
+  [ $# -ge 2 ] || usage
+  if [ "$1" = --cc ]; then cc=$2; else skip+=("$2"); fi
+  shift 2
+done
 [ $# -ge 2 ] || usage
 here=$(cd "$(dirname "$0")" && pwd) || exit 2
 src=$(cd "$1" && pwd) || exit 2

@@ -7,6 +7,8 @@
 # is a detail:: namespace. A symbol without rpm:: in it (a leaked
 # Boost, Asio or OpenSSL helper) fails too. So does a library that exports
 # too little to be the API: a few names every user needs are looked for.
+# A C name (the C API, include/rpm/rpm.h) must be a function that
+# include/rpm/c/*.h declares.
 # And every name is bound to a version node (RPM_1: cmake/librpmpm.map).
 #
 # Usage: exports_test.sh SOURCE_DIR LIBRARY.so
@@ -44,13 +46,19 @@ for w in $(grep -oE '\bnamespace +[A-Za-z_][A-Za-z0-9_:]*' <<<"$text" | sed 's/n
 for w in $(grep -oE '\b(class|struct|union) +[A-Za-z_][A-Za-z0-9_]*( +final)? *[:{]' <<<"$text" |
            awk '{ print $2 }' | tr -d ':{'); do scope[$w]=1; done
 demangled=$(c++filt <<<"$mangled")
+# The C API's functions: "int rpm_x(" or "const char *rpm_x(" at a line's start.
+declare -A c_function
+for f in $(cat "$src"/include/rpm/c/*.h | grep -oE '^(int|const char \*) *rpm_[a-z0-9_]+\(' |
+           grep -oE 'rpm_[a-z0-9_]+'); do c_function[$f]=1; done
 
 total=0 bad=0
 while IFS= read -r name; do
   [ -n "$name" ] || continue
   total=$((total + 1))
   why=""
-  if [[ "$name" != *rpm::* ]]; then
+  if [[ "$name" =~ ^rpm_[a-z0-9_]+$ ]]; then
+    [ -n "${c_function[$name]:-}" ] || why="a C name that include/rpm/c/*.h does not declare"
+  elif [[ "$name" != *rpm::* ]]; then
     why="names nothing of rpm's"
   else
     # Each rpm:: path in the name: rpm::flush::Decision, rpm::Client::connect...
@@ -79,7 +87,8 @@ done <<<"$demangled"
 # pass the loop above).
 missing=0
 for want in 'rpm::Client::' 'rpm::Server::' 'rpm::Replicator::' 'rpm::RemoteRegion::' 'rpm::rpm_category()' \
-            'rpm::pmem::Region::' 'rpm::nvmf::Target::' 'rpm::version()'; do
+            'rpm::pmem::Region::' 'rpm::nvmf::Target::' 'rpm::version()' rpm_conn_new rpm_errormsg \
+            rpm_replicator_commit; do
   grep -qF -- "$want" <<<"$demangled" || { echo "MISSING: nothing exported for $want"; missing=$((missing + 1)); }
 done
 

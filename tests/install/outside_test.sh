@@ -3,7 +3,8 @@
 # against rpm installed into a scratch (non-default) prefix, first with its
 # CMakeLists.txt (find_package(rpm) and rpm::rpm), then each program with a
 # plain `c++ ... $(pkg-config --cflags --libs rpmpm)`, warnings as errors
-# both times. Each build's three programs run:
+# both times. Each build's three programs run (and examples/c's two, built
+# as C with CMake's rpm::c and with pkg-config rpmpm-c: section 3):
 #   outside-server-client   an in-process server and client;
 #   outside-replicator      a primary over two installed rpm-server replicas
 #                           on 127.0.0.1 (the second build's run recovers the
@@ -51,6 +52,7 @@ printf 'app:s3cret\n' >"$work/secrets"
 replica_uris=()
 for name in replica-a replica-b; do
   "$prefix/bin/rpm-server" --listen tcp://127.0.0.1:0 --region "data=$shm/$name.pool:1M" \
+    --region "cdata=$shm/$name-c.pool:1M" --region "scratch=$shm/$name-scratch.pool:64K" \
     --secrets-file "$work/secrets" --port-file "$work/$name.port" --io-threads 1 >"$work/$name.log" 2>&1 &
   server_pids+=($!)
   for _ in $(seq 200); do [ -s "$work/$name.port" ] && break; kill -0 "$!" 2>/dev/null || break; sleep 0.05; done
@@ -106,6 +108,33 @@ gen2=$(sed -n 's/^open: generation \([0-9]*\),.*/\1/p' "$work/pkg-config-outside
 grep -q "^found at offset 0: 'alpha (generation $gen1)'" "$work/pkg-config-outside-replicator.out" ||
   fail "the second outside-replicator run did not find the first run's record"
 echo "outside test: the pkg-config build's three programs ran"
+
+# 3. examples/c, the C API's: a C-only CMake project (rpm::c) and a plain
+#    `cc ... $(pkg-config --cflags --libs rpmpm-c)`, C11, warnings as errors.
+#    rpm-c-persist persists into region "scratch" and reads it back;
+#    rpm-c-replicator appends to a replicated log over region "cdata" of
+#    both replicas (the second build's run finds the first one's record).
+c_example=$src_dir/examples/c
+cmake -S "$c_example" -B "$work/c-cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_COMPILE_WARNING_AS_ERROR=ON >/dev/null ||
+  fail "examples/c did not configure against $prefix"
+cmake --build "$work/c-cmake" >/dev/null || fail "examples/c did not build with CMake (rpm::c)"
+mkdir -p "$work/c-pkg-config"
+for program in persist replicator; do
+  # shellcheck disable=SC2046 # pkg-config's flags are meant to be split into words
+  cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o "$work/c-pkg-config/rpm-c-$program" "$c_example/$program.c" \
+    $(pkg-config --cflags --libs rpmpm-c) -Wl,-rpath,"$pc_libdir" || fail "rpm-c-$program did not build with pkg-config rpmpm-c"
+done
+for build in c-cmake c-pkg-config; do
+  run "$build" rpm-c-persist "${replica_uris[0]}" app s3cret scratch "from $build"
+  grep -qx "read back 'from $build'" "$work/$build-rpm-c-persist.out" || fail "rpm-c-persist ($build) read nothing back"
+  run "$build" rpm-c-replicator app s3cret "$shm/c-primary.pool" cdata "${replica_uris[@]}"
+  [ "$(grep -c '^replica [01]: live,' "$work/$build-rpm-c-replicator.out")" = 2 ] ||
+    fail "rpm-c-replicator ($build) did not leave both replicas live"
+done
+grep -q "^record 1: 'written in generation 1'" "$work/c-pkg-config-rpm-c-replicator.out" &&
+  grep -q "^record 2: 'written in generation 2'" "$work/c-pkg-config-rpm-c-replicator.out" ||
+  fail "the second rpm-c-replicator run did not find the first run's record beside its own"
+echo "outside test: examples/c builds as C against $prefix (CMake rpm::c and pkg-config rpmpm-c) and runs"
 
 for pid in "${server_pids[@]}"; do kill -0 "$pid" 2>/dev/null || fail "a replica rpm-server died during the test"; done
 echo "outside test: examples/outside builds and runs against $prefix with CMake and with pkg-config"

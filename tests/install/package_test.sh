@@ -62,6 +62,10 @@ lacks "$runtime" 'include/|/bin/|cmake/|pkgconfig/'
 has librpmpm-dev '^\./usr/include/rpm/client\.hpp$'
 has librpmpm-dev '^\./usr/lib/.*cmake/rpm/rpmConfig\.cmake$'
 has librpmpm-dev '^\./usr/lib/.*pkgconfig/rpmpm\.pc$'
+has librpmpm-dev '^\./usr/include/rpm/rpm\.h$'
+has librpmpm-dev '^\./usr/include/rpm/c/client\.h$'
+has librpmpm-dev '^\./usr/lib/.*pkgconfig/rpmpm-c\.pc$'
+has librpmpm-dev '^\./usr/share/man/man3/rpm_conn_new\.3'
 has librpmpm-dev '^\./usr/lib/.*librpmpm\.so$'
 has librpmpm-dev '^\./usr/share/doc/rpm/(README|architecture)\.md$'
 lacks librpmpm-dev "/bin/|librpmpm\.so\.$major"
@@ -94,6 +98,15 @@ rm -f "$region"
 c++ -o "$work/pc-consumer" "$src_dir/tests/install/consumer/main.cpp" $(pkg-config --cflags --libs rpmpm) ||
   fail "pkg-config rpmpm did not build the consumer"
 "$work/pc-consumer" "$region" || fail "the consumer built with pkg-config does not run"
+# The C API from the packages: examples/c's client, compiled as C with
+# rpmpm-c.pc (run by the outside test against a server; here it must build
+# and link against /usr), and its man pages found.
+# shellcheck disable=SC2046
+cc -std=c11 -Wall -Wextra -Werror -o "$work/c-persist" "$src_dir/examples/c/persist.c" $(pkg-config --cflags --libs rpmpm-c) ||
+  fail "pkg-config rpmpm-c did not build examples/c/persist.c"
+c_status=0; "$work/c-persist" >/dev/null 2>&1 || c_status=$?  # no arguments: its usage, status 2
+[ "$c_status" = 2 ] || fail "the C client built against /usr does not run (status $c_status, not its usage's 2)"
+man -w 3 rpm_region_persist >/dev/null || fail "man does not find rpm_region_persist(3)"
 echo "package test: pkg-config rpmpm --cflags: $(pkg-config --cflags rpmpm)"
 /usr/bin/rpm-probe --sysfs-root "$src_dir/tests/fixtures/sysfs/adr_ddio_on" >/dev/null || fail "the installed rpm-probe does not run"
 man -w rpm-server >/dev/null || fail "man does not find rpm-server's page"
