@@ -106,6 +106,8 @@ public:
     /// Every live key with its value, in index order.
     void for_each_live(const std::function<void(std::string_view, std::string_view)>& fn) const;
     [[nodiscard]] Stats stats() const;
+    /// Keys with a value now (stats().live_keys, without the rest).
+    [[nodiscard]] std::uint64_t live_keys() const noexcept { return live_; }
     [[nodiscard]] const OpenReport& report() const noexcept { return report_; }
     [[nodiscard]] const Layout& layout() const noexcept { return layout_; }
 

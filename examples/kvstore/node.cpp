@@ -1,6 +1,7 @@
 // `rpm-kvstore node`: campaign, lead, step down (node.hpp has the steps).
 #include "node.hpp"
 
+#include "redis_commands.hpp"
 #include "resp_service.hpp"
 
 #include <rpm/client.hpp>
@@ -31,7 +32,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class Node final : public kvnode::Handler {
+class Node final : public kvnode::Handler, public kvnode::CommandHost {
 public:
     explicit Node(NodeArgs a) : a_(std::move(a)) {}
     int run();
@@ -73,9 +74,10 @@ private:
     rpm::Result<std::unique_ptr<kv::Store>> open_store(std::uint64_t term);
     std::unique_ptr<kv::Store> open_while_leading(std::uint64_t term);
     void lead(const rpm::Leader& l);
-    void not_leader(std::string& out);
-    void info(std::string& out);
-    bool write_error(const rpm::Error& e, std::string& out);
+    kv::Store* store() override { return store_.get(); }
+    void not_leader(std::string& out) override;
+    std::string info() override;
+    void write_error(const rpm::Error& e, std::string& out) override;
     // Ends the signal thread when run() returns before any signal came.
     static void stop_signals(std::thread& t) {
         ::kill(::getpid(), SIGTERM);  // blocked in every thread: only sigwait takes it
@@ -189,33 +191,13 @@ void Node::not_leader(std::string& out) {
     resp::error(out, "NOTLEADER none");
 }
 
-bool Node::write_error(const rpm::Error& e, std::string& out) {
+void Node::write_error(const rpm::Error& e, std::string& out) {
     if (e == rpm::errc::fenced) request_step_down("fenced: " + e.message());
     resp::error(out, commit_error(e));
-    return false;
 }
 
 bool Node::execute(const std::vector<std::string>& args, std::string& out) {
-    std::string cmd = args[0];
-    std::transform(cmd.begin(), cmd.end(), cmd.begin(), [](unsigned char c) { return std::toupper(c); });
-    if (cmd == "PING" && args.size() == 1) return resp::simple(out, "PONG"), false;
-    if (cmd == "INFO" && args.size() <= 2) return info(out), false;
-    const bool known = (cmd == "SET" && args.size() == 3) || ((cmd == "GET" || cmd == "DEL") && args.size() == 2);
-    if (!known) return resp::error(out, "ERR unknown command or wrong number of arguments for '" + args[0] + "'"), false;
-    if (!store_) return not_leader(out), false;
-    if (cmd == "GET") {
-        auto v = store_->get(args[1]);
-        v ? resp::bulk(out, *v) : resp::null_bulk(out);
-        return false;
-    }
-    if (cmd == "SET") {
-        if (auto r = store_->put_uncommitted(args[1], args[2]); !r) return write_error(r.error(), out);
-        return resp::simple(out, "OK"), true;
-    }
-    auto r = store_->remove_uncommitted(args[1]);
-    if (!r) return write_error(r.error(), out);
-    resp::integer(out, *r ? 1 : 0);
-    return *r;
+    return kvnode::execute(*this, args, out);
 }
 
 rpm::Result<void> Node::commit() {
@@ -235,7 +217,7 @@ std::string Node::commit_error(const rpm::Error& e) {
     return "ERR " + e.message();
 }
 
-void Node::info(std::string& out) {
+std::string Node::info() {
     std::string s = "node " + a_.name + "\nrole " + std::string(store_ ? "primary" : "candidate") + "\n";
     {
         std::lock_guard lk(mu_);
@@ -255,7 +237,7 @@ void Node::info(std::string& out) {
             s += "member " + r.uri + " " + std::string(rpm::to_string(r.state)) + " frontier " +
                  std::to_string(r.frontier) + ", " + kvcli::health(r) + "\n";
     }
-    resp::bulk(out, s);
+    return s;
 }
 
 int Node::run() {

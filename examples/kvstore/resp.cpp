@@ -157,4 +157,6 @@ void bulk(std::string& out, std::string_view s) {
 
 void null_bulk(std::string& out) { out += "$-1\r\n"; }
 
+void array(std::string& out, std::size_t n) { header(out, '*', static_cast<std::int64_t>(n)); }
+
 } // namespace resp

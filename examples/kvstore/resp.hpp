@@ -56,5 +56,7 @@ void error(std::string& out, std::string_view s);   ///< CR and LF become spaces
 void integer(std::string& out, std::int64_t v);
 void bulk(std::string& out, std::string_view s);
 void null_bulk(std::string& out);
+/// An array's header: its `n` elements follow, each encoded on its own.
+void array(std::string& out, std::size_t n);
 
 } // namespace resp

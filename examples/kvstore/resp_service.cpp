@@ -103,7 +103,11 @@ void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
     }
     c->in.erase(0, used);
     if (c->replies.empty()) return read(c);  // half a command so far
-    if (c->waiting.empty()) return flush(c);
+    // Replies that waited for nothing go now, unless a commit is pending:
+    // a read may have seen a write that commit has not made durable yet
+    // (another connection's, executed just before), and must not be
+    // answered before it holds.
+    if (c->waiting.empty() && !commit_posted) return flush(c);
     commit_waiters.push_back(c);
     if (!commit_posted) {
         // Posted, not run now: the other connections that are readable

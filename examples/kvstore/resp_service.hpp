@@ -6,7 +6,8 @@
 // by one: each connection's readable commands are executed (a put appends
 // to the log without committing), and one commit after everything that was
 // ready covers them all; only then are the replies of those connections
-// sent. A put is acknowledged only after a commit that covers it succeeded,
+// sent, and those of connections that only read meanwhile (a read may have
+// seen a write not yet committed). A put is acknowledged only after a commit that covers it succeeded,
 // and a client that pipelines never sees a reply before the ones before it.
 //
 // Bounded per peer: at most max_connections at once (more are closed at
@@ -42,7 +43,9 @@ public:
 
 struct ServiceLimits {
     unsigned max_connections = 128;
-    resp::Limits resp{16, 1u << 20, 64u << 10, 2};
+    /// MSET and MGET take many keys (redis-benchmark's MSET: 10 pairs);
+    /// a command's bytes stay bounded by two bulk strings at the limit.
+    resp::Limits resp{1024, 1u << 20, 64u << 10, 2};
 };
 
 class Service {

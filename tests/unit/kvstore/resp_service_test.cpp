@@ -13,6 +13,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -21,18 +25,38 @@ namespace {
 class FakeHandler : public kvnode::Handler {
 public:
     bool execute(const std::vector<std::string>& args, std::string& out) override {
+        order += args[0] + " ";
         if (args[0] == "SET") return resp::simple(out, "OK"), true;
         if (args[0] == "GET") return resp::bulk(out, "v:" + args[1]), false;
         return resp::error(out, "ERR unknown"), false;
     }
     rpm::Result<void> commit() override {
         ++commits;
+        {
+            // A gated test holds each commit until it lets that many through.
+            std::unique_lock lk(gate_mu);
+            gate_cv.notify_all();
+            gate_cv.wait(lk, [&] { return commits.load() <= commits_allowed; });
+        }
         if (fail_commits) return rpm::Error(rpm::errc::quorum_lost, "fake");
         return {};
+    }
+    void allow_commits(int n) {
+        std::lock_guard lk(gate_mu);
+        commits_allowed = n;
+        gate_cv.notify_all();
+    }
+    bool wait_commits_entered(int n) {
+        std::unique_lock lk(gate_mu);
+        return gate_cv.wait_for(lk, std::chrono::seconds(5), [&] { return commits.load() >= n; });
     }
     std::string commit_error(const rpm::Error&) override { return "NOREPLICAS fake"; }
     std::atomic<int> commits{0};
     std::atomic<bool> fail_commits{false};
+    std::string order;  // the service thread's alone
+    std::mutex gate_mu;
+    std::condition_variable gate_cv;
+    int commits_allowed = 1 << 30;
 };
 
 // A blocking client socket with a receive timeout.
@@ -88,6 +112,9 @@ struct ServiceTest : ::testing::Test {
         ASSERT_TRUE(s) << s.error().message();
         service = std::move(*s);
     }
+    // A gated test that failed half-way must not leave the service's
+    // thread held in a commit, where its destruction would wait forever.
+    void TearDown() override { handler.allow_commits(1 << 30); }
     FakeHandler handler;
     std::unique_ptr<kvnode::Service> service;
 };
@@ -105,6 +132,39 @@ TEST_F(ServiceTest, PipelinedWritesAreAnsweredInOrderAfterOneCommit) {
         EXPECT_EQ(r[2 * i + 1].text, "v:" + std::to_string(i));
     }
     EXPECT_EQ(handler.commits.load(), 1);  // one write, one commit for all ten puts
+}
+
+// A read executed after another connection's write, while that write's
+// commit is still pending, may have seen it: its reply must wait for the
+// commit too. The service is held in a first commit while A's SET and B's
+// GET arrive; A's SET then posts a second commit, which is held: B must
+// have no reply until it is let through. (Before the fix, B's reply went
+// out at once: a read of a write that was not durable yet.)
+TEST_F(ServiceTest, AReadAfterAnUncommittedWriteWaitsForItsCommit) {
+    start();
+    handler.allow_commits(0);
+    // Asio serves the connections that became readable together in an
+    // order of its own (seen: the one accepted last first), so A is
+    // connected after B, and the premise is checked below: A's SET ran
+    // before B's GET.
+    Peer c(service->port()), b(service->port()), a(service->port());
+    c.send(cmd({"SET", "x", "1"}));
+    ASSERT_TRUE(handler.wait_commits_entered(1));
+    a.send(cmd({"SET", "k", "new"}));
+    b.send(cmd({"GET", "k"}));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    handler.allow_commits(1);
+    ASSERT_EQ(c.replies(1).size(), 1u);
+    ASSERT_TRUE(handler.wait_commits_entered(2));
+    ASSERT_EQ(handler.order, "SET SET GET ") << "the premise: A's SET executed before B's GET";
+    const timeval short_wait{0, 300000};
+    ::setsockopt(b.fd, SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof short_wait);
+    EXPECT_EQ(b.replies(1).size(), 0u) << "GET answered while the SET it may have seen was not committed";
+    const timeval long_wait{5, 0};
+    ::setsockopt(b.fd, SOL_SOCKET, SO_RCVTIMEO, &long_wait, sizeof long_wait);
+    handler.allow_commits(2);
+    EXPECT_EQ(a.replies(1).size(), 1u);
+    EXPECT_EQ(b.replies(1).size(), 1u);
 }
 
 TEST_F(ServiceTest, AFailedCommitTurnsOnlyTheWaitingRepliesIntoErrors) {
