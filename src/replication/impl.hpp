@@ -196,6 +196,15 @@ struct Replicator::Impl {
     Result<Lsn> write_region(std::uint64_t region_offset, std::span<const std::byte> bytes, bool atomic);
     /// The writes waiting for the commit (issue_mu).
     replication::Deferred deferred;
+    /// A local copy that is not PM (page granularity: every flush is an
+    /// msync) is flushed at the commit, not at each write: the ranges the
+    /// writes touched since the last commit (issue_mu), nearby ones merged.
+    /// Three writes per put of rpm-kvstore made three msyncs, each a system
+    /// call, on the thread that executes the puts.
+    bool local_msync = false;
+    replication::IntervalSet local_dirty{64 * 1024, 64};
+    /// Flushes local_dirty (issue_mu held).
+    void flush_local_dirty();
     /// Keep a small write for the commit; false when it must go now.
     bool defer(std::uint64_t region_offset, std::span<const std::byte> bytes);
     /// The waiting writes, their slices pointing into the returned owner

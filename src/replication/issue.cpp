@@ -25,7 +25,10 @@ struct Destination {
 Result<Lsn> Replicator::Impl::write_region(std::uint64_t region_offset, std::span<const std::byte> bytes,
                                            bool atomic) {
     std::memcpy(local->bytes().data() + region_offset, bytes.data(), bytes.size());
-    local->flush(local->bytes().data() + region_offset, bytes.size());
+    if (local_msync)
+        local_dirty.add(region_offset, bytes.size());  // msync'ed at the commit (issue_flushes)
+    else
+        local->flush(local->bytes().data() + region_offset, bytes.size());
     const Lsn lsn = last_lsn.load(std::memory_order_relaxed) + 1;
     last_lsn.store(lsn, std::memory_order_release);
     if (defer(region_offset, bytes)) return lsn;
@@ -107,8 +110,14 @@ struct Replicator::Impl::MemberFlush {
     std::vector<replication::Span> spans;  ///< of the writes sent already
 };
 
+void Replicator::Impl::flush_local_dirty() {
+    for (const auto& sp : local_dirty.spans()) local->flush(local->bytes().data() + sp.offset, sp.length);
+    local_dirty.clear();
+}
+
 Lsn Replicator::Impl::issue_flushes() {
     const Lsn target = last_lsn.load(std::memory_order_acquire);
+    flush_local_dirty();
     local->drain();
     // The local header's position: where a restarted primary resumes its LSNs.
     std::memcpy(local->bytes().data() + replication::kOffPosition, &target, 8);
@@ -175,7 +184,7 @@ void Replicator::Impl::send_flushes(std::vector<MemberFlush>& flushes,
 }
 
 bool Replicator::Impl::nothing_unflushed() const {
-    if (!deferred.empty()) return false;
+    if (!deferred.empty() || !local_dirty.empty()) return false;
     std::lock_guard lock(mu);
     for (const auto& m : replicas)
         if (m.state != ReplicaState::failed && m.region && !m.dirty.empty()) return false;

@@ -33,6 +33,7 @@ Result<void> Replicator::Impl::open_local() {
         return Error(errc::bad_size, opts.local_path.string() + ": a replicated region needs at least 8 KiB");
     local.emplace(std::move(*r));
     data = local->bytes().subspan(kReplicaHeaderSize);
+    local_msync = local->granularity() == Granularity::page;
     return {};
 }
 
