@@ -54,10 +54,18 @@ unset LD_LIBRARY_PATH CXXFLAGS CPPFLAGS LDFLAGS CMAKE_PREFIX_PATH PKG_CONFIG_PAT
   { tail -n 30 "$work/cpack.log"; fail "cpack failed"; }
 deb() { ls "$work"/out/"$1"_*.deb 2>/dev/null | head -n 1; }
 for p in "${packages[@]}"; do [ -n "$(deb "$p")" ] || fail "no $p package (cpack made: $(ls "$work/out"))"; done
+# The listing is taken whole before grep reads it: grep -q leaves at its
+# first match, and under pipefail the writer's SIGPIPE then failed `has`
+# (seen once the -dev package grew the C API's man pages).
+files_of() { dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }'; }
 has() {  # PACKAGE PATTERN: the package holds a file matching it
-  dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }' | grep -qE "$2" || fail "$1 has no file like $2"
+  local files
+  files=$(files_of "$1") && grep -qE "$2" <<<"$files" || fail "$1 has no file like $2"
 }
-lacks() { ! dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }' | grep -qE "$2" || fail "$1 holds $2, which is not its"; }
+lacks() {
+  local files
+  files=$(files_of "$1") && ! grep -qE "$2" <<<"$files" || fail "$1 holds $2, which is not its"
+}
 has "$runtime" "^\./usr/lib/.*librpmpm\.so\.$major\."
 lacks "$runtime" 'include/|/bin/|cmake/|pkgconfig/'
 has librpmpm-dev '^\./usr/include/rpm/client\.hpp$'
