@@ -1,9 +1,6 @@
 // The RESP service of an rpm-kvstore node (resp_service.hpp): Asio on one
-// thread, commits on another (committer.hpp); group commit across every
-// connection whose commands arrived while the last commit was in flight.
+// thread; group commit across the connections that were readable together.
 #include "resp_service.hpp"
-
-#include "committer.hpp"
 
 #include <boost/asio.hpp>
 
@@ -37,31 +34,21 @@ std::size_t kMaxCommand(const ServiceLimits& l) { return 2 * l.resp.max_bulk + 4
 using conn_detail::Conn;
 using conn_detail::kMaxCommand;
 
-using Batch = std::vector<std::shared_ptr<Conn>>;
-
-// Everything but the committer's own thread is the service thread's.
 struct Service::Impl {
-    Impl(Handler& h, ServiceLimits l) : handler(h), limits(l), committer([&h] { return h.commit(); }) {}
+    Impl(Handler& h, ServiceLimits l) : handler(h), limits(l) {}
     Handler& handler;
     ServiceLimits limits;
     asio::io_context io;
     tcp::acceptor acceptor{io};
-    std::vector<std::shared_ptr<Conn>> conns;  // open ones (for the limit and shutdown)
-    Batch next;                  // replies held for the next commit (writes, and reads that may have seen them)
-    Batch after_current;         // reads that may have seen only writes the commit in flight covers
-    bool next_has_writes = false;  // a write executed since the last commit started
-    bool start_posted = false;
-    bool in_flight = false;
-    std::vector<std::function<void()>> runs;  // Service::run's, held while a commit is in flight
-    Committer committer;
+    std::vector<std::shared_ptr<Conn>> conns;           // open ones (for the limit and shutdown)
+    std::vector<std::shared_ptr<Conn>> commit_waiters;  // replies held for the next commit
+    bool commit_posted = false;
     std::thread thread;
 
     void accept();
     void read(const std::shared_ptr<Conn>& c);
     void consume(const std::shared_ptr<Conn>& c);
-    void hold(const std::shared_ptr<Conn>& c);
-    void start_commit();
-    void finish_commit(Batch batch, Batch readers, const rpm::Result<void>& r);
+    void commit_batch();
     void flush(const std::shared_ptr<Conn>& c);
     void drop(const std::shared_ptr<Conn>& c);
 };
@@ -116,48 +103,25 @@ void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
     }
     c->in.erase(0, used);
     if (c->replies.empty()) return read(c);  // half a command so far
-    hold(c);
-}
-
-// Where a connection's replies wait. A reply that waits for nothing may
-// still have read a write no commit has made durable yet (another
-// connection's, executed just before): it waits for the commit that covers
-// every write executed so far, which is the one in flight unless a write
-// was executed after it started.
-void Service::Impl::hold(const std::shared_ptr<Conn>& c) {
-    if (!c->waiting.empty()) {
-        next.push_back(c);
-        next_has_writes = true;
-    } else if (next_has_writes) {
-        next.push_back(c);
-    } else if (in_flight) {
-        return after_current.push_back(c);
-    } else {
-        return flush(c);
-    }
-    if (!start_posted && !in_flight) {
+    // Replies that waited for nothing go now, unless a commit is pending:
+    // a read may have seen a write that commit has not made durable yet
+    // (another connection's, executed just before), and must not be
+    // answered before it holds.
+    if (c->waiting.empty() && !commit_posted) return flush(c);
+    commit_waiters.push_back(c);
+    if (!commit_posted) {
         // Posted, not run now: the other connections that are readable
         // already are served first, and share this commit.
-        start_posted = true;
-        asio::post(io, [this] { start_commit(); });
+        commit_posted = true;
+        asio::post(io, [this] { commit_batch(); });
     }
 }
 
-void Service::Impl::start_commit() {
-    start_posted = false;
-    if (in_flight || next.empty() || !runs.empty()) return;
-    in_flight = true;
-    next_has_writes = false;  // the commit covers every write executed so far
-    auto batch = std::make_shared<Batch>(std::move(next));
-    next.clear();
-    committer.start([this, batch](rpm::Result<void> r) {
-        asio::post(io, [this, batch, r = std::move(r)] { finish_commit(std::move(*batch), std::move(after_current), r); });
-    });
-}
-
-void Service::Impl::finish_commit(Batch batch, Batch readers, const rpm::Result<void>& r) {
-    in_flight = false;
-    after_current.clear();
+void Service::Impl::commit_batch() {
+    commit_posted = false;
+    auto batch = std::move(commit_waiters);
+    commit_waiters.clear();
+    auto r = handler.commit();
     std::string failed;
     if (!r) resp::error(failed, handler.commit_error(r.error()));
     for (auto& c : batch) {
@@ -166,11 +130,6 @@ void Service::Impl::finish_commit(Batch batch, Batch readers, const rpm::Result<
         c->waiting.clear();
         flush(c);
     }
-    for (auto& c : readers) flush(c);
-    // Role changes wait for no commit in flight (Service::run).
-    for (auto& fn : std::exchange(runs, {})) fn();
-    // What arrived during this commit is the next one's batch.
-    start_commit();
 }
 
 void Service::Impl::flush(const std::shared_ptr<Conn>& c) {
@@ -245,17 +204,9 @@ std::uint16_t Service::port() const noexcept {
 
 void Service::run(const std::function<void()>& fn) {
     std::promise<void> done;
-    auto job = [&] {
+    asio::post(impl_->io, [&] {
         fn();
         done.set_value();
-    };
-    // Not while a commit is in flight: fn may replace what the handler
-    // commits (a role change resets the store).
-    asio::post(impl_->io, [&] {
-        if (impl_->in_flight)
-            impl_->runs.emplace_back(job);
-        else
-            job();
     });
     done.get_future().wait();
 }

@@ -1,19 +1,14 @@
 // The client-facing side of an rpm-kvstore node: RESP2 (resp.hpp) over TCP,
-// on one thread, with group commit on another (committer.hpp).
+// on one thread, with group commit.
 //
 // Every command runs on the service's one I/O thread, so the store behind
-// the Handler is never touched by two threads; commits run on a thread of
-// their own. Writes are not committed one by one: each connection's
-// readable commands are executed (a put appends to the log without
-// committing), and one commit covers everything executed before it
-// started, while the service goes on executing what arrives meanwhile,
-// which the next commit covers as soon as this one returns. A connection's
-// replies are sent once the commit covering its writes succeeded, and so
-// are those of a connection that only read, once every write it may have
-// seen is committed. A put is acknowledged only after a commit that covers
-// it succeeded, and a client that pipelines never sees a reply before the
-// ones before it (a connection is not read again until its replies are
-// written).
+// the Handler is never touched by two threads. Writes are not committed one
+// by one: each connection's readable commands are executed (a put appends
+// to the log without committing), and one commit after everything that was
+// ready covers them all; only then are the replies of those connections
+// sent, and those of connections that only read meanwhile (a read may have
+// seen a write not yet committed). A put is acknowledged only after a commit that covers it succeeded,
+// and a client that pipelines never sees a reply before the ones before it.
 //
 // Bounded per peer: at most max_connections at once (more are closed at
 // accept), a connection's unparsed input at most one command (two bulk
@@ -40,11 +35,7 @@ public:
     /// the reply holds only once a commit covers what the command wrote.
     virtual bool execute(const std::vector<std::string>& args, std::string& out) = 0;
     /// Make every write executed so far durable. On error, every reply that
-    /// waited for it is replaced by this error (a RESP error line). Runs on
-    /// the service's commit thread, while execute() goes on for the next
-    /// batch on the service thread: the two must be safe together (a
-    /// Replicator's write and commit are), and nothing Service::run
-    /// changes is used by a commit meanwhile (run waits for none in flight).
+    /// waited for it is replaced by this error (a RESP error line).
     virtual rpm::Result<void> commit() = 0;
     /// The error reply (without '-') for a failed commit.
     virtual std::string commit_error(const rpm::Error& e) = 0;
@@ -67,9 +58,8 @@ public:
     ~Service();  ///< closes every connection and joins the thread
 
     [[nodiscard]] std::uint16_t port() const noexcept;
-    /// Run `fn` on the service's thread, with no commit in flight, and wait
-    /// for it (role changes: nothing else touches the handler's store
-    /// meanwhile).
+    /// Run `fn` on the service's thread and wait for it (role changes:
+    /// nothing else touches the handler's store meanwhile).
     void run(const std::function<void()>& fn);
 
     struct Impl;
