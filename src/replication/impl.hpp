@@ -198,11 +198,13 @@ struct Replicator::Impl {
     replication::Deferred deferred;
     /// A local copy that is not PM (page granularity: every flush is an
     /// msync) is flushed at the commit, not at each write: the ranges the
-    /// writes touched since the last commit (issue_mu), nearby ones merged.
-    /// Three writes per put of rpm-kvstore made three msyncs, each a system
-    /// call, on the thread that executes the puts.
+    /// pages the writes touched since the last commit (issue_mu), adjacent
+    /// ones merged: each page once, and no page that was not written (an
+    /// msync's cost grows with the pages it spans). Three writes per put of
+    /// rpm-kvstore made three msyncs, each a system call, on the thread
+    /// that executes the puts.
     bool local_msync = false;
-    replication::IntervalSet local_dirty{64 * 1024, 64};
+    replication::IntervalSet local_dirty{0, 1u << 20};
     /// Flushes local_dirty (issue_mu held).
     void flush_local_dirty();
     /// Keep a small write for the commit; false when it must go now.

@@ -25,10 +25,15 @@ struct Destination {
 Result<Lsn> Replicator::Impl::write_region(std::uint64_t region_offset, std::span<const std::byte> bytes,
                                            bool atomic) {
     std::memcpy(local->bytes().data() + region_offset, bytes.data(), bytes.size());
-    if (local_msync)
-        local_dirty.add(region_offset, bytes.size());  // msync'ed at the commit (issue_flushes)
-    else
+    if (local_msync) {
+        // msync'ed at the commit (issue_flushes), a page at a time.
+        constexpr std::uint64_t kPage = 4096;
+        const std::uint64_t first = region_offset / kPage * kPage;
+        const std::uint64_t end = (region_offset + bytes.size() + kPage - 1) / kPage * kPage;
+        local_dirty.add(first, end - first);
+    } else {
         local->flush(local->bytes().data() + region_offset, bytes.size());
+    }
     const Lsn lsn = last_lsn.load(std::memory_order_relaxed) + 1;
     last_lsn.store(lsn, std::memory_order_release);
     if (defer(region_offset, bytes)) return lsn;
