@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace rpm::pmem::detail {
 
@@ -20,10 +21,25 @@ namespace rpm::pmem::detail {
 /// and errno's text).
 Result<void> msync_extent(const Region& region, std::uint64_t offset, std::uint64_t length) noexcept;
 
+/// One extent of a region, for msync_extents.
+struct Extent {
+    std::uint64_t offset = 0;
+    std::uint64_t length = 0;
+};
+
+/// msync(MS_SYNC) of every page `extents` touch, each page once and
+/// adjacent pages in one call (the extents are sorted in place): a batch's
+/// extents (a record, its index slot, its commit word) share pages, and
+/// each msync is a system call.
+/// RETURN VALUE: the number of msync calls made.
+/// ERRORS: as msync_extent, for the run of pages that failed.
+Result<std::size_t> msync_extents(const Region& region, std::vector<Extent>& extents) noexcept;
+
 /// Make each of `extents` (anything with .offset and .length inside the
 /// region) durable by `step`: sfence drains; the cache-flush steps flush
 /// every extent before one drain (one SFENCE for a batch), then the deep
-/// flush of each extent where the step asks for it; msync each extent.
+/// flush of each extent where the step asks for it; msync the pages of all
+/// of them (msync_extents).
 /// RETURN VALUE: success once every extent is durable.
 /// ERRORS: errc::deep_flush_failed (Region::deep_flush), errc::io_error
 /// (msync_extent), errc::invalid_argument (a step this build does not know).
@@ -42,10 +58,18 @@ Result<void> run_persist_step(const Region& region, flush::ServerPersist step, c
         for (const auto& e : extents)
             if (auto ok = region.deep_flush(base + e.offset, e.length); !ok) return ok;
         return {};
-    case SP::msync:
-        for (const auto& e : extents)
-            if (auto ok = msync_extent(region, e.offset, e.length); !ok) return ok;
+    case SP::msync: {
+        std::vector<Extent> pages;
+        try {
+            for (const auto& e : extents) pages.push_back({e.offset, e.length});
+        } catch (...) {  // no memory for the list: one msync per extent
+            for (const auto& e : extents)
+                if (auto ok = msync_extent(region, e.offset, e.length); !ok) return ok;
+            return {};
+        }
+        if (auto n = msync_extents(region, pages); !n) return n.error();
         return {};
+    }
     }
     return Error(errc::invalid_argument, "unknown persist step");
 }

@@ -56,4 +56,21 @@ TEST_F(PersistStep, MsyncOfAnUnalignedExtentSucceeds) {
     EXPECT_TRUE(rpm::pmem::detail::msync_extent(*r, 4096 - 3, 10)) << "an extent across a page boundary";
 }
 
+// A batch's extents are msync'ed a page once, adjacent pages in one call:
+// three extents in page 0 (one across into page 1), one in page 1, one in
+// page 3 and one in page 5 are three calls (pages 0-1, 3, 5), not six.
+TEST_F(PersistStep, MsyncOfABatchTakesEachRunOfPagesOnce) {
+    auto r = rpm::pmem::Region::open(path, rpm_test::create_opts(1 << 20));
+    ASSERT_TRUE(r) << r.error().message();
+    std::vector<rpm::pmem::detail::Extent> e{
+        {20 * 1024, 8}, {10, 8}, {100, 50}, {4090, 20}, {5000, 8}, {12 * 1024 + 1, 1}};
+    auto calls = rpm::pmem::detail::msync_extents(*r, e);
+    ASSERT_TRUE(calls) << calls.error().message();
+    EXPECT_EQ(*calls, 3u);
+    std::vector<rpm::pmem::detail::Extent> none;
+    auto zero = rpm::pmem::detail::msync_extents(*r, none);
+    ASSERT_TRUE(zero);
+    EXPECT_EQ(*zero, 0u);
+}
+
 } // namespace
