@@ -61,7 +61,9 @@ std::vector<std::byte> encode(Op op, std::string_view key, std::string_view valu
     std::memcpy(out.data() + 1, &klen, 2);
     std::memcpy(out.data() + 3, &vlen, 4);
     std::memcpy(out.data() + kRecordHeader, key.data(), key.size());
-    std::memcpy(out.data() + kRecordHeader + key.size(), value.data(), value.size());
+    // A delete's value is an empty view whose data() may be null, which
+    // memcpy may not be given even for 0 bytes (UBSan: DEL over RESP).
+    if (!value.empty()) std::memcpy(out.data() + kRecordHeader + key.size(), value.data(), value.size());
     return out;
 }
 
