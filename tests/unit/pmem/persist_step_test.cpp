@@ -67,8 +67,8 @@ TEST_F(PersistStep, MsyncOfABatchTakesEachRunOfPagesOnce) {
     auto calls = rpm::pmem::detail::msync_extents(*r, e);
     ASSERT_TRUE(calls) << calls.error().message();
     EXPECT_EQ(*calls, 3u);
-    std::vector<rpm::pmem::detail::Extent> none;
-    auto zero = rpm::pmem::detail::msync_extents(*r, none);
+    std::vector<rpm::pmem::detail::Extent> no_extents;
+    auto zero = rpm::pmem::detail::msync_extents(*r, no_extents);
     ASSERT_TRUE(zero);
     EXPECT_EQ(*zero, 0u);
 }
