@@ -25,24 +25,29 @@ struct Inbox {
     }
 };
 
-TEST(CapiServer, MessagesBothWays) {
-    TempDir dir;
-    Inbox inbox;
-    ServerOpts so;
-    CAPI_ASSERT_OK(make_server_opts(dir, {{"r0", 65536}}, so));
-    CAPI_ASSERT_OK(rpm_server_opts_set_message_fn(so, Inbox::fn, &inbox));
-    TestServer server;
-    CAPI_ASSERT_OK(server.start(so));
-    Conn conn;
-    CAPI_ASSERT_OK(connect(server.uri(), conn));
-    CAPI_ASSERT_OK(rpm_conn_send(conn, "hello", 5));
-    std::uint64_t session = 0;
-    {
+/// A server whose message callback fills an Inbox, a connection to it, and
+/// the session id its first message ("hello") told.
+struct CapiMessaging : ::testing::Test {
+    void SetUp() override {
+        ServerOpts so;
+        CAPI_ASSERT_OK(make_server_opts(dir, {{"r0", 65536}}, so));
+        CAPI_ASSERT_OK(rpm_server_opts_set_message_fn(so, Inbox::fn, &inbox));
+        CAPI_ASSERT_OK(server.start(so));
+        CAPI_ASSERT_OK(connect(server.uri(), conn));
+        CAPI_ASSERT_OK(rpm_conn_send(conn, "hello", 5));
         std::lock_guard lock(inbox.mu);  // on_message returned before the answer
         ASSERT_EQ(inbox.messages.size(), 1u);
         EXPECT_EQ(inbox.messages[0].second, "hello");
         session = inbox.messages[0].first;
     }
+    TempDir dir;
+    Inbox inbox;
+    TestServer server;
+    Conn conn;
+    std::uint64_t session = 0;
+};
+
+TEST_F(CapiMessaging, MessagesBothWays) {
     Completion sent;
     CAPI_ASSERT_OK(rpm_conn_send_async(conn, "again", 5, Completion::fn, &sent));
     ASSERT_EQ(sent.wait(), 0) << sent.message;
@@ -70,23 +75,7 @@ TEST(CapiServer, MessagesBothWays) {
     EXPECT_EQ(std::string(buf2, 7), "second!");
 }
 
-TEST(CapiServer, SendAndRecvRefusals) {
-    TempDir dir;
-    Inbox inbox;
-    ServerOpts so;
-    CAPI_ASSERT_OK(make_server_opts(dir, {{"r0", 65536}}, so));
-    CAPI_ASSERT_OK(rpm_server_opts_set_message_fn(so, Inbox::fn, &inbox));
-    TestServer server;
-    CAPI_ASSERT_OK(server.start(so));
-    Conn conn;
-    CAPI_ASSERT_OK(connect(server.uri(), conn));
-    CAPI_ASSERT_OK(rpm_conn_send(conn, "hi", 2));
-    std::uint64_t session = 0;
-    {
-        std::lock_guard lock(inbox.mu);
-        ASSERT_EQ(inbox.messages.size(), 1u);
-        session = inbox.messages[0].first;
-    }
+TEST_F(CapiMessaging, SendAndRecvRefusals) {
     EXPECT_EQ(rpm_server_send(server.get(), session + 1000, "x", 1), RPM_E_INVALID_ARGUMENT);
     EXPECT_EQ(rpm_server_send(nullptr, session, "x", 1), RPM_E_INVALID_ARGUMENT);
     EXPECT_EQ(rpm_server_send(server.get(), session, nullptr, 1), RPM_E_INVALID_ARGUMENT);
