@@ -278,8 +278,8 @@ public:
     [[nodiscard]] const MrPoolOptions& options() const noexcept;
 
 private:
-    RPM_INTERNAL explicit MrPool(std::shared_ptr<detail::MrPoolState> core) noexcept;
-    std::shared_ptr<detail::MrPoolState> core_;
+    RPM_INTERNAL explicit MrPool(std::shared_ptr<detail::MrPoolState> state) noexcept;
+    std::shared_ptr<detail::MrPoolState> state_;
 };
 
 } // namespace rpm

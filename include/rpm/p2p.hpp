@@ -273,8 +273,8 @@ public:
     [[nodiscard]] Accounting accounting() const;
 
 private:
-    RPM_INTERNAL explicit Manager(std::shared_ptr<detail::ManagerState> core) noexcept;
-    std::shared_ptr<detail::ManagerState> core_;
+    RPM_INTERNAL explicit Manager(std::shared_ptr<detail::ManagerState> state) noexcept;
+    std::shared_ptr<detail::ManagerState> state_;
 };
 
 } // namespace rpm::p2p

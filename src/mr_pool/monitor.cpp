@@ -35,7 +35,7 @@ void Monitor::note_miss() noexcept {
 void Monitor::poke() noexcept {
     std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with run()'s
     if (!backed_off_.load(std::memory_order_relaxed)) return;
-    core_.set_coarse_now(Clock::now());  // for stamp_time() once the flag is down
+    state_.set_coarse_now(Clock::now());  // for stamp_time() once the flag is down
     {
         std::lock_guard guard(mu_);
         woken_.store(true, std::memory_order_relaxed);
@@ -46,22 +46,22 @@ void Monitor::poke() noexcept {
 
 Clock::time_point Monitor::stamp_time() const noexcept {
     if (backed_off_.load(std::memory_order_acquire)) return Clock::now();
-    return core_.coarse_now();
+    return state_.coarse_now();
 }
 
 bool Monitor::quiet() const noexcept {
-    const MrPoolOptions& o = core_.options();
-    MrPoolState& core = core_;
-    for (auto& bucket : core.buckets())
+    const MrPoolOptions& o = state_.options();
+    MrPoolState& state = state_;
+    for (auto& bucket : state.buckets())
         if (bucket.size() != 0) return false;  // idle reclaim comes due
-    const std::uint32_t free = core.global().size();
-    if (free < o.low_water && core.registry().headroom() > 0) return false;  // replenish
-    if (core.registry().registered() > o.floor && free > o.low_water) return false;  // idle deregistration
+    const std::uint32_t free = state.global().size();
+    if (free < o.low_water && state.registry().headroom() > 0) return false;  // replenish
+    if (state.registry().registered() > o.floor && free > o.low_water) return false;  // idle deregistration
     return !missed_.load(std::memory_order_relaxed);
 }
 
 void Monitor::run() {
-    const Clock::duration interval = core_.options().monitor_interval;
+    const Clock::duration interval = state_.options().monitor_interval;
     const Clock::duration cap = std::max<Clock::duration>(interval, kQuietWaitCap);
     Clock::duration wait = interval;
     std::unique_lock lock(mu_);
@@ -96,11 +96,11 @@ void Monitor::run() {
 // maintenance (idle reclaim) ran too.
 bool Monitor::round(Clock::time_point now) {
     rounds_.fetch_add(1, std::memory_order_relaxed);
-    core_.set_coarse_now(now);
+    state_.set_coarse_now(now);
     replenish(now);
     ask_give_back();
     if (now < next_maintenance_) return false;
-    next_maintenance_ = now + core_.options().monitor_interval;
+    next_maintenance_ = now + state_.options().monitor_interval;
     reclaim_l2(now);
     deregister_idle(now);
     return true;
@@ -109,19 +109,19 @@ bool Monitor::round(Clock::time_point now) {
 // Registers outside every pool lock; after a failure waits one interval
 // before trying again, however often misses wake the thread.
 void Monitor::replenish(Clock::time_point now) {
-    const MrPoolOptions& o = core_.options();
-    if (now < retry_after_ || core_.global().size() >= o.low_water) return;
-    const std::uint32_t n = std::min(o.replenish_batch, core_.registry().headroom());
+    const MrPoolOptions& o = state_.options();
+    if (now < retry_after_ || state_.global().size() >= o.low_water) return;
+    const std::uint32_t n = std::min(o.replenish_batch, state_.registry().headroom());
     if (n == 0) return;
     std::vector<MrEntry*> made;
-    const auto r = core_.registry().register_new(n, true, true, made);
-    for (MrEntry* e : made) core_.to_global(e, now);
+    const auto r = state_.registry().register_new(n, true, true, made);
+    for (MrEntry* e : made) state_.to_global(e, now);
     if (!r) retry_after_ = now + o.monitor_interval;
 }
 
 void Monitor::ask_give_back() noexcept {
     if (!missed_.exchange(false, std::memory_order_relaxed)) return;
-    if (core_.global().size() == 0) core_.request_give_back();
+    if (state_.global().size() == 0) state_.request_give_back();
 }
 
 // Idle L2 entries go to the global pool with their last-use time kept:
@@ -132,9 +132,9 @@ void Monitor::ask_give_back() noexcept {
 // the deregistration would come after it returned. One marked after it was
 // collected here is deregistered here.
 void Monitor::reclaim_l2(Clock::time_point now) {
-    const auto idle = core_.options().idle_time;
+    const auto idle = state_.options().idle_time;
     std::vector<MrEntry*> found;
-    for (auto& bucket : core_.buckets()) {
+    for (auto& bucket : state_.buckets()) {
         found.clear();
         bucket.collect([&](const MrEntry& e) {
             return !e.retiring.load(std::memory_order_relaxed) && now - e.last_use >= idle;
@@ -142,13 +142,13 @@ void Monitor::reclaim_l2(Clock::time_point now) {
         std::uint64_t moved = 0;
         for (MrEntry* e : found) {
             if (e->retiring.load(std::memory_order_relaxed)) {
-                core_.drop(e);
+                state_.drop(e);
             } else {
-                core_.to_global(e, std::nullopt);
+                state_.to_global(e, std::nullopt);
                 ++moved;
             }
         }
-        core_.count_l2_reclaims(moved);
+        state_.count_l2_reclaims(moved);
     }
 }
 
@@ -156,13 +156,13 @@ void Monitor::reclaim_l2(Clock::time_point now) {
 // below low_water free entries, which would only make replenish register
 // them again on the next round.
 void Monitor::deregister_idle(Clock::time_point now) {
-    const MrPoolOptions& o = core_.options();
-    const std::uint32_t registered = core_.registry().registered();
-    const std::uint32_t free = core_.global().size();
+    const MrPoolOptions& o = state_.options();
+    const std::uint32_t registered = state_.registry().registered();
+    const std::uint32_t free = state_.global().size();
     std::uint32_t left = std::min({registered > o.floor ? registered - o.floor : 0U,
                                    free > o.low_water ? free - o.low_water : 0U, o.replenish_batch});
     std::vector<MrEntry*> found;
-    core_.global().collect([&](const MrEntry& e) {
+    state_.global().collect([&](const MrEntry& e) {
         // A retiring entry is MrPool::remove's to take and deregister before
         // it returns (as in reclaim_l2): collected here between its marking
         // and its take, remove found nothing and returned first.
@@ -175,9 +175,9 @@ void Monitor::deregister_idle(Clock::time_point now) {
     std::uint64_t idle = 0;
     for (MrEntry* e : found) {
         if (!e->retiring.load(std::memory_order_relaxed)) ++idle;
-        core_.drop(e);
+        state_.drop(e);
     }
-    core_.count_idle_deregistered(idle);
+    state_.count_idle_deregistered(idle);
 }
 
 }  // namespace rpm::detail

@@ -26,7 +26,7 @@ class MrPoolState;
 
 class Monitor {
 public:
-    explicit Monitor(MrPoolState& core) noexcept : core_(core) {}
+    explicit Monitor(MrPoolState& state) noexcept : state_(state) {}
     Monitor(const Monitor&) = delete;
     Monitor& operator=(const Monitor&) = delete;
     ~Monitor() { stop(); }
@@ -66,7 +66,7 @@ private:
     /// Nothing for a round to do until a miss or a poke (see the top).
     [[nodiscard]] bool quiet() const noexcept;
 
-    MrPoolState& core_;
+    MrPoolState& state_;
     std::thread thread_;
     std::mutex mu_;
     std::condition_variable cv_;

@@ -36,32 +36,32 @@ Result<MrPool> MrPool::create(std::unique_ptr<MrRegistrar> registrar, MrPoolOpti
     if (!registrar) return Error(errc::invalid_argument, "MrPool::create: no registrar");
     if (auto r = check(opts); !r) return r.error();
     opts.buffer_size = (opts.buffer_size + detail::kPageSize - 1) / detail::kPageSize * detail::kPageSize;
-    auto core = MrPoolState::create(std::move(registrar), opts);
-    if (!core) return core.error();
-    return MrPool(std::move(*core));
+    auto state = MrPoolState::create(std::move(registrar), opts);
+    if (!state) return state.error();
+    return MrPool(std::move(*state));
 }
 
-MrPool::MrPool(std::shared_ptr<detail::MrPoolState> core) noexcept : core_(std::move(core)) {}
+MrPool::MrPool(std::shared_ptr<detail::MrPoolState> state) noexcept : state_(std::move(state)) {}
 MrPool::MrPool(MrPool&&) noexcept = default;
 MrPool& MrPool::operator=(MrPool&&) noexcept = default;
 MrPool::~MrPool() = default;
 
 Result<MrPoolUser> MrPool::create_user(std::uint32_t l1_entries) {
-    if (l1_entries > core_->options().budget)
+    if (l1_entries > state_->options().budget)
         return Error(errc::invalid_argument, "MrPool::create_user: " + std::to_string(l1_entries) +
                                                  " L1 entries is above the budget");
     // The default is held to the budget too (an L1 larger than the pool
     // could never fill): clamped, since the default suits most budgets.
-    if (l1_entries == 0) l1_entries = std::min(core_->options().l1_entries, core_->options().budget);
-    auto state = std::make_unique<MrPoolUser::State>(core_, l1_entries);
-    core_->attach(*state);
+    if (l1_entries == 0) l1_entries = std::min(state_->options().l1_entries, state_->options().budget);
+    auto state = std::make_unique<MrPoolUser::State>(state_, l1_entries);
+    state_->attach(*state);
     return MrPoolUser(std::move(state));
 }
 
-Result<void> MrPool::grow(std::uint32_t n) { return core_->grow(n); }
-Result<std::uint32_t> MrPool::add(std::span<std::byte> memory) { return core_->add(memory); }
-Result<void> MrPool::remove(std::uint32_t id) { return core_->remove(id); }
-MrPoolStats MrPool::stats() const { return core_->stats(); }
-const MrPoolOptions& MrPool::options() const noexcept { return core_->options(); }
+Result<void> MrPool::grow(std::uint32_t n) { return state_->grow(n); }
+Result<std::uint32_t> MrPool::add(std::span<std::byte> memory) { return state_->add(memory); }
+Result<void> MrPool::remove(std::uint32_t id) { return state_->remove(id); }
+MrPoolStats MrPool::stats() const { return state_->stats(); }
+const MrPoolOptions& MrPool::options() const noexcept { return state_->options(); }
 
 }  // namespace rpm

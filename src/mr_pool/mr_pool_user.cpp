@@ -14,14 +14,14 @@ MrPoolUser::MrPoolUser(MrPoolUser&&) noexcept = default;
 
 MrPoolUser& MrPoolUser::operator=(MrPoolUser&& other) noexcept {
     if (this != &other) {
-        if (s_) s_->core->detach(*s_);
+        if (s_) s_->pool->detach(*s_);
         s_ = std::move(other.s_);
     }
     return *this;
 }
 
 MrPoolUser::~MrPoolUser() {
-    if (s_) s_->core->detach(*s_);
+    if (s_) s_->pool->detach(*s_);
 }
 
 MrBuffer* MrPoolUser::get() noexcept {
@@ -37,9 +37,9 @@ MrBuffer* MrPoolUser::get() noexcept {
             break;
         }
         --u.owned;
-        u.core->drop(top);
+        u.pool->drop(top);
     }
-    if (e == nullptr) e = u.core->get_shared(u);
+    if (e == nullptr) e = u.pool->get_shared(u);
     if (e == nullptr) return nullptr;
     if (e->background) [[unlikely]] {
         e->background = false;
@@ -60,7 +60,7 @@ void MrPoolUser::put(MrBuffer* b) noexcept {
     const bool mine = e->origin == Level::l1;
     if (e->retiring.load(std::memory_order_relaxed)) [[unlikely]] {
         if (mine) --u.owned;
-        u.core->drop(e);
+        u.pool->drop(e);
         return;
     }
     const bool short_now = u.give_back.load(std::memory_order_relaxed);
@@ -72,12 +72,12 @@ void MrPoolUser::put(MrBuffer* b) noexcept {
         u.l1[u.l1_count++] = e;
     } else {
         if (mine) --u.owned;
-        u.core->put_shared(u, e);
+        u.pool->put_shared(u, e);
     }
-    if (short_now) [[unlikely]] u.core->give_back(u);
+    if (short_now) [[unlikely]] u.pool->give_back(u);
 }
 
-void MrPoolUser::trim() noexcept { s_->core->trim(*s_); }
+void MrPoolUser::trim() noexcept { s_->pool->trim(*s_); }
 std::uint32_t MrPoolUser::bucket() const noexcept { return s_->bucket; }
 std::uint32_t MrPoolUser::l1_size() const noexcept { return s_->l1_size; }
 std::uint32_t MrPoolUser::l1_free() const noexcept { return s_->l1_count; }

@@ -9,10 +9,10 @@ namespace rpm::detail {
 
 Result<std::shared_ptr<MrPoolState>> MrPoolState::create(std::unique_ptr<MrRegistrar> registrar,
                                                        const MrPoolOptions& opts) {
-    auto core = std::make_shared<MrPoolState>(std::move(registrar), opts);
-    if (auto r = core->grow(opts.initial); !r) return r.error();
-    core->monitor_.start();
-    return core;
+    auto state = std::make_shared<MrPoolState>(std::move(registrar), opts);
+    if (auto r = state->grow(opts.initial); !r) return r.error();
+    state->monitor_.start();
+    return state;
 }
 
 MrPoolState::MrPoolState(std::unique_ptr<MrRegistrar> registrar, const MrPoolOptions& opts)

@@ -60,9 +60,9 @@ inline void bump(std::atomic<std::uint64_t>& c, std::uint64_t n = 1) noexcept {
 
 struct alignas(64) UserCache {
     UserCache(std::shared_ptr<MrPoolState> c, std::uint32_t size)
-        : core(std::move(c)), l1(std::make_unique<MrEntry*[]>(size)), l1_size(size) {}
+        : pool(std::move(c)), l1(std::make_unique<MrEntry*[]>(size)), l1_size(size) {}
 
-    std::shared_ptr<MrPoolState> core;
+    std::shared_ptr<MrPoolState> pool;
     std::unique_ptr<MrEntry*[]> l1;
     std::uint32_t l1_count = 0;
     const std::uint32_t l1_size;

@@ -22,12 +22,12 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
     return *this;
 }
 
-// The core outlives the release: the last buffer of a dropped manager
+// The manager's state outlives the release: the last buffer of a dropped manager
 // unmaps the provider's BAR only after its own memory went back.
 Buffer::~Buffer() {
     if (!s_) return;
-    const auto core = s_->core;
-    if (core) core->release(*s_);
+    const auto state = s_->manager;
+    if (state) state->release(*s_);
     s_.reset();
 }
 

@@ -67,7 +67,7 @@ ManagerState::ManagerState(ManagerOptions opts, std::vector<Provider> providers,
       skipped_(std::move(skipped)) {}
 
 Buffer ManagerState::make(std::unique_ptr<Buffer::State> s) {
-    s->core = shared_from_this();
+    s->manager = shared_from_this();
     ++allocations_;
     bytes_allocated_ += s->size;
     return Buffer(std::move(s));

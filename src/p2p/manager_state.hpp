@@ -20,7 +20,7 @@ namespace rpm::p2p {
 
 /// A buffer's memory and where to give it back.
 struct Buffer::State {
-    std::shared_ptr<detail::ManagerState> core;
+    std::shared_ptr<detail::ManagerState> manager;
     std::byte* data = nullptr;
     std::size_t size = 0;
     Source source = Source::host;
