@@ -43,7 +43,8 @@ mkdir -p "$tmp/copy/bin" "$tmp/copy/lib"
 cp "$build/bin/rpm-probe" "$tmp/copy/bin/"
 cp -P "$build"/lib/librpmpm.so* "$tmp/copy/lib/"
 resolved=$(ldd "$tmp/copy/bin/rpm-probe" | awk '/librpmpm/ {print $3}')
-[ "$resolved" = "$tmp/copy/lib/librpmpm.so.1" ] || {
+# ldd prints the path as the RUNPATH made it ($ORIGIN expanded, not tidied).
+[ -n "$resolved" ] && [ "$(dirname "$(readlink -f "$resolved")")" = "$(readlink -f "$tmp/copy/lib")" ] || {
   echo "build copy test: the copy's rpm-probe resolves librpmpm to '$resolved', not the copy's" >&2; exit 1; }
 "$tmp/copy/bin/rpm-probe" --help > /dev/null || { echo "build copy test: the copy's rpm-probe does not run" >&2; exit 1; }
 echo "build copy test: every program finds librpmpm through \$ORIGIN; a copy runs its own ($resolved)"

@@ -12,6 +12,8 @@
 # rounds make the medians worth comparing.
 before=$1 after=$2 comp=${3:-adaptive} rounds=${4:-3} tests=${5:-write,read,persist,atomic_write}; out=${RPM_LAB_OUT:-/tmp}
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
+. "$(dirname "$0")/../../lib/own_library.sh"
+own_library "$before" rpm-bench && own_library "$after" rpm-bench || exit 2
 . "$(dirname "$0")/perftest.sh"
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
 # Only the measured build's server runs: an idle server is not free in a

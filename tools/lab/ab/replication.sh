@@ -6,6 +6,8 @@
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --share BEFORE_CHECKOUT -- \
 #     tools/lab/ab/replication.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [completion]
 before=$1 after=$2 comp=${3:-adaptive}; out=${RPM_LAB_OUT:-/tmp}
+. "$(dirname "$0")/../../lib/own_library.sh"
+own_library "$before" rpm-bench && own_library "$after" rpm-bench || exit 2
 addr=$RPM_LAB_RDMA_ADDR; pm=$RPM_LAB_PM
 printf 'bench:%s\n' 0123456789abcdef0123456789abcdef > /tmp/s.secrets; echo 0123456789abcdef0123456789abcdef > /tmp/s.secret
 $after/rpm-server --listen "rdma://$addr:7700" --region "pm=$pm" --secrets-file /tmp/s.secrets --completion $comp > $out/server0.log 2>&1 &

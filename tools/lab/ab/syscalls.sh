@@ -8,6 +8,8 @@
 #   RPM_LAB_ARTIFACTS=OUT tools/lab/run --pm eadr --share BEFORE_CHECKOUT -- \
 #     tools/lab/ab/syscalls.sh BEFORE_CHECKOUT/build/bin "$PWD/build/bin" [busy|adaptive|event] [persist,write,read] [callback|sync]
 before=$1 after=$2 comp=${3:-busy} tests=${4:-persist,write,read} api=${5:-callback}; out=${RPM_LAB_OUT:-/tmp}
+. "$(dirname "$0")/../../lib/own_library.sh"
+own_library "$before" rpm-bench && own_library "$after" rpm-bench || exit 2
 srvcomp=${3:-adaptive}  # the server: as given, else its default
 case $comp in busy|adaptive|event) ;; *) echo "syscalls.sh: the mode must be busy, adaptive or event, not '$comp'" >&2; exit 2 ;; esac
 case $api in callback|sync) ;; *) echo "syscalls.sh: the API must be callback or sync, not '$api'" >&2; exit 2 ;; esac
