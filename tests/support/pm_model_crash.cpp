@@ -66,7 +66,7 @@ public:
     }
 
 private:
-    // What rdma:// puts on the wire for a native flush (client_flush.cpp):
+    // What rdma:// puts on the wire for a native flush (flusher.cpp):
     // one FLUSH per range, adjacent and overlapping ranges joined, each
     // taking its lines to media at the responder. A FLUSH the responder
     // refuses (a control: memory registered without persistent FLUSH)

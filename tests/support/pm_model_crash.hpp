@@ -11,7 +11,7 @@
 //   send_flush        -> nic_receive (the send arrives), then Service::handle_flush
 //   native_flush      -> nic_native_flush per range as the wire has it: one
 //                        FLUSH per written range, adjacent ones joined
-//                        (rdma::merge_flush_ranges, client_flush.cpp)
+//                        (rdma::merge_flush_ranges, flusher.cpp)
 //   TCP write / atomic write / flush -> Service::handle_write / handle_atomic_write
 //                        / handle_flush (the server's CPU stores and persist step)
 //   persist (1 to 3 slices) -> TCP: Service::handle_persist (one request);

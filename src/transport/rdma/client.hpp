@@ -17,6 +17,7 @@
 //   Requests      requests.hpp     request ids and the replies awaited
 //   DirectOp      direct_op.hpp    the one operation outside the queue (client_direct.cpp)
 //   RegionTable   regions.hpp      the granted regions, their flushers, registered memory
+//   Flusher       flusher.hpp      how a region's flushes go on the wire, one per flush method
 //   Inbox         inbox.hpp        the server's messages and the recv()s waiting
 //   DriveState    driver.hpp       the polling's lock and a synchronous caller's wait
 //   IoThread      io_thread.hpp    the I/O thread, its wakeup, parked or not
@@ -33,6 +34,7 @@
 #include "transport/rdma/device_pools.hpp"
 #include "transport/rdma/direct_op.hpp"
 #include "transport/rdma/driver.hpp"
+#include "transport/rdma/flusher.hpp"
 #include "transport/rdma/handles.hpp"
 #include "transport/rdma/handshake.hpp"
 #include "transport/rdma/inbox.hpp"
@@ -168,9 +170,6 @@ public:
 
 private:
     using RemoteRegion = rdma::RemoteRegion;
-    using Flusher = rdma::Flusher;
-    /// The flusher of `m`'s grants (static tables).
-    static const Flusher* flusher_for(flush::Method m) noexcept;
     using Finished = rdma::Finished;  // a callback deliver_round runs
 
     // client_connect.cpp: set-up (ClientLink), the I/O thread, tear-down
@@ -298,7 +297,6 @@ private:
     void submit_error(client::Done done, std::error_code ec);
     std::error_code post_locked(Op& op);
     int post_request_locked(Op& op, const void* ctx);
-    Op request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply, client::Done done) const;
     const RemoteRegion* region_locked(std::uint32_t grant_id) const { return regions_.find(grant_id); }
     // Ops and callbacks go down by reference and are moved once, into the
     // queue: an Op is some 250 bytes with two std::functions in it.
@@ -307,20 +305,11 @@ private:
     void submit_transfer_locked(Op&& op, std::uint32_t grant_id, std::uint64_t offset, std::size_t length,
                                 client::Done&& done);
     void submit_chunks_locked(Op&& tmpl, std::uint64_t offset, std::size_t length, client::Done&& done);
-    /// Queue the flush of `ranges` by the region's flusher (an error op for an unknown grant).
+    /// Queue the flush of `ranges` by the region's flusher (flusher.hpp; an
+    /// error op for an unknown grant).
     void submit_flush_locked(std::uint32_t grant_id, std::span<const proto::Range> ranges, client::Done&& done);
 
-    // client_flush.cpp: the three flushers' steps
-    void submit_read_flush(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
-                           client::Done&& done);
-    void submit_send_flush(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
-                           client::Done&& done);
-    void submit_native_flush(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
-                             client::Done&& done);
-    bool prepare_direct_send_flush(std::uint32_t grant_id, const proto::Slice& s);
-    int post_direct_read_flush(const RemoteRegion& r, const proto::Slice& s);
-    int post_direct_send_flush(const RemoteRegion& r, const proto::Slice& s);
-    int post_direct_native_flush(const RemoteRegion& r, const proto::Slice& s);
+    // client_ops.cpp, too: what a persist's slices become
     Op atomic_op_locked(std::uint32_t grant_id, std::uint64_t offset, std::uint64_t wire_value,
                         client::Done done) const;
     /// A persist slice that goes as a native atomic write: a commit word
@@ -332,7 +321,6 @@ private:
         if (ops_.has_unposted() || ring_error_ != 0) pump_queue_locked();
     }
     void pump_queue_locked();
-    std::error_code frame_fits(const std::vector<std::byte>& frame) const noexcept;
     std::shared_ptr<UserMemory> user_memory_locked(const std::byte* p, std::size_t n) {
         return regions_.user_memory(p, n);
     }
@@ -373,6 +361,8 @@ private:
     std::string fail_why_;
     bool closing_ = false;
     Handshake handshake_;  // under mu_ (client_loop.cpp handles its frames)
+    // What the region's flusher works on (flusher.hpp), under mu_.
+    FlushWork flush_work_{api_, link_, ops_, requests_, direct_};
 
     std::atomic<std::uint64_t> native_atomics_{0};  // IBV_WC_ATOMIC_WRITE completions
     IoThread io_;  // the I/O thread (io_thread.hpp)

@@ -8,7 +8,7 @@
 // That work was about a third of rpm's own instructions per read
 // (docs/benchmarks-history.md, "A synchronous call's own operation"). So a read,
 // a write, or a persist of one slice (its write and its flush under one
-// doorbell; its flush is the region's flusher's: client_flush.cpp) goes
+// doorbell; its flush is the region's flusher's: flusher.hpp) goes
 // direct when the queue holds nothing unfinished, no other
 // direct operation is over but unreported, and a credit (and, without
 // registered memory, a bounce entry) is free at once: posted under the
@@ -83,7 +83,7 @@ bool ClientConn::try_direct_persist(const proto::RegionGrant& g, std::span<const
     const Flusher& fl = *r->flusher;
     auto user = user_memory_locked(s.data.data(), length);
     if (length > (user ? kMaxUserChunk : lim_.chunk)) return false;
-    if (fl.prepare_direct != nullptr && !(this->*fl.prepare_direct)(g.id, s)) return false;
+    if (fl.prepare_direct != nullptr && !fl.prepare_direct(flush_work_, g.id, s)) return false;
     OpQueue::DirectHold hold;
     if (!ops_.take_direct(2, !user, fl.direct_slot, hold)) return false;
     post_direct_persist_locked(*r, s, hold, std::move(user), done);
@@ -104,7 +104,7 @@ void ClientConn::post_direct_persist_locked(const RemoteRegion& r, const proto::
     // The flusher's work request behind it, and what the persist now owes:
     // the read's or FLUSH's completion; send_flush's Response (and the
     // send's completion only when it goes signaled).
-    ret = (this->*fl.post_direct)(r, s);
+    ret = fl.post_direct(flush_work_, r, s);
     // The write is queued in the verbs layer either way: post it, and when
     // its flush could not join it, no completion will retire it (as in
     // pump_locked): the connection fails, and the persist with it.

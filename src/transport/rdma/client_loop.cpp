@@ -294,7 +294,7 @@ void ClientConn::on_hello_locked(std::span<const std::byte> body) {
         handshake_.settle(std::move(r));
         return ec;
     };
-    submit_locked(request_op(std::move(frame), rid, std::move(on_reply), nullptr));
+    submit_locked(request_op(std::move(frame), rid, std::move(on_reply), nullptr, link_.layout().slot_size()));
 }
 
 void ClientConn::on_message_locked(std::span<const std::byte> payload) {

@@ -5,7 +5,7 @@
 // at offset 0 of the entry), or, when the span lies in memory the
 // application registered (register_memory), straight from or into it;
 // atomic_write is one atomic_write; flush is what the region's flusher
-// (client_flush.cpp, chosen when the grant was applied) queues: an 8-byte
+// (flusher.hpp, chosen when the grant was applied) queues: an 8-byte
 // RDMA read, a Flush frame, or native FLUSHes.
 #include "core/small_buffer.hpp"
 #include "protocol/commit_word.hpp"
@@ -93,21 +93,23 @@ void ClientConn::submit_error(client::Done done, std::error_code ec) {
     submit_locked(std::move(op));
 }
 
-Op ClientConn::request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply,
-                          client::Done done) const {
-    Op op;
-    op.kind = OpKind::request;
-    op.ec = frame_fits(frame);
-    op.length = frame.size();
-    op.frame = std::move(frame);
-    op.request_id = rid;
-    op.on_reply = std::move(on_reply);
-    op.done = std::move(done);
-    return op;
-}
-
-std::error_code ClientConn::frame_fits(const std::vector<std::byte>& frame) const noexcept {
-    return frame.size() <= link_.layout().slot_size() ? std::error_code{} : std::error_code(errc::bad_size);
+void ClientConn::submit_flush_locked(std::uint32_t grant_id, std::span<const proto::Range> ranges,
+                                     client::Done&& done) {
+    const RemoteRegion* r = region_locked(grant_id);
+    if (!r || ranges.size() > proto::kMaxRanges) {
+        Op op;
+        op.ec = errc::invalid_argument;
+        op.done = std::move(done);
+        return submit_locked(std::move(op));
+    }
+    // The flusher's ops that join the next are queued, not posted: the last
+    // one posts them all (after a persist's writes) under one doorbell.
+    const bool batching = batching_;
+    r->flusher->queue(flush_work_, *r, grant_id, ranges, std::move(done), [&](Op&& op) {
+        batching_ = batching || op.joins_next;
+        submit_locked(std::move(op));
+    });
+    batching_ = batching;
 }
 
 void ClientConn::submit_chunks_locked(Op&& tmpl, std::uint64_t offset, std::size_t length, client::Done&& done) {
@@ -270,7 +272,7 @@ void ClientConn::send(std::span<const std::byte> payload, client::Done done) {
     proto::encode_message(frame, rid, payload);
     std::lock_guard lock(mu_);
     // The server answers every message with a Response, as over TCP.
-    submit_locked(request_op(std::move(frame), rid, response_status, std::move(done)));
+    submit_locked(request_op(std::move(frame), rid, response_status, std::move(done), link_.layout().slot_size()));
 }
 
 void ClientConn::recv(std::span<std::byte> out, client::RecvDone done) {

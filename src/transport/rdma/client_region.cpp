@@ -64,7 +64,7 @@ ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
     };
     {
         std::lock_guard lock(mu_);
-        submit_locked(request_op(std::move(frame), rid, std::move(on_reply), std::move(done)));
+        submit_locked(request_op(std::move(frame), rid, std::move(on_reply), std::move(done), link_.layout().slot_size()));
     }
     if (f.wait_for(opts_.timeout) != std::future_status::ready) {
         close();
@@ -76,7 +76,7 @@ ClientConn::GrantReply ClientConn::request_grant(const proto::OpenRegion& req) {
 }
 
 Result<void> ClientConn::apply_grant_locked(const proto::RegionGrant& g) {
-    const Flusher* flusher = flusher_for(g.method);
+    const Flusher* flusher = Flusher::of(g.method);
     if (flusher == nullptr) return Error(errc::io_error, link_.where() + ": the grant names no flush method");
     if (g.rdma_mr.empty()) return Error(errc::io_error, link_.where() + ": the grant carries no memory descriptor");
     RemoteMrHandle mr(api_);

@@ -1,7 +1,7 @@
 // The ranges a native flush names on the wire: one FLUSH per range, after
 // joining those that overlap or touch (a log record and its commit word)
 // and dropping empty ones. Shared by the client's native flusher
-// (client_flush.cpp) and the persistence model's native cell
+// (flusher.cpp) and the persistence model's native cell
 // (tests/support/pm_model_crash.cpp), which must flush what the wire does.
 #pragma once
 

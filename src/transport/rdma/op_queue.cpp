@@ -5,6 +5,23 @@
 #include <utility>
 
 namespace rpm::rdma {
+
+std::error_code frame_fits(const std::vector<std::byte>& frame, std::size_t slot_size) noexcept {
+    return frame.size() <= slot_size ? std::error_code{} : std::error_code(errc::bad_size);
+}
+
+Op request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply, client::Done done,
+              std::size_t slot_size) {
+    Op op;
+    op.kind = OpKind::request;
+    op.ec = frame_fits(frame, slot_size);
+    op.length = frame.size();
+    op.frame = std::move(frame);
+    op.request_id = rid;
+    op.on_reply = std::move(on_reply);
+    op.done = std::move(done);
+    return op;
+}
 int owed_for(OpKind k) noexcept {
     switch (k) {
     case OpKind::none: return 0;

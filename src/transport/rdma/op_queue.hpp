@@ -84,6 +84,14 @@ struct Op {
     std::optional<std::uint32_t> slot;
 };
 
+/// `frame` fits a send slot of `slot_size` bytes: success, or errc::bad_size.
+[[nodiscard]] std::error_code frame_fits(const std::vector<std::byte>& frame, std::size_t slot_size) noexcept;
+/// A request op: `frame` to send (a request of id `rid`), its reply turned
+/// into a status by `on_reply`; failed at once (bad_size) when `frame` does
+/// not fit a send slot of `slot_size` bytes.
+[[nodiscard]] Op request_op(std::vector<std::byte> frame, std::uint32_t rid, OnReply on_reply, client::Done done,
+                            std::size_t slot_size);
+
 class OpQueue {
 public:
     OpQueue(std::uint32_t credits, std::uint32_t send_slots);

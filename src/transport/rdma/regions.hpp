@@ -19,36 +19,13 @@
 
 namespace rpm::rdma {
 
-class ClientConn;
 struct Flusher;
 
 struct RemoteRegion {
     RemoteMrHandle mr;
-    const Flusher* flusher = nullptr;  ///< the grant's method, chosen once (flusher_for)
+    const Flusher* flusher = nullptr;  ///< the grant's method, chosen once (Flusher::of, flusher.hpp)
     std::uint64_t size = 0;
 };
-/// How one region's flushes go on the wire, chosen once when its grant
-/// is applied (flusher_for, client_flush.cpp), as librpma picks one
-/// flush function per connection: the posting paths call through it and
-/// never ask the method again. One per method: read_after_write (an
-/// 8-byte read), send_flush (a Flush frame), native_flush (IBTA FLUSH).
-struct Flusher {
-    flush::Method method;
-    /// Queue what flushes `ranges` of `r`, behind what was queued before.
-    void (ClientConn::*submit)(const RemoteRegion& r, std::uint32_t grant_id, std::span<const proto::Range> ranges,
-                               client::Done&& done);
-    /// A direct one-slice persist (try_direct_persist): its flush takes
-    /// a send slot; the kind its completion finishes it as.
-    bool direct_slot;
-    OpKind direct_kind;
-    /// Before anything is taken (nullptr: nothing to do). RETURN VALUE:
-    /// false: the persist goes through the queue instead.
-    bool (ClientConn::*prepare_direct)(std::uint32_t grant_id, const proto::Slice& s);
-    /// Queue the flush behind the direct write (deferred doorbell) and
-    /// set what the direct operation owes. RETURN VALUE: the Api's code.
-    int (ClientConn::*post_direct)(const RemoteRegion& r, const proto::Slice& s);
-};
-
 class RegionTable {
 public:
     /// The region of grant `grant_id`, or nullptr.
