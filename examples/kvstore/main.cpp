@@ -96,6 +96,17 @@ int replica(const ReplicaArgs& a) {
     return 0;
 }
 
+void add_replica_options(CLI::App* r, ReplicaArgs& a) {
+    r->add_option("--listen", a.listen, "tcp://HOST:PORT or rdma://HOST:PORT (port 0 = any)")->required();
+    r->add_option("--region", a.region, "region file (created with --size if missing)")->required();
+    r->add_option("--size", a.size, "size when creating it (default 64M)");
+    r->add_option("--client", a.client, "ID:SECRET the primary connects with (default kvstore:kvstore)");
+    r->add_option("--port-file", a.port_file, "write the bound port here once listening");
+    r->add_option("--fence-dir", a.fence_dir,
+                  "keep the region's fencing term here (default: REGION.fence beside the region file)")
+        ->check(CLI::ExistingDirectory);
+}
+
 void add_primary_options(CLI::App* p, PrimaryArgs& a) {
     p->add_option("--local", a.local, "this node's region file (created with --size if missing)")->required();
     p->add_option("--size", a.size, "region size when creating it, header included (default 64M)");
@@ -172,6 +183,134 @@ const CLI::Validator writable_file_path(
     },
     "FILE");
 
+// KEY and VALUE of put, get and delete, and the --acked file of verify:
+// whichever subcommand was given filled them in.
+struct Words {
+    std::string key, value, acked;
+};
+
+// put, get and delete, which primary and client both have.
+struct KeyCommands {
+    CLI::App *put = nullptr, *get = nullptr, *del = nullptr;
+};
+
+KeyCommands add_key_commands(CLI::App* parent, Words& w) {
+    auto* put = parent->add_subcommand("put", "store VALUE under KEY (returns once durable)");
+    put->add_option("key", w.key)->required();
+    put->add_option("value", w.value)->required();
+    auto* get = parent->add_subcommand("get", "print KEY's value (exit 1: not found)");
+    get->add_option("key", w.key)->required();
+    auto* del = parent->add_subcommand("delete", "delete KEY (exit 1: not found)");
+    del->add_option("key", w.key)->required();
+    return {put, get, del};
+}
+
+// load's options that primary and client share (primary adds its own).
+CLI::App* add_load_command(CLI::App* parent, LoadArgs& a) {
+    auto* load = parent->add_subcommand("load", "put keys k<RUN>-<I>, logging each acknowledged one to --acked");
+    load->add_option("--count", a.count, "puts to make")->required()->check(CLI::PositiveNumber);
+    load->add_option("--acked", a.acked, "file the acknowledged keys are appended to")->required();
+    load->add_option("--run", a.run, "a number in every key and value (a fresh one per run)");
+    return load;
+}
+
+CLI::App* add_verify_command(CLI::App* parent, std::string& acked) {
+    auto* verify = parent->add_subcommand("verify", "check that every key in --acked holds its value");
+    verify->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
+    return verify;
+}
+
+// `primary OPTIONS COMMAND`: what its options and COMMAND's fill in, and the
+// commands, to tell which one was given. CLI11 keeps pointers into it: it
+// stays where main made it.
+struct PrimaryCli {
+    PrimaryArgs args;
+    LoadArgs load_args;
+    CLI::App* cmd = nullptr;
+    KeyCommands keys;
+    CLI::App *stats = nullptr, *shell = nullptr, *dump = nullptr, *load = nullptr, *verify = nullptr;
+};
+
+void add_primary(CLI::App& app, PrimaryCli& p, Words& w) {
+    p.cmd = app.add_subcommand("primary", "open the store on --local, replicated to each --replica, and run COMMAND");
+    add_primary_options(p.cmd, p.args);
+    p.cmd->require_subcommand(1);
+    p.keys = add_key_commands(p.cmd, w);
+    p.stats = p.cmd->add_subcommand("stats", "records, keys, space, generation, LSN frontiers, replicas");
+    p.shell = p.cmd->add_subcommand("shell", "read put/get/delete/stats/dump lines from stdin");
+    p.dump = p.cmd->add_subcommand("dump", "print every live KEY=VALUE, sorted");
+    p.load = add_load_command(p.cmd, p.load_args);
+    p.load->add_option("--fault", p.load_args.fault, "ack-before-quorum: acknowledge each put before its commit (a planted bug for negative controls)")
+        ->check(CLI::IsMember({"", "ack-before-quorum"}));
+    p.load->add_option("--timeline", p.load_args.timeline,
+                       "append a line per acknowledged put to FILE: \"<steady-clock ns at the ack> <latency ns>\" "
+                       "(the put's duration); written in blocks, at most 4096 puts or 100 ms behind the load")
+        ->type_name("FILE")
+        ->check(writable_file_path);
+    p.verify = add_verify_command(p.cmd, w.acked);
+    for (auto* sub : {p.keys.put, p.keys.get, p.keys.del, p.stats, p.shell, p.dump, p.load, p.verify})
+        sub->fallthrough();  // primary's options may come after COMMAND too
+}
+
+int run_primary(const PrimaryCli& p, const Words& w) {
+    int status = 0;
+    auto store = open_primary(p.args, status);
+    if (!store) return status;
+    if (*p.keys.put) return put(*store, w.key, w.value);
+    if (*p.keys.get) return get(*store, w.key);
+    if (*p.keys.del) return kvcli::remove(*store, w.key);
+    if (*p.stats) return stats(*store);
+    if (*p.shell) return shell(*store);
+    if (*p.dump) return dump(*store);
+    if (*p.load) return load(*store, p.load_args);
+    return verify(*store, w.acked);
+}
+
+// `client OPTIONS COMMAND`, as PrimaryCli is primary's.
+struct ClientCli {
+    RemoteArgs args;
+    LoadArgs load_args;
+    CLI::App* cmd = nullptr;
+    KeyCommands keys;
+    CLI::App *info = nullptr, *load = nullptr, *verify = nullptr;
+};
+
+void add_client(CLI::App& app, ClientCli& c, Words& w) {
+    c.cmd = app.add_subcommand("client", "talk to a group's primary over RESP: put, get, delete, info, load, verify");
+    add_remote_options(c.cmd, c.args, true);
+    c.cmd->require_subcommand(1);
+    c.keys = add_key_commands(c.cmd, w);
+    c.info = c.cmd->add_subcommand("info", "what the primary says of itself and its members");
+    c.load = add_load_command(c.cmd, c.load_args);
+    c.verify = add_verify_command(c.cmd, w.acked);
+    for (auto* sub : {c.keys.put, c.keys.get, c.keys.del, c.info, c.load, c.verify}) sub->fallthrough();
+}
+
+int run_client(const ClientCli& c, const Words& w) {
+    if (c.args.coordinator.empty() && c.args.node.empty()) return fail("client: give --coordinator or --node");
+    if (*c.load) return remote_load(c.args, c.load_args);
+    if (*c.verify) return remote_verify(c.args, w.acked);
+    const auto cmd = *c.keys.put ? RemoteCommand::put : *c.keys.get ? RemoteCommand::get
+                   : *c.keys.del ? RemoteCommand::remove : RemoteCommand::info;
+    return remote(c.args, cmd, w.key, w.value);
+}
+
+// `offline --region PATH dump | verify --acked FILE`.
+struct OfflineCli {
+    std::string region;
+    CLI::App *cmd = nullptr, *verify = nullptr;
+};
+
+void add_offline(CLI::App& app, OfflineCli& o, std::string& acked) {
+    o.cmd = app.add_subcommand("offline", "read a region file with no replicas and no network");
+    o.cmd->add_option("--region", o.region, "a member's region file")->required()->check(CLI::ExistingFile);
+    o.cmd->require_subcommand(1);
+    auto* dump = o.cmd->add_subcommand("dump", "print every live KEY=VALUE in its log, sorted");
+    o.verify = add_verify_command(o.cmd, acked);
+    dump->fallthrough();
+    o.verify->fallthrough();
+}
+
 } // namespace
 } // namespace kvcli
 
@@ -179,109 +318,28 @@ int main(int argc, char** argv) {
     using namespace kvcli;
     CLI::App app{"rpm-kvstore: a persistent-memory hash map replicated with rpm (an example)"};
     app.require_subcommand(1);
-
+    Words words;
     ReplicaArgs ra;
     auto* rep = app.add_subcommand("replica", "serve region \"kv\" to a primary until SIGINT/SIGTERM");
-    rep->add_option("--listen", ra.listen, "tcp://HOST:PORT or rdma://HOST:PORT (port 0 = any)")->required();
-    rep->add_option("--region", ra.region, "region file (created with --size if missing)")->required();
-    rep->add_option("--size", ra.size, "size when creating it (default 64M)");
-    rep->add_option("--client", ra.client, "ID:SECRET the primary connects with (default kvstore:kvstore)");
-    rep->add_option("--port-file", ra.port_file, "write the bound port here once listening");
-    rep->add_option("--fence-dir", ra.fence_dir,
-                    "keep the region's fencing term here (default: REGION.fence beside the region file)")
-        ->check(CLI::ExistingDirectory);
-
-    PrimaryArgs pa;
-    auto* pri = app.add_subcommand("primary", "open the store on --local, replicated to each --replica, and run COMMAND");
-    add_primary_options(pri, pa);
-    pri->require_subcommand(1);
-    std::string key, value, acked;
-    LoadArgs la;
-    auto* put_cmd = pri->add_subcommand("put", "store VALUE under KEY (returns once durable)");
-    put_cmd->add_option("key", key)->required();
-    put_cmd->add_option("value", value)->required();
-    auto* get_cmd = pri->add_subcommand("get", "print KEY's value (exit 1: not found)");
-    get_cmd->add_option("key", key)->required();
-    auto* del_cmd = pri->add_subcommand("delete", "delete KEY (exit 1: not found)");
-    del_cmd->add_option("key", key)->required();
-    auto* stats_cmd = pri->add_subcommand("stats", "records, keys, space, generation, LSN frontiers, replicas");
-    auto* shell_cmd = pri->add_subcommand("shell", "read put/get/delete/stats/dump lines from stdin");
-    auto* dump_cmd = pri->add_subcommand("dump", "print every live KEY=VALUE, sorted");
-    auto* load_cmd = pri->add_subcommand("load", "put keys k<RUN>-<I>, logging each acknowledged one to --acked");
-    load_cmd->add_option("--count", la.count, "puts to make")->required()->check(CLI::PositiveNumber);
-    load_cmd->add_option("--acked", la.acked, "file the acknowledged keys are appended to")->required();
-    load_cmd->add_option("--run", la.run, "a number in every key and value (a fresh one per run)");
-    load_cmd->add_option("--fault", la.fault, "ack-before-quorum: acknowledge each put before its commit (a planted bug for negative controls)")
-        ->check(CLI::IsMember({"", "ack-before-quorum"}));
-    load_cmd->add_option("--timeline", la.timeline,
-                         "append a line per acknowledged put to FILE: \"<steady-clock ns at the ack> <latency ns>\" "
-                         "(the put's duration); written in blocks, at most 4096 puts or 100 ms behind the load")
-        ->type_name("FILE")
-        ->check(writable_file_path);
-    auto* verify_cmd = pri->add_subcommand("verify", "check that every key in --acked holds its value");
-    verify_cmd->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
-
+    add_replica_options(rep, ra);
+    PrimaryCli pri;
+    add_primary(app, pri, words);
     NodeArgs na;
     auto* node_cmd = app.add_subcommand("node", "a member of a group with an elected primary (etcd), until SIGINT/SIGTERM");
     add_node_options(node_cmd, na);
-    RemoteArgs ca;
-    auto* cli = app.add_subcommand("client", "talk to a group's primary over RESP: put, get, delete, info, load, verify");
-    add_remote_options(cli, ca, true);
-    cli->require_subcommand(1);
-    auto* c_put = cli->add_subcommand("put", "store VALUE under KEY (returns once durable)");
-    c_put->add_option("key", key)->required();
-    c_put->add_option("value", value)->required();
-    auto* c_get = cli->add_subcommand("get", "print KEY's value (exit 1: not found)");
-    c_get->add_option("key", key)->required();
-    auto* c_del = cli->add_subcommand("delete", "delete KEY (exit 1: not found)");
-    c_del->add_option("key", key)->required();
-    auto* c_info = cli->add_subcommand("info", "what the primary says of itself and its members");
-    LoadArgs cla;
-    auto* c_load = cli->add_subcommand("load", "put keys k<RUN>-<I>, logging each acknowledged one to --acked");
-    c_load->add_option("--count", cla.count, "puts to make")->required()->check(CLI::PositiveNumber);
-    c_load->add_option("--acked", cla.acked, "file the acknowledged keys are appended to")->required();
-    c_load->add_option("--run", cla.run, "a number in every key and value (a fresh one per run)");
-    auto* c_verify = cli->add_subcommand("verify", "check that every key in --acked holds its value");
-    c_verify->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
+    ClientCli cli;
+    add_client(app, cli, words);
     RemoteArgs sa;
     auto* status_cmd = app.add_subcommand("status", "the group's leader and term (from etcd), and its members");
     add_remote_options(status_cmd, sa, false);
-
-    std::string region;
-    auto* off = app.add_subcommand("offline", "read a region file with no replicas and no network");
-    off->add_option("--region", region, "a member's region file")->required()->check(CLI::ExistingFile);
-    off->require_subcommand(1);
-    auto* off_dump = off->add_subcommand("dump", "print every live KEY=VALUE in its log, sorted");
-    auto* off_verify = off->add_subcommand("verify", "check that every key in --acked holds its value");
-    off_verify->add_option("--acked", acked, "a file load wrote")->required()->check(CLI::ExistingFile);
-    for (auto* sub : {c_put, c_get, c_del, c_info, c_load, c_verify}) sub->fallthrough();
-    for (auto* sub : {put_cmd, get_cmd, del_cmd, stats_cmd, shell_cmd, dump_cmd, load_cmd, verify_cmd})
-        sub->fallthrough();  // primary's options may come after COMMAND too
-    off_dump->fallthrough();
-    off_verify->fallthrough();
+    OfflineCli off;
+    add_offline(app, off, words.acked);
     if (auto done = rpm_tools::parse_args(app, argc, argv)) return *done;
 
     if (*rep) return replica(ra);
     if (*node_cmd) return node(std::move(na));
     if (*status_cmd) return status(sa);
-    if (*cli && ca.coordinator.empty() && ca.node.empty()) return fail("client: give --coordinator or --node");
-    if (*c_load) return remote_load(ca, cla);
-    if (*c_verify) return remote_verify(ca, acked);
-    if (*cli) {
-        const auto cmd = *c_put ? RemoteCommand::put : *c_get ? RemoteCommand::get
-                       : *c_del ? RemoteCommand::remove : RemoteCommand::info;
-        return remote(ca, cmd, key, value);
-    }
-    if (*off) return offline(region, *off_verify ? std::optional(acked) : std::nullopt);
-    int status = 0;
-    auto store = open_primary(pa, status);
-    if (!store) return status;
-    if (*put_cmd) return put(*store, key, value);
-    if (*get_cmd) return get(*store, key);
-    if (*del_cmd) return kvcli::remove(*store, key);
-    if (*stats_cmd) return stats(*store);
-    if (*shell_cmd) return shell(*store);
-    if (*dump_cmd) return dump(*store);
-    if (*load_cmd) return load(*store, la);
-    return verify(*store, acked);
+    if (*cli.cmd) return run_client(cli, words);
+    if (*off.cmd) return offline(off.region, *off.verify ? std::optional(words.acked) : std::nullopt);
+    return run_primary(pri, words);
 }

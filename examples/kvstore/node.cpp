@@ -74,6 +74,11 @@ private:
     rpm::Result<std::unique_ptr<kv::Store>> open_store(std::uint64_t term);
     std::unique_ptr<kv::Store> open_while_leading(std::uint64_t term);
     void lead(const rpm::Leader& l);
+    int check_members() const;
+    int check_args() const;
+    std::thread watch_signals();
+    rpm::Result<void> connect_coordinator(const rpm::CoordinatorOptions& o);
+    void campaign_until_stopped();
     kv::Store* store() override { return store_.get(); }
     void not_leader(std::string& out) override;
     std::string info() override;
@@ -240,9 +245,9 @@ std::string Node::info() {
     return s;
 }
 
-int Node::run() {
-    auto copts = rpm::parse_coordinator_uri(a_.coordinator);
-    if (!copts) return fail("--coordinator " + a_.coordinator + ": " + copts.error().message());
+// Each --member a tcp:// or rdma:// URI with a port, given once, this
+// node's --listen among them. 0, or fail()'s status after saying why.
+int Node::check_members() const {
     for (std::size_t i = 0; i < a_.members.size(); ++i) {
         const auto& m = a_.members[i];
         const auto sep = m.find("://");
@@ -257,12 +262,64 @@ int Node::run() {
     }
     if (std::find(a_.members.begin(), a_.members.end(), a_.replica.listen) == a_.members.end())
         return fail("--member must list every node's --listen, this one's (" + a_.replica.listen + ") included");
+    return 0;
+}
+
+// The command line checked before anything starts (a bad one exits 2 at once).
+int Node::check_args() const {
+    if (const int status = check_members()) return status;
     if (auto o = replica_server_options(a_.replica); !o) return fail(o.error().message());
     if (a_.name.empty() || a_.name.find(' ') != std::string::npos) return fail("--name: one word");
     std::string serve_host;
     std::uint16_t serve_port = 0;
     if (!kvnode::split_host_port(a_.serve, serve_host, serve_port))
         return fail("--serve " + a_.serve + ": expected HOST:PORT");
+    return 0;
+}
+
+// SIGINT and SIGTERM stop the node: blocked in every thread, they reach
+// only the thread returned, which sigwaits for them.
+std::thread Node::watch_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts
+    return std::thread([this, set] {
+        int sig = 0;
+        sigwait(&set, &sig);
+        std::lock_guard lk(mu_);
+        stop_ = true;
+        cv_.notify_all();
+    });
+}
+
+// etcd may come up after the nodes: a candidate waits for it (coord_ stays
+// empty when stopped first). An error other than io_error ends the wait.
+rpm::Result<void> Node::connect_coordinator(const rpm::CoordinatorOptions& o) {
+    for (int attempt = 0; !coord_ && !stopping(); ++attempt) {
+        auto coord = rpm::connect_etcd(o);
+        if (coord) coord_ = std::move(*coord);
+        else if (coord.error() != rpm::errc::io_error) return coord.error();
+        else if (attempt % 20 == 0) say("waiting for etcd: " + coord.error().message());
+        if (!coord_) pause(500ms);
+    }
+    return {};
+}
+
+void Node::campaign_until_stopped() {
+    while (!stopping()) {
+        auto l = coord_->campaign(candidate_value(a_.name, serve_), 2s);
+        if (l) lead(*l);
+        else if (l.error() != rpm::errc::io_error || l.error().detail().find("leads") == std::string::npos)
+            say("campaign: " + l.error().message()), pause(500ms);
+    }
+}
+
+int Node::run() {
+    auto copts = rpm::parse_coordinator_uri(a_.coordinator);
+    if (!copts) return fail("--coordinator " + a_.coordinator + ": " + copts.error().message());
+    if (const int status = check_args()) return status;
     copts->election = a_.election;
     copts->lease_ttl = std::chrono::seconds(a_.lease_ttl_s);
     copts->on_lost = [this](const rpm::Error& e) {
@@ -270,26 +327,8 @@ int Node::run() {
         request_step_down("lease lost: " + e.message());
     };
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);  // before any thread starts
-    std::thread signals([&] {
-        int sig = 0;
-        sigwait(&set, &sig);
-        std::lock_guard lk(mu_);
-        stop_ = true;
-        cv_.notify_all();
-    });
-    // etcd may come up after the nodes: a candidate waits for it.
-    for (int attempt = 0; !coord_ && !stopping(); ++attempt) {
-        auto coord = rpm::connect_etcd(*copts);
-        if (coord) coord_ = std::move(*coord);
-        else if (coord.error() != rpm::errc::io_error) return stop_signals(signals), fail(coord.error().message());
-        else if (attempt % 20 == 0) say("waiting for etcd: " + coord.error().message());
-        if (!coord_) pause(500ms);
-    }
+    std::thread signals = watch_signals();
+    if (auto c = connect_coordinator(*copts); !c) return stop_signals(signals), fail(c.error().message());
     if (!coord_) return stop_signals(signals), 0;
     auto service = kvnode::Service::start(a_.serve, *this);
     if (!service) return stop_signals(signals), fail(service.error().message(), 3);
@@ -300,12 +339,7 @@ int Node::run() {
         leader_ = l;
     });
     if (start_server()) say("candidate; region on " + a_.replica.listen + ", clients on " + serve_);
-    while (!stopping()) {
-        auto l = coord_->campaign(candidate_value(a_.name, serve_), 2s);
-        if (l) lead(*l);
-        else if (l.error() != rpm::errc::io_error || l.error().detail().find("leads") == std::string::npos)
-            say("campaign: " + l.error().message()), pause(500ms);
-    }
+    campaign_until_stopped();
     say("stopping");
     service_.reset();
     coord_.reset();  // revokes the lease: another node is elected at once

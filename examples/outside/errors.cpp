@@ -134,32 +134,28 @@ struct LogCapture {
     }
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::cerr << "usage: outside-errors DIR\n";
-        return 2;
-    }
-    // The library running may be newer than the headers compiled against
-    // (a shared library upgraded underneath), never older.
+// The library running may be newer than the headers compiled against
+// (a shared library upgraded underneath), never older.
+bool library_not_older_than_headers() {
     std::cout << "headers: rpm " << RPM_VERSION_MAJOR << "." << RPM_VERSION_MINOR << "." << RPM_VERSION_PATCH
               << " (RPM_VERSION " << RPM_VERSION << "); library: rpm " << rpm::version() << " ("
               << rpm::version_number() << ")\n";
-    if (rpm::version_number() < RPM_VERSION) {
-        std::cerr << "outside-errors: the library is older than the headers this program was built with\n";
-        return 1;
-    }
+    if (rpm::version_number() >= RPM_VERSION) return true;
+    std::cerr << "outside-errors: the library is older than the headers this program was built with\n";
+    return false;
+}
 
-    // The library's own lines go to stderr by default; a program hands them
-    // to its logger instead. RPM_LOG=error would hide the warning looked for
-    // below, so let warnings through at least.
-    LogCapture captured;
+// The library's own lines go to stderr by default; a program hands them to
+// its logger instead. RPM_LOG=error would hide the warning looked for below,
+// so let warnings through at least.
+void capture_library_log(LogCapture& captured) {
     rpm::set_log_handler([&captured](rpm::LogLevel level, std::string_view component, std::string_view message) {
         captured.add(level, component, message);
     });
     if (rpm::log_level() < rpm::LogLevel::warning) rpm::set_log_level(rpm::LogLevel::warning);
+}
 
+rpm::Result<rpm::Server> start_server(const std::filesystem::path& dir) {
     rpm::ServerOptions so;
     so.listen = {"tcp://127.0.0.1:0"};
     so.secrets["app"] = "right-secret";
@@ -167,24 +163,27 @@ int main(int argc, char** argv) {
     // Short, so that the silent peer below is closed (and logged) soon; long
     // enough for the real clients' handshakes on a busy machine.
     so.handshake_timeout = std::chrono::seconds(1);
-    so.regions.push_back({"notes", std::filesystem::path(argv[1]) / "errors.pool", 1u << 20, true, {}});
-    auto server = rpm::Server::start(std::move(so));
-    if (!server) {
-        std::cerr << "outside-errors: server: " << server.error().message() << "\n";
-        return 1;
-    }
-    const std::string uri = "tcp://127.0.0.1:" + std::to_string(server->port(rpm::Scheme::tcp));
+    so.regions.push_back({"notes", dir / "errors.pool", 1u << 20, true, {}});
+    return rpm::Server::start(std::move(so));
+}
+
+rpm::ClientOptions client_options() {
     rpm::ClientOptions co;
     co.client_id = "app";
     co.secret = "right-secret";
     co.timeout = std::chrono::seconds(5);
+    return co;
+}
 
+// Errors 1 and 2, of connecting. False when the test itself could not be
+// set up (said on stderr).
+bool expect_connect_errors(const rpm::ClientOptions& co, const std::string& uri) {
     {  // 1. Nobody listens: the connection is refused.
         Socket taken;
         const auto port = taken.bind_any();
         if (port == 0) {
             std::cerr << "outside-errors: cannot bind a socket on 127.0.0.1\n";
-            return 1;
+            return false;
         }
         expect("connect to a closed port", rpm::Client(co).connect("tcp://127.0.0.1:" + std::to_string(port)),
                rpm::errc::io_error, "io_error");
@@ -195,21 +194,20 @@ int main(int argc, char** argv) {
         expect("connect with a wrong secret", rpm::Client(wrong).connect(uri), rpm::errc::auth_failed,
                "auth_failed");
     }
+    return true;
+}
 
-    auto conn = rpm::Client(co).connect(uri);
-    if (!conn) {
-        std::cerr << "outside-errors: connect " << uri << ": " << conn.error().message() << "\n";
-        return 1;
-    }
+// Errors 3 and 4, on a connection. False as expect_connect_errors.
+bool expect_region_errors(rpm::Connection& conn) {
     {  // 3. An unknown region: the same answer as a region not granted, so names do not leak.
-        expect("open an unknown region", conn->open_region("no-such-region"), rpm::errc::invalid_argument,
+        expect("open an unknown region", conn.open_region("no-such-region"), rpm::errc::invalid_argument,
                "invalid_argument");
     }
     {  // 4. A write past the end: refused before anything is sent; the connection goes on.
-        auto notes = conn->open_region("notes");
+        auto notes = conn.open_region("notes");
         if (!notes) {
             std::cerr << "outside-errors: open_region notes: " << notes.error().message() << "\n";
-            return 1;
+            return false;
         }
         const std::array<std::uint8_t, 8> bytes{1, 2, 3, 4, 5, 6, 7, 8};
         const rpm::Result<void> past = notes->write(notes->size() - 4, bytes.data(), bytes.size());
@@ -219,17 +217,49 @@ int main(int argc, char** argv) {
                   << (again ? std::string("succeeded") : "failed: " + again.error().message()) << "\n";
         if (!again) ++failures;
     }
+    return true;
+}
 
-    {  // 5. A peer that connects and never authenticates: the server closes it and logs why.
-        Socket silent;
-        if (!silent.connect_to(server->port(rpm::Scheme::tcp))) {
-            std::cerr << "outside-errors: cannot connect a raw socket to " << uri << "\n";
-            return 1;
-        }
-        const auto line = captured.wait_for("handshake_timeout", std::chrono::seconds(10));
-        std::cout << "library log: " << (line.empty() ? "NOTHING within 10 s" : line) << "\n";
-        if (line.empty()) ++failures;
+// 5. A peer that connects and never authenticates: the server closes it and
+// logs why. False as expect_connect_errors.
+bool expect_silent_peer_logged(std::uint16_t port, const std::string& uri, LogCapture& captured) {
+    Socket silent;
+    if (!silent.connect_to(port)) {
+        std::cerr << "outside-errors: cannot connect a raw socket to " << uri << "\n";
+        return false;
     }
+    const auto line = captured.wait_for("handshake_timeout", std::chrono::seconds(10));
+    std::cout << "library log: " << (line.empty() ? "NOTHING within 10 s" : line) << "\n";
+    if (line.empty()) ++failures;
+    return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::cerr << "usage: outside-errors DIR\n";
+        return 2;
+    }
+    if (!library_not_older_than_headers()) return 1;
+    LogCapture captured;
+    capture_library_log(captured);
+    auto server = start_server(argv[1]);
+    if (!server) {
+        std::cerr << "outside-errors: server: " << server.error().message() << "\n";
+        return 1;
+    }
+    const std::string uri = "tcp://127.0.0.1:" + std::to_string(server->port(rpm::Scheme::tcp));
+    const rpm::ClientOptions co = client_options();
+    if (!expect_connect_errors(co, uri)) return 1;
+
+    auto conn = rpm::Client(co).connect(uri);
+    if (!conn) {
+        std::cerr << "outside-errors: connect " << uri << ": " << conn.error().message() << "\n";
+        return 1;
+    }
+    if (!expect_region_errors(*conn)) return 1;
+    if (!expect_silent_peer_logged(server->port(rpm::Scheme::tcp), uri, captured)) return 1;
 
     conn->close();
     server->stop();

@@ -13,23 +13,9 @@ namespace {
 
 Fabric* g_current = nullptr;
 
-} // namespace
-
-Fabric::Fabric() {
-    if (g_current) throw std::logic_error("one fake fabric at a time");
-    context_.device = &device_;
-    g_current = this;
-}
-
-Fabric::~Fabric() { g_current = nullptr; }
-
-Fabric& Fabric::current() {
-    if (!g_current) throw std::logic_error("no fake fabric");
-    return *g_current;
-}
-
-const Api& Fabric::api() noexcept {
-    static const Api api{
+// The table Fabric::api() hands out: every entry a fake call (fake_rpma_fns.hpp).
+Api fake_api() noexcept {
+    return Api{
         .utils_get_ibv_context = &fn::get_ibv_context,
         .peer_new = &fn::peer_new,
         .peer_delete = &fn::peer_delete,
@@ -87,6 +73,25 @@ const Api& Fabric::api() noexcept {
         .cm_get_src_port = &fn::cm_get_src_port,
         .cm_destroy_id = &fn::cm_destroy_id,
     };
+}
+
+} // namespace
+
+Fabric::Fabric() {
+    if (g_current) throw std::logic_error("one fake fabric at a time");
+    context_.device = &device_;
+    g_current = this;
+}
+
+Fabric::~Fabric() { g_current = nullptr; }
+
+Fabric& Fabric::current() {
+    if (!g_current) throw std::logic_error("no fake fabric");
+    return *g_current;
+}
+
+const Api& Fabric::api() noexcept {
+    static const Api api = fake_api();
     return api;
 }
 

@@ -10,6 +10,11 @@
 namespace rpm::rdma::verbs::test {
 namespace {
 
+bool nonblocking(int fd) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    return flags >= 0 && (flags & O_NONBLOCK) != 0;
+}
+
 class SetupTest : public VerbsTest {
 protected:
     // A listener as RdmaListener makes one: device, peer, connection
@@ -20,97 +25,120 @@ protected:
         ASSERT_EQ(api.conn_cfg_new(&cfg), 0);
         ASSERT_EQ(api.ep_listen(peer, "127.0.0.1", "7205", &ep), 0);
     }
-};
 
-bool nonblocking(int fd) {
-    const int flags = ::fcntl(fd, F_GETFL);
-    return flags >= 0 && (flags & O_NONBLOCK) != 0;
-}
+    // The steps of ClientConnectsTheWayTheTransportDrivesIt, in order.
 
-TEST_F(SetupTest, ClientConnectsTheWayTheTransportDrivesIt) {
-    ASSERT_EQ(api.utils_get_ibv_context("127.0.0.1", kContextRemote, &ctx), 0);
-    EXPECT_EQ(ctx, fake::device());
-    EXPECT_EQ(fake::count("resolve_addr"), 1u);
-    EXPECT_EQ(fake::count("bind_addr"), 0u);
-    EXPECT_EQ(fake::live(), 0) << "the id that found the device outlived it: " << fake::live_report();
+    // The device found by resolving the address, the id used for it gone.
+    void find_remote_device() {
+        ASSERT_EQ(api.utils_get_ibv_context("127.0.0.1", kContextRemote, &ctx), 0);
+        EXPECT_EQ(ctx, fake::device());
+        EXPECT_EQ(fake::count("resolve_addr"), 1u);
+        EXPECT_EQ(fake::count("bind_addr"), 0u);
+        EXPECT_EQ(fake::live(), 0) << "the id that found the device outlived it: " << fake::live_report();
+    }
 
-    ASSERT_EQ(api.peer_new(ctx, &peer), 0);
-    ASSERT_EQ(api.mr_reg(peer, buf.data(), buf.size(), kLocalUsage, &mr), 0);
-    ASSERT_EQ(api.conn_cfg_new(&cfg), 0);
-    ASSERT_EQ(api.conn_cfg_set_sq_size(cfg, 7), 0);
-    ASSERT_EQ(api.conn_cfg_set_rq_size(cfg, 5), 0);
-    ASSERT_EQ(api.conn_cfg_set_cq_size(cfg, 13), 0);
-    ASSERT_EQ(api.conn_cfg_set_timeout(cfg, 1234), 0);
-    fake::clear_calls();
-    ConnReq* req = nullptr;
-    ASSERT_EQ(api.conn_req_new(peer, "127.0.0.1", "7204", cfg, &req), 0);
-    EXPECT_EQ(fake::calls(), (std::vector<std::string>{"create_id", "resolve_addr", "resolve_route",
-                                                       "create_comp_channel", "create_cq", "req_notify_cq",
-                                                       "create_qp_ex", "reg_mr"}));
-    EXPECT_EQ(fake::cm_args().resolve_addr_timeout, 1234);
-    EXPECT_EQ(fake::cm_args().resolve_route_timeout, 1234);
-    EXPECT_EQ(fake::cm_args().resolved_port, 7204);
-    EXPECT_EQ(fake::cm_args().cqe, 13);
-    ASSERT_EQ(fake::qp_attrs().size(), 1u);
-    const auto& a = fake::qp_attrs()[0];
-    EXPECT_EQ(a.qp_type, IBV_QPT_RC);
-    EXPECT_NE(a.send_cq, nullptr);
-    EXPECT_EQ(a.send_cq, a.recv_cq);  // one CQ for both queues
-    EXPECT_EQ(a.cap.max_send_wr, 7u);
-    EXPECT_EQ(a.cap.max_recv_wr, 5u);
-    EXPECT_EQ(a.cap.max_send_sge, 1u);
-    EXPECT_EQ(a.cap.max_recv_sge, 1u);
-    EXPECT_EQ(a.cap.max_inline_data, 64u);
-    EXPECT_EQ(a.sq_sig_all, 0);
-    EXPECT_EQ(a.comp_mask, unsigned{IBV_QP_INIT_ATTR_PD});
-    EXPECT_EQ(flush_buffer().access, IBV_ACCESS_LOCAL_WRITE);
+    // A connection request as the transport makes one, with its calls and
+    // their arguments.
+    void request_connection(ConnReq*& req) {
+        ASSERT_EQ(api.peer_new(ctx, &peer), 0);
+        ASSERT_EQ(api.mr_reg(peer, buf.data(), buf.size(), kLocalUsage, &mr), 0);
+        ASSERT_EQ(api.conn_cfg_new(&cfg), 0);
+        ASSERT_EQ(api.conn_cfg_set_sq_size(cfg, 7), 0);
+        ASSERT_EQ(api.conn_cfg_set_rq_size(cfg, 5), 0);
+        ASSERT_EQ(api.conn_cfg_set_cq_size(cfg, 13), 0);
+        ASSERT_EQ(api.conn_cfg_set_timeout(cfg, 1234), 0);
+        fake::clear_calls();
+        ASSERT_EQ(api.conn_req_new(peer, "127.0.0.1", "7204", cfg, &req), 0);
+        EXPECT_EQ(fake::calls(), (std::vector<std::string>{"create_id", "resolve_addr", "resolve_route",
+                                                           "create_comp_channel", "create_cq", "req_notify_cq",
+                                                           "create_qp_ex", "reg_mr"}));
+        EXPECT_EQ(fake::cm_args().resolve_addr_timeout, 1234);
+        EXPECT_EQ(fake::cm_args().resolve_route_timeout, 1234);
+        EXPECT_EQ(fake::cm_args().resolved_port, 7204);
+        EXPECT_EQ(fake::cm_args().cqe, 13);
+    }
+
+    // The queue pair request_connection created, and its flush buffer.
+    void expect_client_queue_pair() {
+        ASSERT_EQ(fake::qp_attrs().size(), 1u);
+        const auto& a = fake::qp_attrs()[0];
+        EXPECT_EQ(a.qp_type, IBV_QPT_RC);
+        EXPECT_NE(a.send_cq, nullptr);
+        EXPECT_EQ(a.send_cq, a.recv_cq);  // one CQ for both queues
+        EXPECT_EQ(a.cap.max_send_wr, 7u);
+        EXPECT_EQ(a.cap.max_recv_wr, 5u);
+        EXPECT_EQ(a.cap.max_send_sge, 1u);
+        EXPECT_EQ(a.cap.max_recv_sge, 1u);
+        EXPECT_EQ(a.cap.max_inline_data, 64u);
+        EXPECT_EQ(a.sq_sig_all, 0);
+        EXPECT_EQ(a.comp_mask, unsigned{IBV_QP_INIT_ATTR_PD});
+        EXPECT_EQ(flush_buffer().access, IBV_ACCESS_LOCAL_WRITE);
+    }
 
     // Receives go on the queue pair before connecting.
-    ASSERT_EQ(api.conn_req_recv(req, mr, 256, 128, tag(0x99)), 0);
-    ASSERT_EQ(fake::recvs().size(), 1u);
-    ASSERT_EQ(fake::recvs()[0].chain.size(), 1u);
-    const auto& rw = fake::recvs()[0].chain[0];
-    EXPECT_EQ(rw.wr_id, 0x99u);
-    EXPECT_EQ(rw.num_sge, 1);
-    ASSERT_EQ(rw.sge.size(), 1u);
-    EXPECT_EQ(rw.sge[0].addr, at(256));
-    EXPECT_EQ(rw.sge[0].length, 128u);
-    EXPECT_EQ(rw.sge[0].lkey, local().lkey);
+    void post_receive_before_connecting(ConnReq* req) {
+        ASSERT_EQ(api.conn_req_recv(req, mr, 256, 128, tag(0x99)), 0);
+        ASSERT_EQ(fake::recvs().size(), 1u);
+        ASSERT_EQ(fake::recvs()[0].chain.size(), 1u);
+        const auto& rw = fake::recvs()[0].chain[0];
+        EXPECT_EQ(rw.wr_id, 0x99u);
+        EXPECT_EQ(rw.num_sge, 1);
+        ASSERT_EQ(rw.sge.size(), 1u);
+        EXPECT_EQ(rw.sge[0].addr, at(256));
+        EXPECT_EQ(rw.sge[0].length, 128u);
+        EXPECT_EQ(rw.sge[0].lkey, local().lkey);
+    }
 
-    fake::clear_calls();
-    ASSERT_EQ(api.conn_req_connect(&req, nullptr, &conn), 0);
-    EXPECT_EQ(req, nullptr);
-    EXPECT_EQ(fake::calls(), (std::vector<std::string>{"create_event_channel", "migrate_id", "connect"}));
-    ASSERT_EQ(fake::connects().size(), 1u);
-    const auto& p = fake::connects()[0].param;
-    EXPECT_EQ(p.responder_resources, RDMA_MAX_RESP_RES);
-    EXPECT_EQ(p.initiator_depth, RDMA_MAX_INIT_DEPTH);
-    EXPECT_EQ(p.flow_control, 1);
-    EXPECT_EQ(p.retry_count, 7);
-    EXPECT_EQ(p.rnr_retry_count, 7);
-    EXPECT_TRUE(nonblocking(conn_fd()));
-    EXPECT_TRUE(nonblocking(cq_fd()));
+    void connect_request(ConnReq*& req) {
+        fake::clear_calls();
+        ASSERT_EQ(api.conn_req_connect(&req, nullptr, &conn), 0);
+        EXPECT_EQ(req, nullptr);
+        EXPECT_EQ(fake::calls(), (std::vector<std::string>{"create_event_channel", "migrate_id", "connect"}));
+        ASSERT_EQ(fake::connects().size(), 1u);
+        const auto& p = fake::connects()[0].param;
+        EXPECT_EQ(p.responder_resources, RDMA_MAX_RESP_RES);
+        EXPECT_EQ(p.initiator_depth, RDMA_MAX_INIT_DEPTH);
+        EXPECT_EQ(p.flow_control, 1);
+        EXPECT_EQ(p.retry_count, 7);
+        EXPECT_EQ(p.rnr_retry_count, 7);
+        EXPECT_TRUE(nonblocking(conn_fd()));
+        EXPECT_TRUE(nonblocking(cq_fd()));
+    }
 
-    fake::queue_cm_event(conn_fd(), RDMA_CM_EVENT_ESTABLISHED);
-    ConnEvent ev = kConnUndefined;
-    ASSERT_EQ(api.conn_next_event(conn, &ev), 0);
-    EXPECT_EQ(ev, kConnEstablished);
-    EXPECT_EQ(fake::acked_events(), std::vector<rdma_cm_event_type>{RDMA_CM_EVENT_ESTABLISHED});
+    // The connection established, disconnected and deleted, then every
+    // object left: nothing of the fake's is live after.
+    void establish_and_delete() {
+        fake::queue_cm_event(conn_fd(), RDMA_CM_EVENT_ESTABLISHED);
+        ConnEvent ev = kConnUndefined;
+        ASSERT_EQ(api.conn_next_event(conn, &ev), 0);
+        EXPECT_EQ(ev, kConnEstablished);
+        EXPECT_EQ(fake::acked_events(), std::vector<rdma_cm_event_type>{RDMA_CM_EVENT_ESTABLISHED});
 
-    ASSERT_EQ(api.conn_disconnect(conn), 0);
-    EXPECT_EQ(fake::disconnects().size(), 1u);
-    fake::clear_calls();
-    ASSERT_EQ(api.conn_delete(&conn), 0);
-    EXPECT_EQ(conn, nullptr);
-    // The queue pair first: nothing may land in the flush buffer or the CQ after.
-    EXPECT_EQ(fake::calls(), (std::vector<std::string>{"destroy_qp", "dereg_mr", "destroy_cq", "destroy_comp_channel",
-                                                       "destroy_id", "destroy_event_channel"}));
-    ASSERT_EQ(fake::deregistrations().size(), 1u);
-    EXPECT_EQ(fake::deregistrations()[0].length, 8u);
-    EXPECT_EQ(api.mr_dereg(&mr), 0);
-    EXPECT_EQ(api.conn_cfg_delete(&cfg), 0);
-    EXPECT_EQ(api.peer_delete(&peer), 0);
-    EXPECT_EQ(fake::live(), 0) << fake::live_report();
+        ASSERT_EQ(api.conn_disconnect(conn), 0);
+        EXPECT_EQ(fake::disconnects().size(), 1u);
+        fake::clear_calls();
+        ASSERT_EQ(api.conn_delete(&conn), 0);
+        EXPECT_EQ(conn, nullptr);
+        // The queue pair first: nothing may land in the flush buffer or the CQ after.
+        EXPECT_EQ(fake::calls(), (std::vector<std::string>{"destroy_qp", "dereg_mr", "destroy_cq", "destroy_comp_channel",
+                                                           "destroy_id", "destroy_event_channel"}));
+        ASSERT_EQ(fake::deregistrations().size(), 1u);
+        EXPECT_EQ(fake::deregistrations()[0].length, 8u);
+        EXPECT_EQ(api.mr_dereg(&mr), 0);
+        EXPECT_EQ(api.conn_cfg_delete(&cfg), 0);
+        EXPECT_EQ(api.peer_delete(&peer), 0);
+        EXPECT_EQ(fake::live(), 0) << fake::live_report();
+    }
+};
+
+TEST_F(SetupTest, ClientConnectsTheWayTheTransportDrivesIt) {
+    ASSERT_NO_FATAL_FAILURE(find_remote_device());
+    ConnReq* req = nullptr;
+    ASSERT_NO_FATAL_FAILURE(request_connection(req));
+    ASSERT_NO_FATAL_FAILURE(expect_client_queue_pair());
+    ASSERT_NO_FATAL_FAILURE(post_receive_before_connecting(req));
+    ASSERT_NO_FATAL_FAILURE(connect_request(req));
+    ASSERT_NO_FATAL_FAILURE(establish_and_delete());
 }
 
 TEST_F(SetupTest, LocalContextBindsInsteadOfResolving) {
