@@ -16,6 +16,18 @@ std::vector<std::uint8_t> descriptor(std::uint64_t addr, std::uint64_t size, std
     return d;
 }
 
+void expect_one_recv(std::uint64_t wr_id, const ibv_sge& sge) {
+    ASSERT_EQ(fake::recvs().size(), 1u);
+    ASSERT_EQ(fake::recvs()[0].chain.size(), 1u);
+    const auto& r = fake::recvs()[0].chain[0];
+    EXPECT_EQ(r.wr_id, wr_id);
+    EXPECT_EQ(r.num_sge, 1);
+    ASSERT_EQ(r.sge.size(), 1u);
+    EXPECT_EQ(r.sge[0].addr, sge.addr);
+    EXPECT_EQ(r.sge[0].length, sge.length);
+    EXPECT_EQ(r.sge[0].lkey, sge.lkey);
+}
+
 void expect_wr(const fake::SendWr& got, const WantWr& want) {
     EXPECT_EQ(got.wr_id, want.wr_id);
     EXPECT_EQ(got.opcode, want.opcode);

@@ -44,6 +44,9 @@ struct WantWr {
     std::uint32_t rkey = 0;
 };
 void expect_wr(const fake::SendWr& got, const WantWr& want);
+/// Exactly one receive posted, alone in its chain, with `wr_id` and one
+/// scatter entry `sge` (every field). Fatal failures: ASSERT_NO_FATAL_FAILURE.
+void expect_one_recv(std::uint64_t wr_id, const ibv_sge& sge);
 
 /// Exactly `doorbells` post_send calls, the last one carrying `len` requests.
 ::testing::AssertionResult posted(std::size_t doorbells, std::size_t len);

@@ -78,15 +78,7 @@ protected:
     // Receives go on the queue pair before connecting.
     void post_receive_before_connecting(ConnReq* req) {
         ASSERT_EQ(api.conn_req_recv(req, mr, 256, 128, tag(0x99)), 0);
-        ASSERT_EQ(fake::recvs().size(), 1u);
-        ASSERT_EQ(fake::recvs()[0].chain.size(), 1u);
-        const auto& rw = fake::recvs()[0].chain[0];
-        EXPECT_EQ(rw.wr_id, 0x99u);
-        EXPECT_EQ(rw.num_sge, 1);
-        ASSERT_EQ(rw.sge.size(), 1u);
-        EXPECT_EQ(rw.sge[0].addr, at(256));
-        EXPECT_EQ(rw.sge[0].length, 128u);
-        EXPECT_EQ(rw.sge[0].lkey, local().lkey);
+        ASSERT_NO_FATAL_FAILURE(expect_one_recv(0x99, local_sge(256, 128)));
     }
 
     void connect_request(ConnReq*& req) {
