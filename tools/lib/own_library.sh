@@ -14,6 +14,9 @@ own_library() {
   # Not linked to librpmpm (a static tool): nothing to check.
   got=$(ldd "$bin/$prog" 2>/dev/null | awk '/librpmpm/ {print $3}')
   [ -n "$got" ] || return 0
+  if [ "$got" = not ]; then  # "librpmpm.so.1 => not found"
+    echo "$bin/$prog finds no librpmpm at all (its RUNPATH names a folder that is gone?)" >&2; return 1
+  fi
   want=$(cd "$bin/../lib" 2>/dev/null && pwd -P)
   [ -n "$want" ] && [ "$(dirname "$(readlink -f "$got")")" = "$want" ] && return 0
   echo "$bin/$prog loads $got, not its own build's ($bin/../lib): its RUNPATH names another folder." >&2
