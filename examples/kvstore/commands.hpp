@@ -35,11 +35,16 @@ struct PrimaryArgs {
     std::uint64_t fencing_term = 0;  ///< --fencing-term (0: none)
 };
 
+inline constexpr unsigned kMaxPipeline = 1024;
+
 struct LoadArgs {
     std::uint64_t count = 0;
     std::string acked;
     std::uint64_t run = 1;
     std::string fault;  ///< "" or "ack-before-quorum"
+    /// client load --pipeline: SETs written before their replies are read
+    /// (1: one at a time); kMaxPipeline at most.
+    unsigned pipeline = 1;
     /// primary load --timeline: a file appended "<steady-clock ns at the ack>
     /// <latency ns>" per acknowledged put ("" = none).
     std::string timeline;

@@ -162,7 +162,7 @@ void add_node_options(CLI::App* n, NodeArgs& a) {
 void add_remote_options(CLI::App* c, RemoteArgs& a, bool node_option) {
     auto* co = c->add_option("--coordinator", a.coordinator, "etcd://HOST:PORT[,...]: find the primary there");
     c->add_option("--election", a.election, "the group's election (default rpm-kvstore)");
-    c->add_option("--timeout-ms", a.timeout_ms, "give up a command (a put of load) after this (default 10000)")
+    c->add_option("--timeout-ms", a.timeout_ms, "give up a command (load: a reply) after this (default 10000)")
         ->check(CLI::PositiveNumber);
     if (!node_option) return void(co->required());
     auto* no = c->add_option("--node", a.node, "HOST:PORT of a node: start there (no etcd), following redirects");
@@ -284,6 +284,11 @@ void add_client(CLI::App& app, ClientCli& c, Words& w) {
     c.load = add_load_command(c.cmd, c.load_args);
     c.verify = add_verify_command(c.cmd, w.acked);
     for (auto* sub : {c.keys.put, c.keys.get, c.keys.del, c.info, c.load, c.verify}) sub->fallthrough();
+    c.load->add_option("--pipeline", c.load_args.pipeline,
+                       "write N SETs before reading their N replies, in order; a key is logged to --acked as its "
+                       "+OK is read (default 1: one put at a time; at most 1024)")
+        ->type_name("N")
+        ->check(CLI::Range(1u, kMaxPipeline));
 }
 
 int run_client(const ClientCli& c, const Words& w) {

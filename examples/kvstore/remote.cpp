@@ -15,9 +15,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
+#include <functional>
 #include <iostream>
+#include <optional>
+#include <span>
 #include <thread>
+#include <vector>
 
 namespace kvcli {
 namespace {
@@ -63,14 +68,18 @@ public:
         return {};
     }
 
-    rpm::Result<resp::Reply> call(std::initializer_list<std::string_view> args) {
-        std::string out;
-        resp::command(out, args);
+    /// Sends `out` (encoded commands) whole.
+    rpm::Result<void> send(std::string_view out) {
         for (std::size_t sent = 0; sent < out.size();) {
             const auto n = ::send(fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
             if (n <= 0) return lost("send");
             sent += static_cast<std::size_t>(n);
         }
+        return {};
+    }
+
+    /// The next reply, in the order the commands were sent.
+    rpm::Result<resp::Reply> receive() {
         for (;;) {
             resp::Reply r;
             auto p = resp::parse_reply(in_, r);
@@ -101,22 +110,44 @@ class Remote {
 public:
     explicit Remote(RemoteArgs a) : a_(std::move(a)) {}
 
+    /// Given each reply of a pipeline as it is read, in order; false: read no more.
+    using OnReply = std::function<bool(resp::Reply&)>;
+
     /// The reply to `args` from the primary (or from --node without
     /// follow). Error replies a failover explains are retried until the
     /// deadline; others are returned as replies.
     rpm::Result<resp::Reply> call(std::initializer_list<std::string_view> args) {
-        const auto deadline = Clock::now() + std::chrono::milliseconds(a_.timeout_ms);
-        rpm::Error last(rpm::errc::io_error, "no attempt");
+        std::string command;
+        resp::command(command, args);
+        resp::Reply reply;
+        auto p = pipeline({&command, 1}, [&](resp::Reply& r) { return reply = std::move(r), true; });
+        if (!p) return p.error();
+        return reply;
+    }
+
+    /// `commands` (each one encoded command) written in one go, then their
+    /// replies read in order, each given to `on_reply` as it is read. An
+    /// attempt a failover cuts short (what call() retries: a lost
+    /// connection, no answer, NOTLEADER, FENCED, NOREPLICAS) is retried
+    /// from the first command whose reply was not read (a reply that was
+    /// never read is not given to anyone), until no reply came for
+    /// --timeout-ms. Success: every reply read, or on_reply stopped. The
+    /// node answers while the commands are being written, so the replies
+    /// must fit the socket's receive buffer (load's: 5 bytes a put).
+    rpm::Result<void> pipeline(std::span<const std::string> commands, const OnReply& on_reply) {
+        const auto timeout = std::chrono::milliseconds(a_.timeout_ms);
+        auto deadline = Clock::now() + timeout;
+        std::size_t next = 0;  // the first command whose reply was not read
         for (;;) {
-            auto r = attempt(args);
-            if (!a_.follow) return r;
-            if (r && !(r->kind == resp::Reply::Kind::error && transient(*r))) return r;
-            last = r ? rpm::Error(rpm::errc::io_error, r->text) : r.error();
-            if (Clock::now() >= deadline) break;
+            const auto before = next;
+            auto r = attempt(commands, next, on_reply);
+            if (r || !a_.follow) return r;
+            if (next > before) deadline = Clock::now() + timeout;  // a reply came: the wait starts again
+            if (Clock::now() >= deadline)
+                return rpm::Error(rpm::errc::io_error, "no primary answered within " + std::to_string(a_.timeout_ms) +
+                                                           " ms; last: " + r.error().message());
             std::this_thread::sleep_for(100ms);
         }
-        return rpm::Error(rpm::errc::io_error, "no primary answered within " + std::to_string(a_.timeout_ms) +
-                                                   " ms; last: " + last.message());
     }
 
     /// The leader etcd names: "NAME HOST:PORT" and its term.
@@ -138,24 +169,40 @@ private:
                starts_with(r.text, "NOREPLICAS") || starts_with(r.text, "ERR this node stepped down");
     }
 
-    rpm::Result<resp::Reply> attempt(std::initializer_list<std::string_view> args) {
+    // Writes commands[next...] on the connection (opened first if need be)
+    // and reads their replies; `next` moves past each one read. An error:
+    // the attempt was cut short, by the connection or by a reply a failover
+    // explains (without follow, such a reply is given on like any other).
+    rpm::Result<void> attempt(std::span<const std::string> commands, std::size_t& next, const OnReply& on_reply) {
         if (!conn_.open()) {
             auto addr = primary_address();
             if (!addr) return addr.error();
             if (auto c = conn_.connect(*addr); !c) return c.error();
         }
-        auto r = conn_.call(args);
-        if (r && r->kind == resp::Reply::Kind::error && transient(*r)) {
-            conn_.close();
-            redirect_.clear();
-            std::string name, addr, term;
-            // "NOTLEADER NAME HOST:PORT TERM": try there next.
-            if (starts_with(r->text, "NOTLEADER ")) {
-                const auto rest = r->text.substr(10);
-                if (rest != "none" && parse_candidate(rest.substr(0, rest.rfind(' ')), name, addr)) redirect_ = addr;
-            }
+        std::string out;
+        for (auto i = next; i < commands.size(); ++i) out += commands[i];
+        if (auto s = conn_.send(out); !s) return s.error();
+        while (next < commands.size()) {
+            auto r = conn_.receive();
+            if (!r) return r.error();
+            if (a_.follow && r->kind == resp::Reply::Kind::error && transient(*r)) return redirect(r->text);
+            ++next;
+            if (!on_reply(*r)) return {};
         }
-        return r;
+        return {};
+    }
+
+    // After a reply a failover explains: a new connection next time, to
+    // the leader a "NOTLEADER NAME HOST:PORT TERM" names, if it names one.
+    rpm::Error redirect(const std::string& text) {
+        conn_.close();
+        redirect_.clear();
+        std::string name, addr;
+        if (starts_with(text, "NOTLEADER ")) {
+            const auto rest = text.substr(10);
+            if (rest != "none" && parse_candidate(rest.substr(0, rest.rfind(' ')), name, addr)) redirect_ = addr;
+        }
+        return {rpm::errc::io_error, text};
     }
 
     rpm::Result<std::string> primary_address() {
@@ -207,17 +254,25 @@ int remote_load(const RemoteArgs& a, const LoadArgs& l) {
     const int fd = ::open(l.acked.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     if (fd < 0) return fail(l.acked + ": " + std::strerror(errno), 2);
     Remote rem(a);
-    std::uint64_t acked = 0;
-    for (std::uint64_t i = 0; i < l.count; ++i) {
-        const auto key = load_key(l.run, i);
-        auto r = rem.call({"SET", key, load_value(l.run, i)});
-        if (!r || r->kind != resp::Reply::Kind::simple) {
-            ::close(fd);
-            std::cout << "load: run " << l.run << ": " << acked << " puts acknowledged before the failure\n";
-            return r ? failed("load: put " + key, *r) : fail("load: put " + key + ": " + r.error().message(), 3);
-        }
-        if (!log_acked(fd, key)) return ::close(fd), fail(l.acked + ": " + std::strerror(errno), 3);
-        ++acked;
+    std::uint64_t acked = 0;  // replies are read in order: puts [0, acked) had +OK
+    std::optional<resp::Reply> refused;
+    int log_errno = 0;
+    while (acked < l.count) {
+        const auto n = std::min<std::uint64_t>(std::max(l.pipeline, 1u), l.count - acked);
+        std::vector<std::string> commands(n);
+        for (std::uint64_t i = 0; i < n; ++i)
+            resp::command(commands[i], {"SET", load_key(l.run, acked + i), load_value(l.run, acked + i)});
+        auto p = rem.pipeline(commands, [&](resp::Reply& r) {
+            if (r.kind != resp::Reply::Kind::simple || r.text != "OK") return refused = std::move(r), false;
+            if (!log_acked(fd, load_key(l.run, acked))) return log_errno = errno, false;
+            return ++acked, true;
+        });
+        if (p && !refused && log_errno == 0) continue;
+        ::close(fd);
+        if (log_errno != 0) return fail(l.acked + ": " + std::strerror(log_errno), 3);
+        std::cout << "load: run " << l.run << ": " << acked << " puts acknowledged before the failure\n";
+        const auto key = load_key(l.run, acked);
+        return refused ? failed("load: put " + key, *refused) : fail("load: put " + key + ": " + p.error().message(), 3);
     }
     ::close(fd);
     std::cout << "load: run " << l.run << ": " << acked << " puts acknowledged\n";

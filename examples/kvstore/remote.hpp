@@ -6,7 +6,9 @@
 // connection refused or reset, no answer within 2 s, NOTLEADER, FENCED or
 // NOREPLICAS; the retry repeats the same key and value, so a put counts once
 // whether or not the first attempt landed. `load` logs a key as acknowledged
-// only on +OK, which a node sends after a commit that covers the put.
+// only on +OK, which a node sends after a commit that covers the put; with
+// --pipeline N it writes N SETs, then reads their replies in order, logging
+// each +OK as it is read, and resends from the first reply it did not read.
 #pragma once
 
 #include "commands.hpp"
@@ -19,7 +21,7 @@ struct RemoteArgs {
     std::string coordinator;  ///< etcd://...: find the primary there
     std::string election = "rpm-kvstore";
     std::string node;         ///< HOST:PORT: talk to this node only (no etcd)
-    int timeout_ms = 10000;   ///< per command (load: per put)
+    int timeout_ms = 10000;   ///< per command (load: for each reply)
     bool follow = true;       ///< false: one attempt at --node, no redirect or retry
 };
 

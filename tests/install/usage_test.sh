@@ -19,5 +19,8 @@ check 2 rpm-server --listen tcp://127.0.0.1:0              # --region missing
 check 2 rpm-client --connect tcp://127.0.0.1:1 --id a --secret b put --no-such-option
 check 2 rpm-nvmf identify --port not-a-number
 check 2 rpm-kvstore primary --local /nonexistent/x --replica tcp://127.0.0.1:1 get
+for n in 0 1025 x; do
+  check 2 rpm-kvstore client --node 127.0.0.1:1 load --count 1 --acked /dev/null --pipeline $n
+done
 [ $failed = 0 ] && echo "usage test: every program exits 2 on a command-line error and 0 on --help"
 exit $failed
