@@ -155,8 +155,10 @@ void add_node_options(CLI::App* n, NodeArgs& a) {
         ->check(CLI::PositiveNumber);
     n->add_option("--degraded-ms", a.primary.degraded_ms, "when leading (default: failure timeout / 10)")
         ->check(CLI::PositiveNumber);
-    n->add_option("--fault", a.fault, "tests only: ignore-lease, or no-fencing (no terms either)")
-        ->check(CLI::IsMember({"", "ignore-lease", "no-fencing"}));
+    n->add_option("--fault", a.fault,
+                  "tests only: ignore-lease, no-fencing (no terms either), or ack-before-commit "
+                  "(answer +OK before the commit, and keep it if the commit fails)")
+        ->check(CLI::IsMember({"", "ignore-lease", "no-fencing", "ack-before-commit"}));
 }
 
 void add_remote_options(CLI::App* c, RemoteArgs& a, bool node_option) {
@@ -282,13 +284,13 @@ void add_client(CLI::App& app, ClientCli& c, Words& w) {
     c.keys = add_key_commands(c.cmd, w);
     c.info = c.cmd->add_subcommand("info", "what the primary says of itself and its members");
     c.load = add_load_command(c.cmd, c.load_args);
-    c.verify = add_verify_command(c.cmd, w.acked);
-    for (auto* sub : {c.keys.put, c.keys.get, c.keys.del, c.info, c.load, c.verify}) sub->fallthrough();
     c.load->add_option("--pipeline", c.load_args.pipeline,
                        "write N SETs before reading their N replies, in order; a key is logged to --acked as its "
                        "+OK is read (default 1: one put at a time; at most 1024)")
         ->type_name("N")
         ->check(CLI::Range(1u, kMaxPipeline));
+    c.verify = add_verify_command(c.cmd, w.acked);
+    for (auto* sub : {c.keys.put, c.keys.get, c.keys.del, c.info, c.load, c.verify}) sub->fallthrough();
 }
 
 int run_client(const ClientCli& c, const Words& w) {

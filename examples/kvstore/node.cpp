@@ -40,6 +40,7 @@ public:
     bool execute(const std::vector<std::string>& args, std::string& out) override;
     rpm::Result<void> commit() override;
     std::string commit_error(const rpm::Error& e) override;
+    bool replies_before_commit() override { return a_.fault == "ack-before-commit"; }
 
 private:
     NodeArgs a_;

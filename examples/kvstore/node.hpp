@@ -37,7 +37,9 @@ struct NodeArgs {
     /// Test-only faults: "ignore-lease" (a primary whose lease check comes
     /// too late: it keeps serving after losing its lease; fencing must stop
     /// it), "no-fencing" (that, and no terms at the replicas: the planted
-    /// control of the failover test).
+    /// control of the failover test), "ack-before-commit" (group commit
+    /// sends its +OKs before the commit and keeps them if it fails: the
+    /// planted control of the failover test's pipelined round).
     std::string fault;
 };
 

@@ -39,6 +39,10 @@ public:
     virtual rpm::Result<void> commit() = 0;
     /// The error reply (without '-') for a failed commit.
     virtual std::string commit_error(const rpm::Error& e) = 0;
+    /// Tests only (node --fault ack-before-commit): true sends the replies
+    /// that wait for a commit before it runs, so they stay +OK whether or
+    /// not it holds: the planted bug the failover test's control must catch.
+    virtual bool replies_before_commit() { return false; }
 };
 
 struct ServiceLimits {

@@ -1,7 +1,8 @@
 // rpm-kvstore's RESP service (examples/kvstore/resp_service.hpp) against a
 // fake handler, over real sockets on 127.0.0.1: pipelined writes answered in
 // order after one commit that covers them, a failed commit turns exactly
-// the replies that waited for it into errors, bad input is answered and the
+// the replies that waited for it into errors (but under the planted fault
+// of node --fault ack-before-commit), bad input is answered and the
 // connection closed, and the limits hold before the data they bound arrives.
 #include "resp_service.hpp"
 
@@ -51,8 +52,10 @@ public:
         return gate_cv.wait_for(lk, std::chrono::seconds(5), [&] { return commits.load() >= n; });
     }
     std::string commit_error(const rpm::Error&) override { return "NOREPLICAS fake"; }
+    bool replies_before_commit() override { return planted; }
     std::atomic<int> commits{0};
     std::atomic<bool> fail_commits{false};
+    bool planted = false;  // set before start()
     std::string order;  // the service thread's alone
     std::mutex gate_mu;
     std::condition_variable gate_cv;
@@ -183,6 +186,23 @@ TEST_F(ServiceTest, AFailedCommitTurnsOnlyTheWaitingRepliesIntoErrors) {
     p.send(cmd({"GET", "c"}));
     EXPECT_EQ(p.replies(1).at(0).text, "v:c");
     EXPECT_EQ(handler.commits.load(), commits);
+}
+
+// The planted bug of node --fault ack-before-commit, which the failover
+// test's control relies on: the replies go out before the commit, and stay
+// +OK when it fails (the test above is what the fault breaks).
+TEST_F(ServiceTest, ThePlantedFaultAnswersBeforeTheCommitAndKeepsOkWhenItFails) {
+    handler.planted = true;
+    handler.fail_commits = true;
+    start();
+    handler.allow_commits(0);
+    Peer p(service->port());
+    p.send(cmd({"SET", "a", "1"}) + cmd({"SET", "b", "2"}));
+    auto r = p.replies(2);  // while the commit is held
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].text, "OK");
+    EXPECT_EQ(r[1].text, "OK");
+    EXPECT_TRUE(handler.wait_commits_entered(1));  // and the commit (failing) runs after them
 }
 
 TEST_F(ServiceTest, BadInputIsAnsweredAndTheConnectionClosed) {
