@@ -2,9 +2,16 @@
 # Automatic failover with real processes (docs/replication.md, "Automatic
 # failover"): a 3-member etcd cluster and 3 `rpm-kvstore node`s on
 # 127.0.0.1, a client that finds the primary through etcd, bounded rounds:
-#   1. kill -9 the primary during a load: a new primary serves within the
-#      lease TTL plus recovery; the killed node comes back as a replica;
-#      every acknowledged put is there.
+#   1. kill -9 the primary during a load and, beside it, pipelined loads
+#      (several clients, --pipeline 16: many SETs under one group commit):
+#      a new primary serves within the lease TTL plus recovery; the killed
+#      node comes back as a replica; every acknowledged put is there.
+#  1b. both replicas frozen (SIGSTOP) until the primary counts neither, so
+#      its commits fail; pipelined loads then (no put may be acknowledged);
+#      the primary killed -9 and the replicas resumed: a new primary
+#      serves, the loads finish, every acknowledged put is there (a put the
+#      old primary answered +OK without its replicas would be on it alone,
+#      and lost).
 #   2. kill one etcd member during a load: no put fails, the primary and
 #      its term do not change.
 #   3. stop a second etcd member (no quorum): the primary steps down once its
@@ -18,14 +25,23 @@
 # Finally every member's region file is read offline: each acknowledged put
 # on at least two members, and the stale put on none.
 #
-# Usage: kv_failover_test.sh BIN_DIR [planted]
+# Usage: kv_failover_test.sh BIN_DIR [planted|planted-ack]
 #   planted: round 4 only, with --fault no-fencing (no terms at the
 #   replicas); the test passes only if it DOES find the stale primary's put
 #   acknowledged or on a member (negative control).
+#   planted-ack: round 1b only, the nodes with --fault ack-before-commit
+#   (group commit answers +OK before its commit, and keeps it when the
+#   commit fails); the test passes only if the offline check DOES find
+#   acknowledged pipelined puts on fewer than two members (negative control).
 # Environment: RPM_KV_SCHEME tcp|rdma, RPM_KV_ADDR 127.0.0.1, RPM_KV_DIR /dev/shm,
 #   RPM_KV_LEASE_TTL 2, RPM_KV_HEARTBEAT_MS 50, RPM_KV_FAILURE_TIMEOUT_MS 500,
 #   RPM_KV_RECONNECT_MS 100, RPM_KV_LOAD 3000 (puts of round 1; the others
-#   make a half and a tenth of it), RPM_KV_RECOVERY_S 8 (the failover's bound
+#   make a half and a tenth of it), RPM_KV_PIPELINE 16 and
+#   RPM_KV_PIPELINED_CLIENTS 3 (the pipelined loads of rounds 1 and 1b, each
+#   client 3 times RPM_KV_LOAD in round 1, as they are that much faster and
+#   must still be running at the kill, and RPM_KV_LOAD in round 1b),
+#   RPM_KV_SIZE 16M (each region),
+#   RPM_KV_RECOVERY_S 8 (the failover's bound
 #   beyond the TTL), RPM_KV_STEPDOWN_S 4 (the primary's step-down's bound
 #   beyond the TTL once etcd has no quorum), and tools/lib/etcd.sh's
 #   ETCD_* settings, RPM_KV_WAIT_S 30 (for a primary to serve); the lab
@@ -45,8 +61,15 @@ load_n=${RPM_KV_LOAD:-3000}
 recovery_s=${RPM_KV_RECOVERY_S:-8}
 stepdown_s=${RPM_KV_STEPDOWN_S:-4}
 wait_s=${RPM_KV_WAIT_S:-30}
+pipeline=${RPM_KV_PIPELINE:-16}
+pipelined_clients=${RPM_KV_PIPELINED_CLIENTS:-3}
+size=${RPM_KV_SIZE:-16M}
 node_pids=(0 0 0)
 cleanup() {
+  # A node's background child that a signal reaches before it execs runs
+  # this trap too (bash), and would remove the work directory under the
+  # test: only the test's own shell cleans up.
+  [ "$BASHPID" = "$$" ] || return 0
   for p in "${node_pids[@]}"; do [ "$p" != 0 ] && { kill -CONT "$p"; kill -9 "$p"; } 2>/dev/null; done
   etcd_stop_all
   wait 2>/dev/null
@@ -78,7 +101,7 @@ done
 start_node() {  # I [FAULT]
   local i=$1
   "$bin/rpm-kvstore" node --name "n$i" --coordinator "$ETCD_URI" --lease-ttl $ttl --listen "${listen[$i]}" \
-      --region "$work/n$i.pool" --size 8M --serve "${serve[$i]}" "${members[@]}" \
+      --region "$work/n$i.pool" --size "$size" --serve "${serve[$i]}" "${members[@]}" \
       --heartbeat-ms "${RPM_KV_HEARTBEAT_MS:-50}" --failure-timeout-ms "${RPM_KV_FAILURE_TIMEOUT_MS:-500}" \
       --reconnect-ms "${RPM_KV_RECONNECT_MS:-100}" ${2:+--fault "$2"} >>"$work/n$i.log" 2>&1 &
   node_pids[$i]=$!
@@ -121,10 +144,33 @@ wait_all_live() {
   return 1
 }
 acked_lines() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
-load() {  # RUN COUNT: in the background, pid in load_pid
-  kv client --coordinator "$ETCD_URI" --timeout-ms 20000 load --run "$1" --count "$2" --acked "$work/acked" \
-      >>"$work/load.log" 2>&1 &
+load() {  # RUN COUNT [PIPELINE]: in the background, pid in load_pid
+  kv client --coordinator "$ETCD_URI" --timeout-ms 20000 load --run "$1" --count "$2" --pipeline "${3:-1}" \
+      --acked "$work/acked" >>"$work/load.log" 2>&1 &
   load_pid=$!
+}
+# RUN0 COUNT: $pipelined_clients loads, runs RUN0+1..., --pipeline $pipeline,
+# in the background (pids in pipelined_pids); every key is k<RUN0 / 10><digit>-I.
+load_pipelined() {
+  local c
+  pipelined_pids=()
+  for ((c = 1; c <= pipelined_clients; c++)); do load $(($1 + c)) "$2" "$pipeline"; pipelined_pids+=("$load_pid"); done
+}
+acked_of() { cat "$work/acked" 2>/dev/null | grep -c "^k$1[0-9]-"; }  # RUN0/10: acked puts of load_pipelined RUN0
+# Wait until the pipelined loads of RUN0 acknowledged at least N puts.
+wait_pipelined_progress() {  # RUN0 N
+  local end=$((SECONDS + 60))
+  until [ "$(acked_of $(($1 / 10)))" -ge "$2" ]; do [ $SECONDS -lt $end ] || die "pipelined loads made no progress"; sleep 0.01; done
+}
+# How many of the pipelined loads are still running.
+pipelined_running() {
+  local p n=0
+  for p in "${pipelined_pids[@]}"; do kill -0 "$p" 2>/dev/null && n=$((n + 1)); done
+  echo $n
+}
+wait_pipelined() {  # WHAT: every pipelined load must succeed
+  local p
+  for p in "${pipelined_pids[@]}"; do wait "$p" || die "a pipelined load failed $1"; done
 }
 
 round_kill_primary() {
@@ -132,18 +178,55 @@ round_kill_primary() {
   p0=$(wait_primary "" "$wait_s") || die "no primary elected at start"
   name=${p0%% *}
   load 1 "$load_n"
-  local end=$((SECONDS + 60))
+  local serial_pid=$load_pid end=$((SECONDS + 60)) running
   until [ "$(acked_lines "$work/acked")" -ge $((load_n / 10)) ]; do [ $SECONDS -lt $end ] || die "load made no progress"; sleep 0.05; done
+  load_pipelined 10 $((load_n * 3))
+  wait_pipelined_progress 10 "$pipeline"  # one window: the rest still to come
+  running=$(pipelined_running)
   start=$(date +%s%N)
   kill -9 "${node_pids[${name#n}]}"
+  [ "$running" -gt 0 ] || die "the pipelined loads ended before the kill (raise RPM_KV_LOAD)"
   p1=$(wait_primary "$name" "$wait_s") || die "no new primary within $wait_s s of killing $name"
   took=$(( ($(date +%s%N) - start) / 1000000 ))
-  echo "round 1: killed primary $name ($p0); $p1 serves after $took ms (lease TTL ${ttl} s)"
+  echo "round 1: killed primary $name ($p0) with a load and $running of $pipelined_clients pipelined loads" \
+       "(--pipeline $pipeline) running; $p1 serves after $took ms (lease TTL ${ttl} s)"
   [ "$took" -le $(( (ttl + recovery_s) * 1000 )) ] || die "failover took $took ms, more than the TTL plus $recovery_s s"
   start_node "${name#n}"
-  wait "$load_pid" || die "the load failed across the failover"
+  wait "$serial_pid" || die "the load failed across the failover"
+  wait_pipelined "across the failover"
   term=${p1#* }
   kv client --coordinator "$ETCD_URI" verify --acked "$work/acked" || die "acknowledged puts lost after killing the primary"
+}
+
+# The primary's count of live members, from INFO (empty if it does not answer).
+live_members() {
+  local s
+  s=$(kv status --coordinator "$ETCD_URI" --timeout-ms 2000 2>/dev/null) && grep -c '^member .* live frontier' <<<"$s"
+}
+
+round_replicas_lost() {  # [FAULT]: the nodes' --fault, for a restarted one
+  local p0 name p1 i frozen=() end during running
+  p0=$(wait_primary "" "$wait_s") || die "no primary before round 1b"
+  name=${p0%% *}
+  for i in 0 1 2; do [ "n$i" = "$name" ] || { kill -STOP "${node_pids[$i]}"; frozen+=("$i"); }; done
+  # Until the primary counts neither replica (a failure timeout): from
+  # then on its commits fail, and no put may be acknowledged.
+  end=$((SECONDS + wait_s))
+  until [ "$(live_members)" = 0 ]; do [ $SECONDS -lt $end ] || die "the primary still counts a frozen replica"; sleep 0.05; done
+  load_pipelined 20 "$load_n"
+  sleep 1  # their pipelines reach the primary, and its commits fail
+  during=$(acked_of 2) running=$(pipelined_running)
+  kill -9 "${node_pids[${name#n}]}"
+  for i in "${frozen[@]}"; do kill -CONT "${node_pids[$i]}"; done
+  p1=$(wait_primary "$name" "$wait_s") || die "no new primary within $wait_s s of killing $name"
+  echo "round 1b: both replicas of $name ($p0) frozen; $pipelined_clients pipelined loads then had $during puts" \
+       "acknowledged in 1 s; $name killed with $running of them running; $p1 serves"
+  start_node "${name#n}" "${1:-}"
+  wait_pipelined "after the primary lost its replicas and was killed"
+  [ -n "${1:-}" ] && return 0  # the control counts what was lost in check_regions
+  [ "$during" = 0 ] || die "$during puts were acknowledged while the primary had no replica"
+  kv client --coordinator "$ETCD_URI" verify --acked "$work/acked" ||
+    die "acknowledged puts lost after the primary lost its replicas and was killed"
 }
 
 round_etcd_one() {
@@ -227,6 +310,7 @@ check_regions() {
     kv offline --region "$work/n$i.pool" dump >"$work/n$i.dump" 2>&1 || die "offline dump of n$i failed"
     grep -q '^k-stale=' "$work/n$i.dump" && stale+="n$i "
   done
+  regions_lost_acked=0
   if [ -s "$work/acked" ]; then
     # One awk over the three dumps (key=value lines), not three greps per
     # key: under the lab's emulation 3,000 greps took about 6 minutes.
@@ -237,10 +321,12 @@ check_regions() {
               "$work/acked" "$work/n0.dump" "$work/n1.dump" "$work/n2.dump")
     if [ -n "$short" ]; then
       lost=$(grep -c . <<<"$short")
+      regions_lost_acked=$lost
       head -n 5 <<<"$short" | while read -r key n; do echo "acknowledged $key on $n members"; done
     fi
   fi
   for k in k-before=v1 k-after=v2; do
+    [ -n "${stale_out+set}" ] || break  # round 4 did not run
     n=$(cat "$work"/n*.dump | grep -c "^$k$")
     [ "$n" -ge 2 ] || lost=$((lost + 1))
   done
@@ -260,8 +346,19 @@ if [ "$mode" = planted ]; then
   exit 0
 fi
 
+if [ "$mode" = planted-ack ]; then
+  for i in 0 1 2; do start_node "$i" ack-before-commit; done
+  round_replicas_lost ack-before-commit
+  check_regions
+  [ "$regions_lost_acked" -gt 0 ] ||
+    die "control: with +OK before the commit, no acknowledged pipelined put was found short of a majority"
+  echo "PASSED (control): with +OK before the commit, $regions_lost_acked acknowledged puts are on fewer than two members"
+  exit 0
+fi
+
 for i in 0 1 2; do start_node "$i"; done
 round_kill_primary
+round_replicas_lost
 round_etcd_one
 round_etcd_two
 round_stale_primary ignore-lease
@@ -270,6 +367,6 @@ grep -q 'FENCED' <<<"$stale_out" || die "the stale primary's put failed, but not
 check_regions
 [ "$regions_lost" = 0 ] || die "$regions_lost acknowledged puts are not on a majority of members"
 [ -z "$regions_stale" ] || die "the stale put reached $regions_stale"
-echo "PASSED: failover on kill -9, etcd member loss and no quorum handled; the stale primary was fenced"
+echo "PASSED: failover on kill -9 (with pipelined loads, and after the replicas were lost), etcd member loss and no quorum handled; the stale primary was fenced"
 exit 0
 }
