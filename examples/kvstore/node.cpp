@@ -11,6 +11,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <csignal>
+#include <ctime>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -223,6 +224,18 @@ std::string Node::commit_error(const rpm::Error& e) {
     return "ERR " + e.message();
 }
 
+// How group commit grouped (kv-peer divides two readings), and the
+// service thread's CPU time: INFO runs on that thread.
+std::string service_line(const kvnode::ServiceStats& st) {
+    timespec cpu{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+    const auto us = static_cast<std::uint64_t>(cpu.tv_sec) * 1000000 + static_cast<std::uint64_t>(cpu.tv_nsec) / 1000;
+    return "service reads " + std::to_string(st.reads) + " commands " + std::to_string(st.commands) + " commits " +
+           std::to_string(st.commits) + " covered " + std::to_string(st.covered) + " connections " +
+           std::to_string(st.commit_conns) + " commit_us " + std::to_string(st.commit_ns / 1000) + " thread_cpu_us " +
+           std::to_string(us) + "\n";
+}
+
 std::string Node::info() {
     std::string s = "node " + a_.name + "\nrole " + std::string(store_ ? "primary" : "candidate") + "\n";
     {
@@ -243,7 +256,7 @@ std::string Node::info() {
             s += "member " + r.uri + " " + std::string(rpm::to_string(r.state)) + " frontier " +
                  std::to_string(r.frontier) + ", " + kvcli::health(r) + "\n";
     }
-    return s;
+    return s + service_line(service_->stats());
 }
 
 // Each --member a tcp:// or rdma:// URI with a port, given once, this

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <charconv>
+#include <chrono>
 #include <future>
 #include <thread>
 
@@ -43,6 +44,7 @@ struct Service::Impl {
     std::vector<std::shared_ptr<Conn>> conns;           // open ones (for the limit and shutdown)
     std::vector<std::shared_ptr<Conn>> commit_waiters;  // replies held for the next commit
     bool commit_posted = false;
+    ServiceStats stats;
     std::thread thread;
 
     void accept();
@@ -84,6 +86,7 @@ void Service::Impl::read(const std::shared_ptr<Conn>& c) {
 void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
     std::vector<std::string> args;
     std::size_t used = 0;
+    ++stats.reads;
     for (;;) {
         auto p = resp::parse_command(std::string_view(c->in).substr(used), args, limits.resp);
         // Each bulk string is bounded by the parser; a whole command (a
@@ -99,6 +102,7 @@ void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
             break;
         }
         used += p.consumed;
+        ++stats.commands;
         if (handler.execute(args, c->replies.back())) c->waiting.push_back(c->replies.size() - 1);
     }
     c->in.erase(0, used);
@@ -125,10 +129,16 @@ void Service::Impl::commit_batch() {
         for (auto& c : batch) c->waiting.clear(), flush(c);
         return (void)handler.commit();
     }
+    const auto t0 = std::chrono::steady_clock::now();
     auto r = handler.commit();
+    stats.commit_ns += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count());
+    ++stats.commits;
+    stats.commit_conns += batch.size();
     std::string failed;
     if (!r) resp::error(failed, handler.commit_error(r.error()));
     for (auto& c : batch) {
+        stats.covered += c->waiting.size();
         if (!r)
             for (auto i : c->waiting) c->replies[i] = failed;
         c->waiting.clear();
@@ -205,6 +215,8 @@ std::uint16_t Service::port() const noexcept {
     boost::system::error_code ec;
     return impl_->acceptor.local_endpoint(ec).port();
 }
+
+const ServiceStats& Service::stats() const noexcept { return impl_->stats; }
 
 void Service::run(const std::function<void()>& fn) {
     std::promise<void> done;

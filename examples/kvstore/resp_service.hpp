@@ -52,6 +52,17 @@ struct ServiceLimits {
     resp::Limits resp{1024, 1u << 20, 64u << 10, 2};
 };
 
+/// What the service did since it started: how well group commit groups.
+/// Read on the service's thread only (a command's execute, or run()).
+struct ServiceStats {
+    std::uint64_t reads = 0;          ///< passes over a connection's input
+    std::uint64_t commands = 0;       ///< commands executed
+    std::uint64_t commits = 0;        ///< Handler::commit calls
+    std::uint64_t covered = 0;        ///< replies those commits covered
+    std::uint64_t commit_conns = 0;   ///< connections those commits answered
+    std::uint64_t commit_ns = 0;      ///< wall time inside Handler::commit
+};
+
 class Service {
 public:
     /// Listen on HOST:PORT (port 0: any; port() tells) and serve on a new
@@ -62,6 +73,8 @@ public:
     ~Service();  ///< closes every connection and joins the thread
 
     [[nodiscard]] std::uint16_t port() const noexcept;
+    /// The counters so far; on the service's thread only (ServiceStats).
+    [[nodiscard]] const ServiceStats& stats() const noexcept;
     /// Run `fn` on the service's thread and wait for it (role changes:
     /// nothing else touches the handler's store meanwhile).
     void run(const std::function<void()>& fn);
