@@ -47,6 +47,11 @@ inline constexpr std::size_t kResyncChunk = 256 * 1024;
 inline constexpr std::size_t kDeferMaxWrite = 16 * 1024;
 /// What waits at most: beyond it, the waiting writes are sent as writes.
 inline constexpr std::size_t kDeferMaxBytes = 256 * 1024;
+/// The most writes that wait, in persists of kMaxPersistSlices each: a
+/// group commit of a node's pipelined puts (three writes each: 128 puts
+/// from 8 clients at depth 16 make 384) must not send its first 256 at
+/// once as 256 writes, each a request and an answer per member.
+inline constexpr std::size_t kDeferMaxPieces = 4 * kMaxPersistSlices;
 
 /// Small writes since the last commit, in issue order. The commit sends
 /// them to every member as one vectored persist that also makes them
@@ -63,6 +68,16 @@ struct Deferred {
     std::vector<Piece> pieces;
     std::vector<WriteSlice> slices;  ///< the pieces, made once taken (`bytes` no longer grows)
     [[nodiscard]] bool empty() const noexcept { return pieces.empty(); }
+    /// The persists that carry `slices`, in order, kMaxPersistSlices each
+    /// (a member applies one connection's requests in order, so a later
+    /// write to the same bytes still wins).
+    [[nodiscard]] std::size_t persists() const noexcept {
+        return (slices.size() + kMaxPersistSlices - 1) / kMaxPersistSlices;
+    }
+    [[nodiscard]] std::span<const WriteSlice> persist(std::size_t i) const noexcept {
+        const auto from = i * kMaxPersistSlices;
+        return std::span<const WriteSlice>(slices).subspan(from, std::min(kMaxPersistSlices, slices.size() - from));
+    }
 };
 
 struct PendingFlush {

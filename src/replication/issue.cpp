@@ -12,15 +12,19 @@ namespace rpm {
 
 using replication::Member;
 
-namespace {
+namespace replication {
 
+// Named, not anonymous: Impl::MemberFlush (a member of a class with
+// external linkage) holds one (-Wsubobject-linkage).
 struct Destination {
     std::size_t index;
     std::uint64_t epoch;
     RemoteRegion region;
 };
 
-} // namespace
+} // namespace replication
+
+using replication::Destination;
 
 Result<Lsn> Replicator::Impl::write_region(std::uint64_t region_offset, std::span<const std::byte> bytes,
                                            bool atomic) {
@@ -73,7 +77,8 @@ void Replicator::Impl::send_writes(std::uint64_t region_offset, std::span<const 
 
 bool Replicator::Impl::defer(std::uint64_t region_offset, std::span<const std::byte> bytes) {
     if (bytes.size() > replication::kDeferMaxWrite) return false;
-    if (deferred.pieces.size() == kMaxPersistSlices || deferred.bytes.size() + bytes.size() > replication::kDeferMaxBytes)
+    if (deferred.pieces.size() == replication::kDeferMaxPieces ||
+        deferred.bytes.size() + bytes.size() > replication::kDeferMaxBytes)
         spill_deferred();
     deferred.pieces.push_back({region_offset, deferred.bytes.size(), bytes.size()});
     deferred.bytes.insert(deferred.bytes.end(), bytes.begin(), bytes.end());
@@ -162,7 +167,7 @@ std::vector<Replicator::Impl::MemberFlush> Replicator::Impl::plan_flushes(
         auto spans = pf.ranges.spans();  // of the writes sent already
         if (batch)
             for (const auto& p : batch->pieces) pf.ranges.add(p.offset, p.length);
-        pf.remaining = static_cast<unsigned>(spans.size()) + (batch ? 1 : 0);
+        pf.remaining = static_cast<unsigned>(spans.size() + (batch ? batch->persists() : 0));
         if (m.outstanding == 0) m.last_progress = Clock::now();
         m.outstanding += pf.remaining;
         flushes.push_back({{m.index, m.epoch, *m.region}, pf.id, std::move(spans)});
@@ -175,11 +180,10 @@ std::vector<Replicator::Impl::MemberFlush> Replicator::Impl::plan_flushes(
 void Replicator::Impl::send_flushes(std::vector<MemberFlush>& flushes,
                                     const std::shared_ptr<const replication::Deferred>& batch) {
     for (auto& f : flushes) {
-        if (batch)
-            f.t.region.persist(std::span<const WriteSlice>(batch->slices),
-                               [this, i = f.t.index, e = f.t.epoch, id = f.id, batch](Result<void> r) {
-                                   on_flush_done(i, e, id, std::move(r));
-                               });
+        for (std::size_t p = 0; batch && p < batch->persists(); ++p)
+            f.t.region.persist(batch->persist(p), [this, i = f.t.index, e = f.t.epoch, id = f.id, batch](Result<void> r) {
+                on_flush_done(i, e, id, std::move(r));
+            });
         for (const auto& s : f.spans) {
             f.t.region.flush(s.offset, s.length, [this, i = f.t.index, e = f.t.epoch, id = f.id](Result<void> r) {
                 on_flush_done(i, e, id, std::move(r));

@@ -229,6 +229,30 @@ TEST_F(ReplicatorTest, SmallWritesWaitForTheCommitAndEveryWriteLandsInIssueOrder
     EXPECT_EQ(local_data(*r, 0, 9), "new bytes");
 }
 
+// A group commit of many small writes (a node's pipelined puts: three
+// writes each) waits whole for the commit and goes as several persists per
+// member, in order; before, the first 256 were sent at once as 256 writes.
+TEST_F(ReplicatorTest, ManySmallWritesWaitForTheCommitAndGoInOrderAcrossItsPersists) {
+    auto r = Replicator::open(options(Durability::all()));
+    ASSERT_TRUE(r) << r.error().message();
+    constexpr std::uint64_t kWrites = 3 * kMaxPersistSlices - 10;  // three persists
+    for (std::uint64_t i = 0; i < kWrites; ++i) ASSERT_TRUE(r->atomic_write(i * 8, i + 1));
+    ASSERT_TRUE(r->write(8, bytes("rewrite!")));  // over the first persist's second word, from the third
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int n = 0; n < 3; ++n)
+        EXPECT_EQ(nodes_[n]->data(0, kWrites * 8), std::string(kWrites * 8, '\0')) << "sent before the commit: " << n;
+    ASSERT_TRUE(r->commit());
+    for (int n = 0; n < 3; ++n) {
+        const auto raw = nodes_[n]->data(0, kWrites * 8);
+        EXPECT_EQ(raw.substr(8, 8), "rewrite!") << "the later write must win: " << n;
+        for (std::uint64_t i = 2; i < kWrites; ++i) {
+            std::uint64_t v;
+            std::memcpy(&v, raw.data() + i * 8, 8);
+            ASSERT_EQ(v, i + 1) << "node " << n << " word " << i;
+        }
+    }
+}
+
 TEST_F(ReplicatorTest, BadInputGetsClearErrors) {
     auto r = Replicator::open(options(Durability::majority()));
     ASSERT_TRUE(r);
