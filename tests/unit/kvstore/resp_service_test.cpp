@@ -137,6 +137,28 @@ TEST_F(ServiceTest, PipelinedWritesAreAnsweredInOrderAfterOneCommit) {
     EXPECT_EQ(handler.commits.load(), 1);  // one write, one commit for all ten puts
 }
 
+// INFO's service line (kv-peer's "where a put's time goes") reads these.
+TEST_F(ServiceTest, TheCountersSayHowGroupCommitGrouped) {
+    start();
+    Peer p(service->port());
+    std::string batch;
+    for (int i = 0; i < 6; ++i) batch += cmd({"SET", "k" + std::to_string(i), "v"});
+    p.send(batch + cmd({"GET", "x"}));
+    ASSERT_EQ(p.replies(7).size(), 7u);
+    kvnode::ServiceStats st;
+    service->run([&] { st = service->stats(); });
+    EXPECT_EQ(st.commands, 7u);
+    EXPECT_EQ(st.commits, 1u);
+    EXPECT_EQ(st.covered, 6u) << "the replies that waited for the commit: the SETs, not the GET";
+    EXPECT_EQ(st.commit_conns, 1u);
+    EXPECT_GE(st.reads, 1u);
+    p.send(cmd({"GET", "y"}));  // a read alone: no commit
+    ASSERT_EQ(p.replies(1).size(), 1u);
+    service->run([&] { st = service->stats(); });
+    EXPECT_EQ(st.commands, 8u);
+    EXPECT_EQ(st.commits, 1u);
+}
+
 // A read executed after another connection's write, while that write's
 // commit is still pending, may have seen it: its reply must wait for the
 // commit too. The service is held in a first commit while A's SET and B's
