@@ -194,6 +194,11 @@ std::optional<Store::Slot> Store::probe(std::string_view key,
     return std::nullopt;
 }
 
+void Store::prefetch(std::string_view key) const noexcept {
+    const std::uint64_t slot = fnv1a(key) & (layout_.slots - 1);
+    __builtin_prefetch(r_.data().data() + layout_.index_offset + 8 * slot);
+}
+
 std::optional<Store::Slot> Store::probe_local(std::string_view key) const {
     return probe(key, [this](std::uint64_t slot) { return local_entry(slot); });
 }

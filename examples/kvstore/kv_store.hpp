@@ -95,6 +95,12 @@ public:
     rpm::Result<void> put(std::string_view key, std::string_view value);
     /// false when the key is not there (nothing written).
     rpm::Result<bool> remove(std::string_view key);
+    /// Start loading the index slot where `key`'s probe begins, and return:
+    /// a batch of commands hints every key first, so the cache and TLB
+    /// misses of their random slots overlap instead of queueing one behind
+    /// the other (at 8 clients x 16 pipelined SETs the probe's load was a
+    /// quarter of the primary's CPU). Touches nothing; no error.
+    void prefetch(std::string_view key) const noexcept;
     [[nodiscard]] std::optional<std::string> get(std::string_view key) const;
     /// Append and index without committing: for group commit (a node
     /// commits once for every client's puts), and for the planted bug of

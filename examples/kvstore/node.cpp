@@ -39,6 +39,7 @@ public:
     int run();
 
     bool execute(const std::vector<std::string>& args, std::string& out) override;
+    void prefetch(const std::vector<std::string>& args) override { kvnode::prefetch(*this, args); }
     rpm::Result<void> commit() override;
     std::string commit_error(const rpm::Error& e) override;
     bool replies_before_commit() override { return a_.fault == "ack-before-commit"; }

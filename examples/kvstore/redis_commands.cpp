@@ -213,6 +213,17 @@ void unknown_command(const Args& a, std::string& out) {
 
 } // namespace
 
+void prefetch(CommandHost& host, const Args& args) {
+    if (args.size() < 2) return;
+    kv::Store* store = host.store();
+    if (store == nullptr) return;
+    const auto name = upper(args[0]);
+    if (name != "SET" && name != "MSET" && name != "GET" && name != "DEL" && name != "EXISTS" && name != "MGET") return;
+    // SET k v: one key; MSET k v k v: every other; GET, DEL, EXISTS, MGET: all.
+    const std::size_t step = name == "MSET" ? 2 : 1, last = name == "SET" ? 2 : args.size();
+    for (std::size_t i = 1; i < last; i += step) store->prefetch(args[i]);
+}
+
 bool execute(CommandHost& host, const Args& args, std::string& out) {
     const auto name = upper(args[0]);
     const auto c = std::find_if(kCommands.begin(), kCommands.end(), [&](const Command& k) { return k.name == name; });

@@ -36,4 +36,8 @@ public:
 /// covers what the command wrote (a write that changed the store).
 bool execute(CommandHost& host, const std::vector<std::string>& args, std::string& out);
 
+/// Hint the keys a data command will look up (kv::Store::prefetch), before
+/// it runs; anything else, or a node that is not the primary: nothing.
+void prefetch(CommandHost& host, const std::vector<std::string>& args);
+
 } // namespace kvnode

@@ -49,6 +49,8 @@ struct Service::Impl {
 
     void accept();
     void read(const std::shared_ptr<Conn>& c);
+    std::vector<std::vector<std::string>> parsed;  // a read's commands (reused: their capacity stays)
+    std::size_t parse_all(Conn& c, std::string& error);
     void consume(const std::shared_ptr<Conn>& c);
     void commit_batch();
     void flush(const std::shared_ptr<Conn>& c);
@@ -81,31 +83,48 @@ void Service::Impl::read(const std::shared_ptr<Conn>& c) {
     });
 }
 
-// Execute every whole command received; hold the replies for a commit if
-// any of them wrote, else send them now.
-void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
-    std::vector<std::string> args;
-    std::size_t used = 0;
-    ++stats.reads;
+// Every whole command received, into `parsed` (its first n); a protocol
+// error after them is left in `error` (the connection closes once answered).
+std::size_t Service::Impl::parse_all(Conn& c, std::string& error) {
+    std::size_t used = 0, n = 0;
     for (;;) {
-        auto p = resp::parse_command(std::string_view(c->in).substr(used), args, limits.resp);
+        if (parsed.size() == n) parsed.emplace_back();
+        auto p = resp::parse_command(std::string_view(c.in).substr(used), parsed[n], limits.resp);
         // Each bulk string is bounded by the parser; a whole command (a
         // key and a value) by this, or many arguments at the bulk limit
         // would let one connection hold max_args times as much.
-        if (p.status == resp::Status::need_more && c->in.size() - used > kMaxCommand(limits))
+        if (p.status == resp::Status::need_more && c.in.size() - used > kMaxCommand(limits))
             p = {resp::Status::error, 0, "command larger than " + std::to_string(kMaxCommand(limits)) + " bytes"};
         if (p.status == resp::Status::need_more) break;
-        c->replies.emplace_back();
         if (p.status == resp::Status::error) {
-            resp::error(c->replies.back(), "ERR protocol error: " + p.error);
-            c->closing = true;
+            error = p.error;
             break;
         }
         used += p.consumed;
-        ++stats.commands;
-        if (handler.execute(args, c->replies.back())) c->waiting.push_back(c->replies.size() - 1);
+        ++n;
     }
-    c->in.erase(0, used);
+    c.in.erase(0, used);
+    return n;
+}
+
+// Execute every whole command received, their keys hinted first (Handler::
+// prefetch); hold the replies for a commit if any of them wrote, else send
+// them now.
+void Service::Impl::consume(const std::shared_ptr<Conn>& c) {
+    ++stats.reads;
+    std::string error;
+    const std::size_t n = parse_all(*c, error);
+    for (std::size_t i = 0; i < n; ++i) handler.prefetch(parsed[i]);
+    for (std::size_t i = 0; i < n; ++i) {
+        c->replies.emplace_back();
+        ++stats.commands;
+        if (handler.execute(parsed[i], c->replies.back())) c->waiting.push_back(c->replies.size() - 1);
+    }
+    if (!error.empty()) {
+        c->replies.emplace_back();
+        resp::error(c->replies.back(), "ERR protocol error: " + error);
+        c->closing = true;
+    }
     if (c->replies.empty()) return read(c);  // half a command so far
     // Replies that waited for nothing go now, unless a commit is pending:
     // a read may have seen a write that commit has not made durable yet

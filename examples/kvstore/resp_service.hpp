@@ -34,6 +34,10 @@ public:
     /// Execute one command and append its reply to `out`. Return true when
     /// the reply holds only once a commit covers what the command wrote.
     virtual bool execute(const std::vector<std::string>& args, std::string& out) = 0;
+    /// A hint, before execute: the service parses every whole command of a
+    /// read first and offers each here, so their memory loads can start
+    /// together (Store::prefetch). Must not change anything.
+    virtual void prefetch(const std::vector<std::string>&) {}
     /// Make every write executed so far durable. On error, every reply that
     /// waited for it is replaced by this error (a RESP error line).
     virtual rpm::Result<void> commit() = 0;
