@@ -27,10 +27,12 @@ class FakeHandler : public kvnode::Handler {
 public:
     bool execute(const std::vector<std::string>& args, std::string& out) override {
         order += args[0] + " ";
+        trace += 'x';
         if (args[0] == "SET") return resp::simple(out, "OK"), true;
         if (args[0] == "GET") return resp::bulk(out, "v:" + args[1]), false;
         return resp::error(out, "ERR unknown"), false;
     }
+    void prefetch(const std::vector<std::string>& args) override { hinted += args[0] + " ", trace += 'h'; }
     rpm::Result<void> commit() override {
         ++commits;
         {
@@ -57,6 +59,8 @@ public:
     std::atomic<bool> fail_commits{false};
     bool planted = false;  // set before start()
     std::string order;  // the service thread's alone
+    std::string hinted;  // Handler::prefetch's calls, as order
+    std::string trace;   // 'h' per prefetch, 'x' per execute
     std::mutex gate_mu;
     std::condition_variable gate_cv;
     int commits_allowed = 1 << 30;
@@ -137,8 +141,10 @@ TEST_F(ServiceTest, PipelinedWritesAreAnsweredInOrderAfterOneCommit) {
     EXPECT_EQ(handler.commits.load(), 1);  // one write, one commit for all ten puts
 }
 
-// INFO's service line (kv-peer's "where a put's time goes") reads these.
-TEST_F(ServiceTest, TheCountersSayHowGroupCommitGrouped) {
+// A read's commands are all offered to Handler::prefetch before the first
+// executes; INFO's service line (kv-peer's "where a put's time goes") reads
+// the counters.
+TEST_F(ServiceTest, AReadsCommandsAreHintedFirstAndCounted) {
     start();
     Peer p(service->port());
     std::string batch;
@@ -146,7 +152,11 @@ TEST_F(ServiceTest, TheCountersSayHowGroupCommitGrouped) {
     p.send(batch + cmd({"GET", "x"}));
     ASSERT_EQ(p.replies(7).size(), 7u);
     kvnode::ServiceStats st;
-    service->run([&] { st = service->stats(); });
+    std::string hinted;
+    std::string trace;
+    service->run([&] { st = service->stats(), hinted = handler.hinted, trace = handler.trace; });
+    EXPECT_EQ(hinted, "SET SET SET SET SET SET GET ") << "every command of the read hinted, in order";
+    EXPECT_EQ(trace, "hhhhhhhxxxxxxx") << "all hinted before the first executes";
     EXPECT_EQ(st.commands, 7u);
     EXPECT_EQ(st.commits, 1u);
     EXPECT_EQ(st.covered, 6u) << "the replies that waited for the commit: the SETs, not the GET";
