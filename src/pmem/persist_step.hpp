@@ -27,6 +27,12 @@ struct Extent {
     std::uint64_t length = 0;
 };
 
+/// Widen `extents` to whole pages of `page` bytes, sort them and merge
+/// overlapping and adjacent ones, in place: what remains is one run of
+/// pages per msync (msync_extents; a replicator's local copy at commit).
+/// RETURN VALUE: none (`extents` holds the runs). ERRORS: none.
+void page_runs(std::vector<Extent>& extents, std::uint64_t page) noexcept;
+
 /// msync(MS_SYNC) of every page `extents` touch, each page once and
 /// adjacent pages in one call (the extents are sorted in place): a batch's
 /// extents (a record, its index slot, its commit word) share pages, and

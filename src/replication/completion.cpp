@@ -105,7 +105,11 @@ void Replicator::Impl::fail_locked(Member& m, Error why) {
     if (m.state == ReplicaState::failed) return;
     // Everything not confirmed flushed must be sent again when it returns.
     m.missed.add(m.dirty);
-    for (const auto& f : m.flushes) m.missed.add(f.ranges);
+    for (const auto& f : m.flushes) {
+        m.missed.add(f.ranges);
+        if (f.batch)
+            for (const auto& p : f.batch->pieces) m.missed.add(p.offset, p.length);
+    }
     m.dirty.clear();
     m.flushes.clear();
     m.state = ReplicaState::failed;

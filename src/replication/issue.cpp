@@ -26,15 +26,21 @@ struct Destination {
 
 using replication::Destination;
 
+namespace {
+// Region offsets of a page-aligned mapping: a page of it is a page of these.
+constexpr std::uint64_t kLocalPage = 4096;
+} // namespace
+
 Result<Lsn> Replicator::Impl::write_region(std::uint64_t region_offset, std::span<const std::byte> bytes,
                                            bool atomic) {
     std::memcpy(local->bytes().data() + region_offset, bytes.data(), bytes.size());
     if (local_msync) {
-        // msync'ed at the commit (issue_flushes), a page at a time.
-        constexpr std::uint64_t kPage = 4096;
-        const std::uint64_t first = region_offset / kPage * kPage;
-        const std::uint64_t end = (region_offset + bytes.size() + kPage - 1) / kPage * kPage;
-        local_dirty.add(first, end - first);
+        // msync'ed at the commit (issue_flushes), a run of pages at a time.
+        local_dirty.push_back({region_offset, bytes.size()});
+        if (local_dirty.size() >= local_dirty_merge_at) {
+            pmem::detail::page_runs(local_dirty, kLocalPage);
+            local_dirty_merge_at = std::max<std::size_t>(4096, 2 * local_dirty.size());
+        }
     } else {
         local->flush(local->bytes().data() + region_offset, bytes.size());
     }
@@ -121,7 +127,8 @@ struct Replicator::Impl::MemberFlush {
 };
 
 void Replicator::Impl::flush_local_dirty() {
-    for (const auto& sp : local_dirty.spans()) local->flush(local->bytes().data() + sp.offset, sp.length);
+    pmem::detail::page_runs(local_dirty, kLocalPage);
+    for (const auto& run : local_dirty) local->flush(local->bytes().data() + run.offset, run.length);
     local_dirty.clear();
 }
 
@@ -134,7 +141,7 @@ Lsn Replicator::Impl::issue_flushes() {
     local->persist(local->bytes().data() + replication::kOffPosition, 8);
     const auto batch = take_deferred();
     std::vector<std::pair<Frontier, Lsn>> notes;
-    auto flushes = plan_flushes(target, batch.get(), notes);
+    auto flushes = plan_flushes(target, batch, notes);
     wake_waiters();
     send_flushes(flushes, batch);
     notify(notes);
@@ -142,7 +149,7 @@ Lsn Replicator::Impl::issue_flushes() {
 }
 
 std::vector<Replicator::Impl::MemberFlush> Replicator::Impl::plan_flushes(
-    Lsn target, const replication::Deferred* batch, std::vector<std::pair<Frontier, Lsn>>& notes) {
+    Lsn target, const std::shared_ptr<const replication::Deferred>& batch, std::vector<std::pair<Frontier, Lsn>>& notes) {
     std::vector<MemberFlush> flushes;
     std::lock_guard lock(mu);
     if (target > local_frontier) {
@@ -165,8 +172,7 @@ std::vector<Replicator::Impl::MemberFlush> Replicator::Impl::plan_flushes(
         replication::PendingFlush pf{next_flush_id++, target, 0, std::move(m.dirty)};
         m.dirty = replication::IntervalSet(replication::kFlushMergeGap);
         auto spans = pf.ranges.spans();  // of the writes sent already
-        if (batch)
-            for (const auto& p : batch->pieces) pf.ranges.add(p.offset, p.length);
+        pf.batch = batch;
         pf.remaining = static_cast<unsigned>(spans.size() + (batch ? batch->persists() : 0));
         if (m.outstanding == 0) m.last_progress = Clock::now();
         m.outstanding += pf.remaining;

@@ -73,4 +73,19 @@ TEST_F(PersistStep, MsyncOfABatchTakesEachRunOfPagesOnce) {
     EXPECT_EQ(*zero, 0u);
 }
 
+// The runs themselves: whole pages, sorted, adjacent and overlapping ones
+// merged, an empty extent dropped.
+TEST(PageRuns, WholePagesSortedAndMerged) {
+    std::vector<rpm::pmem::detail::Extent> e{
+        {20 * 1024, 8}, {10, 8}, {100, 50}, {4090, 20}, {5000, 8}, {12 * 1024 + 1, 1}, {8192, 0}};
+    rpm::pmem::detail::page_runs(e, 4096);
+    ASSERT_EQ(e.size(), 3u);
+    EXPECT_EQ(e[0].offset, 0u);
+    EXPECT_EQ(e[0].length, 8192u);
+    EXPECT_EQ(e[1].offset, 12288u);
+    EXPECT_EQ(e[1].length, 4096u);
+    EXPECT_EQ(e[2].offset, 20480u);
+    EXPECT_EQ(e[2].length, 4096u);
+}
+
 } // namespace
