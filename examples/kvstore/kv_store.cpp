@@ -153,7 +153,7 @@ rpm::Result<void> Store::rebuild_index() {
         if (!r) return ++report_.malformed, true;
         auto s = probe(r->key, entry_at);
         if (!s) return full = true, false;
-        const bool was_live = s->found && record_at(s->entry)->op == Op::put;
+        const bool was_live = s->live;
         fresh[s->slot] = rec.position + 1;
         count_live(r->op, was_live);
         return true;
@@ -189,7 +189,7 @@ std::optional<Store::Slot> Store::probe(std::string_view key,
         const std::uint64_t entry = entry_at(slot);
         if (entry == 0) return Slot{slot, 0, false};
         auto r = record_at(entry);
-        if (r && r->key == key) return Slot{slot, entry, true};
+        if (r && r->key == key) return Slot{slot, entry, true, r->op == Op::put};
     }
     return std::nullopt;
 }
@@ -207,7 +207,7 @@ rpm::Result<void> Store::append_and_index(Op op, std::string_view key, std::stri
     if (auto k = check_key(key); !k) return k;
     const auto slot = probe_local(key);
     if (!slot) return rpm::Error(rpm::errc::bad_size, "the index is full (" + std::to_string(layout_.slots) + " keys)");
-    const bool was_live = slot->found && record_at(slot->entry)->op == Op::put;
+    const bool was_live = slot->live;  // the probe read its record already
     auto a = log_->append(encode(op, key, value));
     if (!a) return a.error();
     // Before the commit: a crash in between leaves the index stale, and the

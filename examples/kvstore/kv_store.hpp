@@ -126,6 +126,7 @@ private:
         std::uint64_t slot = 0;
         std::uint64_t entry = 0;  ///< 0: empty slot, key absent
         bool found = false;       ///< false and entry != 0 never happens
+        bool live = false;        ///< found, and its record a put (not a delete's tombstone)
     };
     rpm::Result<void> format_if_blank();
     rpm::Result<void> rebuild_index();
