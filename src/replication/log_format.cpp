@@ -1,9 +1,10 @@
-// The log format: CRC32C (Castagnoli, as iSCSI and ext4 use) through
-// Boost.CRC, little-endian words at 8-byte aligned positions.
+// The log format: CRC32C (Castagnoli, as iSCSI and ext4 use),
+// little-endian words at 8-byte aligned positions.
 #include "replication/log_format.hpp"
 
-#include <boost/crc.hpp>
+#include "core/crc32c.hpp"
 
+#include <array>
 #include <cstring>
 
 namespace rpm::replication::log {
@@ -14,8 +15,6 @@ std::uint64_t load64(std::span<const std::byte> s, std::uint64_t off) noexcept {
     std::memcpy(&v, s.data() + off, 8);
     return v;
 }
-
-using Crc32c = boost::crc_optimal<32, 0x1EDC6F41, 0xFFFFFFFF, 0xFFFFFFFF, true, true>;
 
 } // namespace
 
@@ -35,13 +34,14 @@ std::array<std::byte, ReplicatedLog::kHeaderSize> encode_header(const LogHeader&
 }
 
 std::uint32_t crc(std::uint64_t generation, std::uint64_t index, std::span<const std::byte> payload) noexcept {
-    Crc32c c;
-    c.process_bytes(&generation, 8);
-    c.process_bytes(&index, 8);
+    // In host byte order, as the first logs were written: regions already
+    // on PM must keep verifying (log_format_test pins the values).
+    std::array<std::byte, 20> fields;
     const auto length = static_cast<std::uint32_t>(payload.size());
-    c.process_bytes(&length, 4);
-    c.process_bytes(payload.data(), payload.size());
-    return c.checksum();
+    std::memcpy(fields.data(), &generation, 8);
+    std::memcpy(fields.data() + 8, &index, 8);
+    std::memcpy(fields.data() + 16, &length, 4);
+    return rpm::detail::crc32c_extend(rpm::detail::crc32c(fields), payload);
 }
 
 std::uint64_t commit_word(std::uint32_t crc, std::uint32_t length) noexcept {

@@ -10,6 +10,7 @@
 // many bytes follow (refusing a PDU that is bad before reading it), read the
 // rest, then call parse_pdu() on the whole PDU.
 
+#include "core/crc32c.hpp"
 #include "nvmf/wire.hpp"
 
 #include <cstdint>
@@ -154,9 +155,15 @@ std::size_t encode_term(std::span<std::uint8_t> out, wire::PduType type, const T
                         std::span<const std::uint8_t> bad_header);
 
 // ---- CRC32C (Castagnoli), as the digests use it -----------------------------
+// rpm's one CRC32C (core/crc32c.hpp), over the byte type PDUs are kept in.
 // RETURN VALUE: the CRC (crc32c of nothing is 0); crc32c_extend(crc32c(a), b)
 // == crc32c(a followed by b), for data sent or received in pieces.
-std::uint32_t crc32c(std::span<const std::uint8_t> bytes);
-std::uint32_t crc32c_extend(std::uint32_t crc, std::span<const std::uint8_t> bytes);
+// ERRORS: none.
+inline std::uint32_t crc32c(std::span<const std::uint8_t> bytes) noexcept {
+    return rpm::detail::crc32c(std::as_bytes(bytes));
+}
+inline std::uint32_t crc32c_extend(std::uint32_t crc, std::span<const std::uint8_t> bytes) noexcept {
+    return rpm::detail::crc32c_extend(crc, std::as_bytes(bytes));
+}
 
 } // namespace rpm::nvmf::pdu

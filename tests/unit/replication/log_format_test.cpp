@@ -111,6 +111,19 @@ TEST(LogFormat, RecordAtFindsWholeRecordsOnly) {
     EXPECT_FALSE(ReplicatedLog::record_at(std::vector<std::byte>(4096), 64));  // no log
 }
 
+// Regions written before keep verifying only if the CRC a record carries
+// never changes: these values are what the Boost.CRC table code computed
+// (generation, index and length as 8, 8 and 4 little-endian bytes, then the
+// payload), and a bit-at-a-time CRC32C agrees; any new CRC code must
+// reproduce them.
+TEST(LogFormat, RecordCrcIsPinned) {
+    const std::string text = "rpm replicated log record";
+    const auto payload = std::as_bytes(std::span(text.data(), text.size()));
+    EXPECT_EQ(crc(kGen, 1, payload), 0x00D2BA4Eu);
+    EXPECT_EQ(crc(kGen, 42, {}), 0x6745FFD8u);
+    EXPECT_EQ(crc(1, 0x0102030405060708ull, payload.first(9)), 0xDFEA404Au);
+}
+
 TEST(LogFormat, CommitWordCarriesFlagLengthAndCrc) {
     const auto w = commit_word(0xabcdef01u, 17);
     EXPECT_EQ(w >> 32, 0xabcdef01u);
