@@ -15,6 +15,9 @@ if(NOT out MATCHES "system +size +rounds +p50 us" OR NOT out MATCHES "\nredis +6
    OR NOT out MATCHES "\nrpm-kvstore +4096 " OR NOT out MATCHES "4096 B vs redis: p50 "
    OR NOT out MATCHES "\nrpm-kvstore-ping +64 " OR NOT out MATCHES "64 B runs: PING p50 [0-9.]+ us = [0-9.]+x redis"
    OR NOT out MATCHES "\n2 -P 4 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+\n"
-   OR NOT out MATCHES "floor of a replicated put: PING p50 [0-9.]+ ms")
+   OR NOT out MATCHES "floor of a replicated put: PING p50 [0-9.]+ ms"
+   OR NOT out MATCHES "where a put's time goes"
+   OR NOT out MATCHES "\n2 -P 4 +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+\n"
+   OR NOT out MATCHES "\n2 -P 4 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+\n")
   message(FATAL_ERROR "kv-peer printed no table:\n${err}")
 endif()
