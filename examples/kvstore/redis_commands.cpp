@@ -22,11 +22,18 @@ using Args = std::vector<std::string>;
 // Data commands get the primary's store (never null); the others nullptr.
 using Run = bool (*)(CommandHost&, kv::Store*, const Args&, std::string&);
 
+// Keys as Redis's COMMAND gives them: the first key's position, the last's
+// (-1: the last argument), the step between keys; 0 0 0: none.
+struct KeySpec {
+    int first = 0, last = 0, step = 0;
+};
+
 struct Command {
     std::string_view name;  // upper case
     int arity;
     bool data;              // needs the primary's store
     Run run;
+    KeySpec keys{};
 };
 
 std::string lower(std::string_view s) {
@@ -193,8 +200,9 @@ bool config(CommandHost&, kv::Store*, const Args& a, std::string& out) {
 bool command(CommandHost&, kv::Store*, const Args&, std::string& out) { return resp::array(out, 0), false; }
 
 constexpr std::array<Command, 16> kCommands{{
-    {"SET", -3, true, set},       {"GET", 2, true, get},         {"DEL", -2, true, del},
-    {"MSET", -3, true, mset},     {"MGET", -2, true, mget},      {"EXISTS", -2, true, exists},
+    {"SET", -3, true, set, {1, 1, 1}},    {"GET", 2, true, get, {1, 1, 1}},
+    {"DEL", -2, true, del, {1, -1, 1}},   {"MSET", -3, true, mset, {1, -1, 2}},
+    {"MGET", -2, true, mget, {1, -1, 1}}, {"EXISTS", -2, true, exists, {1, -1, 1}},
     {"DBSIZE", 1, true, dbsize},  {"PING", -1, false, ping},     {"ECHO", 2, false, echo},
     {"SELECT", 2, false, select}, {"INFO", -1, false, info},     {"HELLO", -1, false, hello},
     {"CLIENT", -2, false, client}, {"CONFIG", -2, false, config}, {"COMMAND", -1, false, command},
@@ -205,6 +213,12 @@ bool arity_ok(int arity, std::size_t n) {
     return arity > 0 ? n == static_cast<std::size_t>(arity) : n >= static_cast<std::size_t>(-arity);
 }
 
+const Command* find(const std::string& name) {
+    const auto u = upper(name);
+    const auto c = std::find_if(kCommands.begin(), kCommands.end(), [&](const Command& k) { return k.name == u; });
+    return c == kCommands.end() ? nullptr : &*c;
+}
+
 void unknown_command(const Args& a, std::string& out) {
     std::string e = "ERR unknown command '" + a[0] + "', with args beginning with: ";
     for (std::size_t i = 1; i < a.size() && i < 4; ++i) e += "'" + a[i].substr(0, 64) + "' ";
@@ -213,21 +227,26 @@ void unknown_command(const Args& a, std::string& out) {
 
 } // namespace
 
+KeyPositions key_positions(const Args& args) {
+    const Command* c = args.empty() ? nullptr : find(args[0]);
+    if (c == nullptr || c->keys.step == 0 || !arity_ok(c->arity, args.size())) return {};
+    const auto first = static_cast<std::size_t>(c->keys.first), step = static_cast<std::size_t>(c->keys.step);
+    // -1: up to the last argument, on the step (MSET's last value is no key).
+    const auto last = c->keys.last < 0 ? first + (args.size() - 1 - first) / step * step
+                                       : static_cast<std::size_t>(c->keys.last);
+    return {first, last, step};
+}
+
 void prefetch(CommandHost& host, const Args& args) {
-    if (args.size() < 2) return;
-    kv::Store* store = host.store();
+    const auto k = key_positions(args);
+    kv::Store* store = k.step == 0 ? nullptr : host.store();
     if (store == nullptr) return;
-    const auto name = upper(args[0]);
-    if (name != "SET" && name != "MSET" && name != "GET" && name != "DEL" && name != "EXISTS" && name != "MGET") return;
-    // SET k v: one key; MSET k v k v: every other; GET, DEL, EXISTS, MGET: all.
-    const std::size_t step = name == "MSET" ? 2 : 1, last = name == "SET" ? 2 : args.size();
-    for (std::size_t i = 1; i < last; i += step) store->prefetch(args[i]);
+    for (auto i = k.first; i <= k.last; i += k.step) store->prefetch(args[i]);
 }
 
 bool execute(CommandHost& host, const Args& args, std::string& out) {
-    const auto name = upper(args[0]);
-    const auto c = std::find_if(kCommands.begin(), kCommands.end(), [&](const Command& k) { return k.name == name; });
-    if (c == kCommands.end()) return unknown_command(args, out), false;
+    const Command* c = find(args[0]);
+    if (c == nullptr) return unknown_command(args, out), false;
     if (!arity_ok(c->arity, args.size()))
         return resp::error(out, "ERR wrong number of arguments for '" + lower(args[0]) + "' command"), false;
     kv::Store* store = c->data ? host.store() : nullptr;

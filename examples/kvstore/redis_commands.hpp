@@ -36,6 +36,14 @@ public:
 /// covers what the command wrote (a write that changed the store).
 bool execute(CommandHost& host, const std::vector<std::string>& args, std::string& out);
 
+/// Where a command's keys are among its arguments, as Redis's COMMAND says
+/// (SET k v: 1..1; MSET k v k v: 1..3 step 2; DEL, EXISTS, MGET: all).
+/// step 0: no keys (not a data command, unknown, or the wrong arity).
+struct KeyPositions {
+    std::size_t first = 0, last = 0, step = 0;
+};
+KeyPositions key_positions(const std::vector<std::string>& args);
+
 /// Hint the keys a data command will look up (kv::Store::prefetch), before
 /// it runs; anything else, or a node that is not the primary: nothing.
 void prefetch(CommandHost& host, const std::vector<std::string>& args);
