@@ -31,7 +31,7 @@
 #   RPM_KV_SCHEME tcp|rdma   RPM_KV_ADDR 127.0.0.1   RPM_KV_ROUNDS 6
 #   RPM_KV_HEARTBEAT_MS 50   RPM_KV_FAILURE_TIMEOUT_MS 500   RPM_KV_RECONNECT_MS 200
 #   RPM_KV_PAUSE (seconds of load between events; default 0.2-0.8)
-#   RPM_KV_SIZE 256M (per region: sparse on tmpfs; a quiet 2-core host fills 32M within the six rounds)   RPM_KV_MIN_ACKED 500   RPM_KV_SEED   RPM_KV_DIR /dev/shm
+#   RPM_KV_SIZE 256M (per region, allocated whole: 768M of /dev/shm for the three; a quiet 2-core host filled 32M within the six rounds)   RPM_KV_MIN_ACKED 500   RPM_KV_SEED   RPM_KV_DIR /dev/shm
 #   RPM_KV_EVENTS  the rounds, in order, instead of random ones (e.g. failover,replica)
 #
 # The whole script is one { ...; exit; } block: bash reads it completely
